@@ -1,0 +1,4 @@
+export * from './config';
+export * from './logger';
+export * from './health';
+export * from './shutdown';

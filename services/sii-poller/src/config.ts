@@ -1,0 +1,15 @@
+import { parse, readConfig } from '@dte/service-runtime';
+
+export interface Config {
+  healthPort: number;
+}
+
+/** Every environment variable this service reads, checked at start-up. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  return readConfig<Config>(
+    {
+      healthPort: { env: 'SII_POLLER_HEALTH_PORT', default: 3103, parse: parse.port },
+    },
+    env,
+  );
+}
