@@ -1,0 +1,3 @@
+export * from './classification';
+export * from './transitions';
+export * from './events';
