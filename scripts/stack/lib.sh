@@ -1,0 +1,118 @@
+# Shared helpers of scripts/stack.sh and scripts/start-local.sh (sourced, not run).
+# Paths, the port table (one place), progress output, pid files and readiness waits.
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+STACK_DIR="$ROOT/.stack"
+CACHE_DIR="$ROOT/.cache"
+RUN_DIR="$STACK_DIR/run"
+LOG_DIR="$STACK_DIR/logs"
+
+# The port table of ARCHITECTURE.md. DTE_STACK_PORT_OFFSET shifts all of them at once, so that a
+# second checkout (for example a fresh clone being checked) can run its own stack beside this one.
+PORT_OFFSET="${DTE_STACK_PORT_OFFSET:-0}"
+PG_PORT=$((15432 + PORT_OFFSET))
+REDIS_PORT=$((16379 + PORT_OFFSET))
+KAFKA_PORT=$((19092 + PORT_OFFSET))
+KAFKA_CONTROLLER_PORT=$((19093 + PORT_OFFSET))
+REGISTRY_PORT=$((18081 + PORT_OFFSET))
+SII_PORT=$((18080 + PORT_OFFSET))
+
+LOCAL_DATABASE_URL="postgres://dte:dte@127.0.0.1:$PG_PORT/dte"
+LOCAL_REDIS_URL="redis://127.0.0.1:$REDIS_PORT"
+LOCAL_KAFKA_BROKERS="127.0.0.1:$KAFKA_PORT"
+LOCAL_SCHEMA_REGISTRY_URL="http://127.0.0.1:$REGISTRY_PORT"
+
+mkdir -p "$RUN_DIR" "$LOG_DIR"
+
+say() { printf '[stack] %s\n' "$*"; }
+warn() { printf '[stack] %s\n' "$*" >&2; }
+
+# fail COMPONENT LOGFILE MESSAGE: say which part failed and why, with the tail of its log.
+fail() {
+  local component="$1" logfile="$2"
+  shift 2
+  warn "FAILED: $component: $*"
+  if [ -n "$logfile" ] && [ -f "$logfile" ]; then
+    warn "--- last lines of $logfile ---"
+    tail -n 25 "$logfile" >&2
+    warn "---"
+  fi
+  return 1
+}
+
+# Milliseconds since the epoch, for the timings printed on start-up.
+now_ms() { date +%s%3N; }
+
+pid_file() { echo "$RUN_DIR/$1.pid"; }
+
+# alive PID: the process exists and is not a zombie waiting to be reaped.
+alive() {
+  kill -0 "$1" 2>/dev/null || return 1
+  [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" != Z ]
+}
+not_alive() { ! alive "$1"; }
+
+# The pid recorded for NAME when that process still runs, else nothing (and a stale file is removed).
+running_pid() {
+  local f pid
+  f="$(pid_file "$1")"
+  [ -f "$f" ] || return 1
+  pid="$(cat "$f" 2>/dev/null)"
+  if [ -n "$pid" ] && alive "$pid"; then
+    echo "$pid"
+    return 0
+  fi
+  rm -f "$f"
+  return 1
+}
+
+port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+# wait_until SECONDS CMD...: run CMD every 0.2 s until it succeeds or SECONDS pass.
+wait_until() {
+  local deadline=$(($(date +%s) + $1))
+  shift
+  until "$@"; do
+    [ "$(date +%s)" -lt "$deadline" ] || return 1
+    sleep 0.2
+  done
+}
+
+# stop_pid NAME [SECONDS]: TERM the recorded process, wait for it, KILL it if it lingers.
+stop_pid() {
+  local name="$1" grace="${2:-20}" pid
+  pid="$(running_pid "$name")" || return 0
+  kill -TERM "$pid" 2>/dev/null || true
+  if ! wait_until "$grace" not_alive "$pid"; then
+    warn "$name (pid $pid) did not stop in ${grace}s; killing it"
+    kill -KILL "$pid" 2>/dev/null || true
+  fi
+  rm -f "$(pid_file "$name")"
+  say "$name stopped (pid $pid)"
+}
+
+# Run a command as the unprivileged owner of the PostgreSQL data (root may not run postgres).
+as_pg_owner() {
+  if [ "$(id -u)" = 0 ]; then
+    runuser -u postgres -- "$@"
+  else
+    "$@"
+  fi
+}
+
+# ensure_debian_package PACKAGE CHECK: install PACKAGE with apt-get when CHECK (a command) fails.
+ensure_debian_package() {
+  local pkg="$1" check="$2"
+  "$check" >/dev/null 2>&1 && return 0
+  if [ "$(id -u)" != 0 ]; then
+    fail "$pkg" "" "Debian package $pkg is missing and only root can install it (apt-get install $pkg)"
+    return 1
+  fi
+  say "installing Debian package $pkg"
+  if [ ! -f "$STACK_DIR/.apt-updated" ]; then
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq >"$LOG_DIR/apt.log" 2>&1 && touch "$STACK_DIR/.apt-updated"
+  fi
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$pkg" >>"$LOG_DIR/apt.log" 2>&1 ||
+    { fail "$pkg" "$LOG_DIR/apt.log" "apt-get install $pkg failed"; return 1; }
+  "$check" >/dev/null 2>&1 || { fail "$pkg" "" "installed $pkg but still cannot find it"; return 1; }
+}
