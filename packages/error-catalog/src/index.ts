@@ -1,1 +1,2 @@
 export * from './service-error';
+export * from './catalog';
