@@ -1,0 +1,146 @@
+import { ServiceError } from '@dte/error-catalog';
+import { C14nCanonicalization } from 'xml-crypto';
+
+import { SigningCredential } from './crypto/certificate';
+import { signingMaterial } from './crypto/keys';
+import { normalizeRut } from './crypto/rut';
+import { buildSignature } from './crypto/xmldsig';
+import { assertCredentialValidAt } from './credential-checks';
+import { SII_NS } from './xml/dte-xml';
+import { firstChild, parseXml } from './xml/dom';
+import { assertLatin1, el, siiTimestamp } from './xml/text';
+
+/** EnvioDTE_v10.xsd: at most 2000 DTE per SetDTE and 20 SubTotDTE (document types). */
+export const MAX_DTE_PER_ENVIO = 2000;
+export const MAX_TYPES_PER_ENVIO = 20;
+/** The SII's RUT, the receiver of every upload (Carátula RutReceptor). */
+export const SII_RUT = '60803000-K';
+
+export interface EnvioOptions {
+  rutEmisor: string;
+  /** RUT of the certificate's holder, who sends */
+  rutEnvia: string;
+  /** YYYY-MM-DD of the SII resolution (certification: the date the SII shows, with NroResol 0) */
+  fchResol: string;
+  nroResol: number;
+  credential: SigningCredential;
+  timestamp: Date;
+  /** SetDTE ID, default "SetDoc" */
+  setId?: string;
+}
+
+function envioError(message: string, detail?: Record<string, unknown>): ServiceError {
+  return new ServiceError('validation_failed', message, {
+    issues: [{ path: 'envio', message }],
+    ...(detail ? { detail } : {}),
+  });
+}
+
+/**
+ * The EnvioDTE as ISO-8859-1 bytes: Carátula, the signed DTEs inserted unchanged, and the
+ * SetDTE signed in place. The root carries only the SII default namespace (no xmlns:xsi or
+ * schemaLocation), so every DTE inherits exactly the namespace it declares and its signature
+ * reads the same cut out or in place (PROTOCOL.md, "What this project does about the namespace
+ * pitfall"). Nothing is re-serialized after signing.
+ */
+export function buildEnvioDte(signedDtes: string[], opts: EnvioOptions): Buffer {
+  if (signedDtes.length === 0) throw envioError('an EnvioDTE needs at least one DTE');
+  if (signedDtes.length > MAX_DTE_PER_ENVIO) {
+    throw envioError(
+      `an EnvioDTE holds at most ${MAX_DTE_PER_ENVIO} DTE, got ${signedDtes.length}: split it`,
+      {
+        max: MAX_DTE_PER_ENVIO,
+        count: signedDtes.length,
+      },
+    );
+  }
+  const rutEmisor = normalizeRut(opts.rutEmisor);
+  const rutEnvia = normalizeRut(opts.rutEnvia);
+  if (!rutEmisor || !rutEnvia) throw envioError('rutEmisor and rutEnvia must be RUTs');
+  if (rutEnvia !== opts.credential.info.rut) {
+    throw new ServiceError(
+      'cert_subject_mismatch',
+      `RutEnvia ${rutEnvia} is not the certificate holder ${opts.credential.info.rut}`,
+      { detail: { rutEnvia, certificateRut: opts.credential.info.rut } },
+    );
+  }
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(opts.fchResol)) throw envioError('fchResol must be YYYY-MM-DD');
+  if (!Number.isInteger(opts.nroResol) || opts.nroResol < 0 || opts.nroResol > 999999) {
+    throw envioError('nroResol must be an integer of at most 6 digits');
+  }
+  const setId = opts.setId ?? 'SetDoc';
+  if (!/^[A-Za-z_][\w.-]*$/.test(setId)) throw envioError(`setId ${setId} is not an XML ID`);
+  assertCredentialValidAt(opts.credential, opts.timestamp);
+
+  const counts = new Map<number, number>();
+  const dtes = signedDtes.map((raw, i) => {
+    const dte = raw.replace(/^\uFEFF?\s*(<\?xml[^>]*\?>)?\s*/, '').trimEnd();
+    const start = /^<DTE(\s[^>]*)?>/.exec(dte);
+    if (!start || !dte.endsWith('</DTE>')) throw envioError(`document ${i + 1} is not a <DTE> element`);
+    if (!/\sxmlns="http:\/\/www\.sii\.cl\/SiiDte"/.test(start[0])) {
+      throw envioError(`document ${i + 1} does not declare xmlns="${SII_NS}" on <DTE>`);
+    }
+    const tipo = Number(/<TipoDTE>\s*(\d+)\s*<\/TipoDTE>/.exec(dte)?.[1]);
+    const emisor = /<RUTEmisor>\s*([^<]+?)\s*<\/RUTEmisor>/.exec(dte)?.[1];
+    if (!tipo || !emisor) throw envioError(`document ${i + 1} has no TipoDTE or RUTEmisor`);
+    if (normalizeRut(emisor) !== rutEmisor) {
+      throw new ServiceError(
+        'emisor_rut_mismatch',
+        `document ${i + 1} is issued by ${emisor}, not ${rutEmisor}`,
+        {
+          detail: { rutEmisor, documentRutEmisor: emisor, index: i },
+        },
+      );
+    }
+    assertLatin1(dte, 'DTE');
+    counts.set(tipo, (counts.get(tipo) ?? 0) + 1);
+    return dte;
+  });
+  if (counts.size > MAX_TYPES_PER_ENVIO) {
+    throw envioError(`an EnvioDTE holds at most ${MAX_TYPES_PER_ENVIO} document types, got ${counts.size}`, {
+      max: MAX_TYPES_PER_ENVIO,
+      count: counts.size,
+    });
+  }
+  const subTotales = [...counts.entries()]
+    .sort((a, b) => a[0] - b[0])
+    .map(([tipo, n]) => `<SubTotDTE>${el('TpoDTE', tipo)}${el('NroDTE', n)}</SubTotDTE>`)
+    .join('');
+  const caratula =
+    '<Caratula version="1.0">' +
+    el('RutEmisor', rutEmisor) +
+    el('RutEnvia', rutEnvia) +
+    el('RutReceptor', SII_RUT) +
+    el('FchResol', opts.fchResol) +
+    el('NroResol', opts.nroResol) +
+    el('TmstFirmaEnv', siiTimestamp(opts.timestamp)) +
+    subTotales +
+    '</Caratula>';
+  const setDte = `<SetDTE ID="${setId}">${caratula}${dtes.join('')}</SetDTE>`;
+  const root = `<EnvioDTE xmlns="${SII_NS}" version="1.0">`;
+  const signature = buildSignature(
+    canonicalSetDte(root, setDte),
+    `#${setId}`,
+    signingMaterial(opts.credential),
+  );
+  const xml = `<?xml version="1.0" encoding="ISO-8859-1"?>\n${root}${setDte}${signature}</EnvioDTE>`;
+  return Buffer.from(xml, 'latin1');
+}
+
+/**
+ * Inclusive C14N of the SetDTE in its place in the envelope (it inherits the root's default
+ * namespace). The embedded DTEs come from outside this call, so a real canonicalizer runs here.
+ */
+function canonicalSetDte(rootStartTag: string, setDte: string): string {
+  let doc;
+  try {
+    doc = parseXml(`${rootStartTag}${setDte}</EnvioDTE>`);
+  } catch (err) {
+    throw envioError(`the DTEs do not form well-formed XML: ${(err as Error).message}`);
+  }
+  const set = firstChild(doc.documentElement as never, 'SetDTE');
+  if (!set) throw envioError('SetDTE missing');
+  // xml-crypto renders the inherited default namespace on the apex itself (passing it again as
+  // an ancestor namespace would duplicate it).
+  return new C14nCanonicalization().process(set as never, {});
+}

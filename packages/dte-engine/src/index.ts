@@ -1,0 +1,18 @@
+/**
+ * @dte/engine: DTE validation and totals (./input), SII XML, CAF, TED stamp and XML signatures,
+ * test fixtures. No I/O of its own.
+ */
+export * from './model';
+export { readCertificate, readP12, RUT_OTHER_NAME_OID } from './crypto/certificate';
+export type { CertificateInfo, SigningCredential } from './crypto/certificate';
+export { parseCaf, verifyCafSignature, EXPIRING_CAF_TYPES } from './caf';
+export type { Caf } from './caf';
+export { signTed, verifyTed } from './ted';
+export type { TedVerification } from './ted';
+export { stampAndSignDte } from './dte-sign';
+export type { StampAndSignOptions } from './dte-sign';
+export { buildEnvioDte, MAX_DTE_PER_ENVIO, MAX_TYPES_PER_ENVIO, SII_RUT } from './envio';
+export type { EnvioOptions } from './envio';
+export { documentId, SII_NS } from './xml/dte-xml';
+export { createTestSiiKey, createTestCaf, createTestP12 } from './fixtures';
+export type { SiiKey, TestCafOptions, TestP12Options } from './fixtures';
