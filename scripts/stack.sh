@@ -17,12 +17,16 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 . "$HERE/stack/lib.sh"
 . "$HERE/stack/postgres.sh"
 . "$HERE/stack/redis.sh"
+. "$HERE/stack/kafka.sh"
+. "$HERE/stack/registry.sh"
 
-COMPONENTS=(pg redis)
+COMPONENTS=(pg redis kafka registry)
 
 endpoints() {
   echo "DATABASE_URL=${DATABASE_URL:-$LOCAL_DATABASE_URL}"
   echo "REDIS_URL=${REDIS_URL:-$LOCAL_REDIS_URL}"
+  echo "KAFKA_BROKERS=${KAFKA_BROKERS:-$LOCAL_KAFKA_BROKERS}"
+  echo "SCHEMA_REGISTRY_URL=${SCHEMA_REGISTRY_URL:-$LOCAL_SCHEMA_REGISTRY_URL}"
 }
 
 cmd_up() {

@@ -20,7 +20,7 @@ SII_PORT=$((18080 + PORT_OFFSET))
 LOCAL_DATABASE_URL="postgres://dte:dte@127.0.0.1:$PG_PORT/dte"
 LOCAL_REDIS_URL="redis://127.0.0.1:$REDIS_PORT"
 LOCAL_KAFKA_BROKERS="127.0.0.1:$KAFKA_PORT"
-LOCAL_SCHEMA_REGISTRY_URL="http://127.0.0.1:$REGISTRY_PORT"
+# (the registry URL, with its API path, is set in stack/registry.sh)
 
 mkdir -p "$RUN_DIR" "$LOG_DIR"
 
