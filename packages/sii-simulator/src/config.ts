@@ -1,0 +1,77 @@
+/**
+ * The simulator's configuration from the environment (when run as its own process):
+ *
+ *   SII_SIMULATOR_PORT (18080), SII_SIMULATOR_HOST (127.0.0.1)
+ *   SII_SIMULATOR_AUTO_ENROL (false)          any authenticated RUT may act for any company
+ *   SII_SIMULATOR_REGISTER_MS (2000)          QueryEstUp answers -11 this long after an upload
+ *   SII_SIMULATOR_STEP_MS (1000)              each intermediate state lasts this long
+ *   SII_SIMULATOR_SEED_TTL_MS (120000), SII_SIMULATOR_TOKEN_TTL_MS (3600000)
+ *   SII_SIMULATOR_REPARO_DAYS (60), SII_SIMULATOR_MAX_UPLOAD_BYTES (10485760)
+ *   SII_SIMULATOR_CAF_KEY_BITS (1024)
+ *   SII_SIMULATOR_KEYS_FILE                   JSON { cert: SiiKey, prod: SiiKey } as GET /admin/sii-keys
+ *                                             returns it; keys are created at start when absent
+ *   SII_SIMULATOR_TRIGGERS                    JSON array of triggers armed at start
+ */
+import { readFileSync } from 'node:fs';
+import { parse, readConfig } from '@dte/service-runtime';
+import type { SiiKey } from './engine';
+import type { SimulatorOptions } from './options';
+import { parseTrigger, type Trigger } from './triggers';
+import type { SiiEnv } from './types';
+
+export function readSimulatorConfig(env: NodeJS.ProcessEnv = process.env): Partial<SimulatorOptions> {
+  const c = readConfig(
+    {
+      port: { env: 'SII_SIMULATOR_PORT', default: 18080, parse: parse.port },
+      host: { env: 'SII_SIMULATOR_HOST', default: '127.0.0.1' },
+      autoEnrol: { env: 'SII_SIMULATOR_AUTO_ENROL', default: false, parse: parse.bool },
+      registerMs: { env: 'SII_SIMULATOR_REGISTER_MS', default: 2000, parse: nonNegative },
+      stepMs: { env: 'SII_SIMULATOR_STEP_MS', default: 1000, parse: nonNegative },
+      seedTtlMs: { env: 'SII_SIMULATOR_SEED_TTL_MS', default: 120_000, parse: nonNegative },
+      tokenTtlMs: { env: 'SII_SIMULATOR_TOKEN_TTL_MS', default: 3_600_000, parse: nonNegative },
+      reparoDays: { env: 'SII_SIMULATOR_REPARO_DAYS', default: 60, parse: nonNegative },
+      maxUploadBytes: {
+        env: 'SII_SIMULATOR_MAX_UPLOAD_BYTES',
+        default: 10 * 1024 * 1024,
+        parse: nonNegative,
+      },
+      cafKeyBits: { env: 'SII_SIMULATOR_CAF_KEY_BITS', default: 1024, parse: nonNegative },
+      keysFile: { env: 'SII_SIMULATOR_KEYS_FILE', required: false, default: undefined as string | undefined },
+      triggers: {
+        env: 'SII_SIMULATOR_TRIGGERS',
+        required: false,
+        default: [] as Trigger[],
+        parse: parseTriggers,
+      },
+    },
+    env,
+  );
+  const siiKeys: Partial<Record<SiiEnv, SiiKey>> = c.keysFile
+    ? (JSON.parse(readFileSync(c.keysFile, 'utf8')) as Partial<Record<SiiEnv, SiiKey>>)
+    : {};
+  return {
+    port: c.port,
+    host: c.host,
+    autoEnrol: c.autoEnrol,
+    timings: { registerMs: c.registerMs, stepMs: c.stepMs },
+    seedTtlMs: c.seedTtlMs,
+    tokenTtlMs: c.tokenTtlMs,
+    reparoDays: c.reparoDays,
+    maxUploadBytes: c.maxUploadBytes,
+    cafKeyBits: c.cafKeyBits,
+    siiKeys,
+    triggers: c.triggers,
+  };
+}
+
+function nonNegative(raw: string): number {
+  const n = parse.int(raw);
+  if (n < 0) throw new Error(`expected a non-negative integer, got ${n}`);
+  return n;
+}
+
+function parseTriggers(raw: string): Trigger[] {
+  const list = JSON.parse(raw) as unknown;
+  if (!Array.isArray(list)) throw new Error('expected a JSON array of triggers');
+  return list.map(parseTrigger);
+}

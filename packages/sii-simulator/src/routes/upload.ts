@@ -1,0 +1,211 @@
+/**
+ * POST /cgi_dte/UPL/DTEUpload: multipart form (rutSender, dvSender, rutCompany, dvCompany,
+ * archivo) with `Cookie: TOKEN=…`, answered by a RECEPCIONDTE document.
+ *
+ * STATUS, in the order checked: 5 no valid token; 1 the form's sender is not the token's user
+ * or is not authorized for the company; 6 the company is not an enrolled electronic issuer in
+ * this environment; 2 no file, empty or larger than the limit; 99 the same file was already
+ * received (a repeated send: no TRACKID); 7 the file is not a readable EnvioDTE (not XML, or
+ * another root element). Otherwise 0 with a TRACKID: every content check (schema, signatures,
+ * Carátula, documents) is reported later by QueryEstUp, as the real SII does.
+ */
+import { createHash } from 'node:crypto';
+import busboy from 'busboy';
+import type { Context } from 'koa';
+import { checkEnvelope, type CheckOutcome } from '../checks';
+import { applyFault, cookieToken, xmlReply } from '../http';
+import { joinRut } from '../rut';
+import { authorize, checkToken, type Sim } from '../sim';
+import { elements } from '../soap';
+import type { DocumentRecord, SiiEnv, UploadRecord } from '../types';
+import { parseXml } from '../xml';
+import { readTotals } from './totals';
+
+interface Form {
+  fields: Record<string, string>;
+  file?: { name: string; data: Buffer; truncated: boolean };
+}
+
+function parseForm(ctx: Context, maxBytes: number): Promise<Form> {
+  return new Promise((resolve, reject) => {
+    let bb: busboy.Busboy;
+    try {
+      bb = busboy({ headers: ctx.req.headers, limits: { fileSize: maxBytes, files: 1 } });
+    } catch (err) {
+      reject(err);
+      return;
+    }
+    const form: Form = { fields: {} };
+    bb.on('field', (name, value) => {
+      form.fields[name] = value;
+    });
+    bb.on('file', (name, stream, info) => {
+      const chunks: Buffer[] = [];
+      stream.on('data', (c: Buffer) => chunks.push(c));
+      stream.on('end', () => {
+        if (name === 'archivo')
+          form.file = {
+            name: info.filename ?? 'archivo',
+            data: Buffer.concat(chunks),
+            truncated: (stream as unknown as { truncated?: boolean }).truncated === true,
+          };
+      });
+    });
+    bb.on('error', reject);
+    bb.on('close', () => resolve(form));
+    ctx.req.pipe(bb);
+  });
+}
+
+/** Timestamp as the SII writes it: YYYY-MM-DD HH:MM:SS (Chilean time is not simulated: UTC). */
+function siiTimestamp(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 19).replace('T', ' ');
+}
+
+/** XML text of the file: ISO-8859-1 when it says so (the SII's encoding), else UTF-8. */
+export function decodeXmlFile(data: Buffer): string {
+  const head = data.subarray(0, 200).toString('latin1');
+  return /encoding\s*=\s*["']ISO-8859-1["']/i.test(head) ? data.toString('latin1') : data.toString('utf8');
+}
+
+export async function dteUpload(sim: Sim, env: SiiEnv, ctx: Context): Promise<void> {
+  if (await applyFault(ctx, sim.state, env, 'upload')) return;
+  const e = sim.state.env[env];
+  const now = sim.state.now();
+  let form: Form;
+  try {
+    form = await parseForm(ctx, sim.options.maxUploadBytes);
+  } catch (err) {
+    ctx.status = 400;
+    ctx.type = 'text/plain';
+    ctx.body = `multipart/form-data expected: ${(err as Error).message}`;
+    return;
+  }
+  const sender = joinRut(form.fields.rutSender ?? '', form.fields.dvSender ?? '');
+  const company = joinRut(form.fields.rutCompany ?? '', form.fields.dvCompany ?? '');
+  const reply = (status: number, trackId?: string) =>
+    xmlReply(
+      ctx,
+      '<?xml version="1.0" encoding="UTF-8"?>\n<RECEPCIONDTE>' +
+        elements([
+          ['RUTSENDER', sender ?? `${form.fields.rutSender ?? ''}-${form.fields.dvSender ?? ''}`],
+          ['RUTCOMPANY', company ?? `${form.fields.rutCompany ?? ''}-${form.fields.dvCompany ?? ''}`],
+          ['FILE', form.file?.name ?? ''],
+          ['TIMESTAMP', siiTimestamp(now)],
+          ['STATUS', status],
+          ...(trackId ? ([['TRACKID', trackId]] as [string, string][]) : []),
+        ]) +
+        '</RECEPCIONDTE>',
+    );
+
+  const token = checkToken(e, cookieToken(ctx), now);
+  if (!token.ok) return reply(5);
+  if (!sender || sender !== token.token.rut) return reply(1);
+  if (!company) return reply(6);
+  if (!sim.options.autoEnrol && !e.companies.has(company)) return reply(6);
+  if (!authorize(sim, e, sender, company)) return reply(1);
+  if (!form.file || form.file.data.length === 0 || form.file.truncated) return reply(2);
+
+  const trigger = sim.state.triggers.takeUploadTrigger(env);
+  if (trigger?.kind === 'upload-status' && trigger.status !== 0) return reply(trigger.status);
+  const sha256 = createHash('sha256').update(form.file.data).digest('hex');
+  if (trigger?.kind === 'repeated' || e.uploadHashes.has(sha256)) return reply(99);
+
+  const xml = decodeXmlFile(form.file.data);
+  let root: string | undefined;
+  try {
+    root = parseXml(xml).documentElement?.localName ?? undefined;
+  } catch {
+    return reply(7);
+  }
+  if (root !== 'EnvioDTE') return reply(7);
+
+  const c = e.companies.get(company)!;
+  const adoptResolution = sim.options.autoEnrol && c.fchResol === '';
+  const outcome: CheckOutcome = await checkEnvelope({
+    env,
+    xml,
+    senderRut: sender,
+    companyRut: company,
+    company: c,
+    adoptResolution,
+    siiPublicKeys: { [String(sim.siiKeys[env].idk)]: sim.siiKeys[env].publicKeyPem },
+    folioUsed: (rut, tipo, folio) => e.documents.has(e.documentKey(rut, tipo, folio)),
+    now,
+    reparoDays: sim.options.reparoDays,
+  });
+  if (trigger?.kind === 'verdict') applyForcedVerdict(outcome, trigger.verdict);
+
+  const trackId = e.newTrackId();
+  const totals = outcome.verdict === 'EPR' ? readTotals(xml) : new Map();
+  const documents: DocumentRecord[] = outcome.documents.map((d) => ({
+    env,
+    trackId,
+    tipoDte: d.tipoDte,
+    folio: d.folio,
+    rutEmisor: d.rutEmisor,
+    rutReceptor: d.rutReceptor,
+    fchEmis: d.fchEmis,
+    mntTotal: d.mntTotal,
+    ...totals.get(`${d.tipoDte}|${d.folio}`),
+    result: d.result,
+    detail: d.detail,
+    receivedAt: now,
+    events: [],
+  }));
+  const upload: UploadRecord = {
+    env,
+    trackId,
+    rutSender: sender,
+    rutCompany: company,
+    fileName: form.file.name,
+    sha256,
+    receivedAt: now,
+    verdict: outcome.verdict,
+    errors:
+      outcome.verdict === 'EPR'
+        ? outcome.documents.flatMap((d) => d.detail.map((m) => `${d.tipoDte}/${d.folio}: ${m}`))
+        : outcome.errors,
+    stuck: trigger?.kind === 'stuck',
+    intermediates: intermediatesFor(sim.options.intermediateStates, outcome.verdict),
+    documents,
+  };
+  e.uploads.set(trackId, upload);
+  e.uploadHashes.set(sha256, trackId);
+  outcome.documents.forEach((d, i) => {
+    if (d.recordsFolio) e.documents.set(e.documentKey(d.rutEmisor, d.tipoDte, d.folio), documents[i]);
+  });
+  if (adoptResolution && outcome.verdict === 'EPR') {
+    // auto-enrol: the first envelope that passes the Carátula fixes the company's resolution
+    const first = /<FchResol>([^<]+)<\/FchResol>\s*<NroResol>(\d+)<\/NroResol>/.exec(xml);
+    if (first) {
+      c.fchResol = first[1];
+      c.nroResol = Number(first[2]);
+    }
+  }
+  reply(0, trackId);
+}
+
+function applyForcedVerdict(outcome: CheckOutcome, verdict: 'RSC' | 'RFR' | 'RCT' | 'RCH' | 'RPR'): void {
+  if (verdict === 'RCH' || verdict === 'RPR') {
+    if (outcome.verdict !== 'EPR') return;
+    for (const d of outcome.documents) {
+      if (d.result === 'RECHAZADO') continue;
+      d.result = verdict === 'RCH' ? 'RECHAZADO' : 'REPARO';
+      d.detail = [verdict === 'RCH' ? 'rechazo forzado por trigger' : 'reparo forzado por trigger'];
+    }
+    return;
+  }
+  outcome.verdict = verdict;
+  outcome.errors = [`${verdict} forzado por trigger`];
+  outcome.documents = [];
+}
+
+/** The states a send goes through before its verdict: a rejection stops at its check's stage. */
+export function intermediatesFor(all: string[], verdict: string): string[] {
+  const stopAt: Record<string, string> = { RSC: 'SOK', RFR: 'FOK', RCT: 'CRT' };
+  const stop = stopAt[verdict];
+  if (!stop) return all;
+  const idx = all.indexOf(stop);
+  return idx < 0 ? all.filter((s) => s === 'REC') : all.slice(0, idx);
+}

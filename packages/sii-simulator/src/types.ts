@@ -1,0 +1,104 @@
+/** Records the simulator keeps, per SII environment (certification and production never share state). */
+
+export type SiiEnv = 'cert' | 'prod';
+export const SII_ENVS: readonly SiiEnv[] = ['cert', 'prod'];
+
+/** The real hosts each environment stands in for (used as the RPC namespace, as the SII does). */
+export const REAL_HOST: Record<SiiEnv, string> = { cert: 'maullin.sii.cl', prod: 'palena.sii.cl' };
+/** IDK of the SII key that signs CAFs in each environment */
+export const SII_IDK: Record<SiiEnv, number> = { cert: 100, prod: 300 };
+/** The register WS paths (ws2 for certification, ws1 for production) */
+export const REGISTER_PATH: Record<SiiEnv, string> = {
+  cert: '/WSREGISTRORECLAMODTECERT/registroreclamodteservice',
+  prod: '/WSREGISTRORECLAMODTE/registroreclamodteservice',
+};
+/** The SII's own RUT: the Carátula's RutReceptor of an envelope sent to the SII */
+export const SII_RUT = '60803000-K';
+
+export interface Company {
+  rut: string;
+  razonSocial: string;
+  /** resolution the Carátula must carry in this environment (certification: NroResol 0) */
+  fchResol: string;
+  nroResol: number;
+  /** RUTs of the certificate owners allowed to act for the company */
+  senders: Set<string>;
+}
+
+export interface SeedRecord {
+  seed: string;
+  issuedAt: number;
+  usedAt?: number;
+}
+
+export interface TokenRecord {
+  token: string;
+  rut: string;
+  issuedAt: number;
+  expiresAt: number;
+  certificateSubject?: string;
+}
+
+export type EnvelopeVerdict = 'EPR' | 'RSC' | 'RFR' | 'RCT';
+export type DocumentResult = 'ACEPTADO' | 'REPARO' | 'RECHAZADO';
+
+export interface RegisterEvent {
+  codEvento: string;
+  descEvento: string;
+  rutResponsable: string;
+  at: number;
+}
+
+export interface DocumentRecord {
+  env: SiiEnv;
+  trackId: string;
+  tipoDte: number;
+  folio: number;
+  rutEmisor: string;
+  rutReceptor: string;
+  /** YYYY-MM-DD */
+  fchEmis: string;
+  mntTotal: number;
+  mntNeto?: number;
+  mntExe?: number;
+  iva?: number;
+  result: DocumentResult;
+  /** why it was rejected or got reparos (empty when accepted clean) */
+  detail: string[];
+  /** SII reception time (epoch ms): the start of the 8-day register window */
+  receivedAt: number;
+  events: RegisterEvent[];
+}
+
+export interface UploadRecord {
+  env: SiiEnv;
+  trackId: string;
+  rutSender: string;
+  rutCompany: string;
+  fileName: string;
+  sha256: string;
+  receivedAt: number;
+  verdict: EnvelopeVerdict;
+  /** the reasons of an RSC/RFR/RCT, or the per-document reasons of an EPR */
+  errors: string[];
+  /** stays "-11" for ever (trigger) */
+  stuck: boolean;
+  /** intermediate states shown before the verdict, in order */
+  intermediates: string[];
+  documents: DocumentRecord[];
+}
+
+/** A purchase seeded through the admin API for the RCV (purchases register). */
+export interface PurchaseRecord {
+  rutReceptor: string;
+  rutEmisor: string;
+  razonSocialEmisor?: string;
+  tipoDte: number;
+  folio: number;
+  fchEmis: string;
+  mntNeto: number;
+  mntExe: number;
+  iva: number;
+  mntTotal: number;
+  fechaRecepcion: string;
+}
