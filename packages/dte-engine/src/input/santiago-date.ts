@@ -1,0 +1,42 @@
+/**
+ * Calendar dates in Chile. The fecha_emision window is a rule about the Chilean calendar, so
+ * "today" is the date in zone America/Santiago at the injected instant, not the UTC date.
+ */
+
+const SANTIAGO = new Intl.DateTimeFormat('en-CA', {
+  timeZone: 'America/Santiago',
+  year: 'numeric',
+  month: '2-digit',
+  day: '2-digit',
+});
+
+/** YYYY-MM-DD of `now` in America/Santiago. */
+export function santiagoDate(now: Date): string {
+  const parts = Object.fromEntries(SANTIAGO.formatToParts(now).map((p) => [p.type, p.value]));
+  return `${parts.year}-${parts.month}-${parts.day}`;
+}
+
+/** Calendar arithmetic on YYYY-MM-DD (no time zone involved). */
+export function addDays(date: string, days: number): string {
+  const [y, m, d] = date.split('-').map(Number);
+  const t = new Date(Date.UTC(y, m - 1, d + days));
+  return t.toISOString().slice(0, 10);
+}
+
+export function firstDayOfMonth(date: string): string {
+  return `${date.slice(0, 8)}01`;
+}
+
+export interface DateWindow {
+  from: string;
+  to: string;
+}
+
+/**
+ * The fecha_emision window of the spec: from day 1 of the current month (type 52: from today)
+ * through today+7, both ends included, in America/Santiago.
+ */
+export function fechaEmisionWindow(now: Date, tipoDte: number): DateWindow {
+  const today = santiagoDate(now);
+  return { from: tipoDte === 52 ? today : firstDayOfMonth(today), to: addDays(today, 7) };
+}
