@@ -1,0 +1,162 @@
+import { createPublicKey } from 'node:crypto';
+
+import { Element } from '@xmldom/xmldom';
+
+import { CertificateInfo } from './crypto/certificate';
+import { rsaSha1Verify } from './crypto/keys';
+import { verifySignatureElement } from './crypto/verify-signature';
+import { verifyTed } from './ted';
+import { decodeXml } from './xml/decode';
+import { childElements, childText, firstChild, flatSerialize, parseXml } from './xml/dom';
+
+export interface EnvioDocumentVerification {
+  id: string;
+  tipoDte: number;
+  folio: number;
+  rutEmisor: string;
+  rutReceptor: string;
+  fchEmis: string;
+  mntTotal: number;
+  signatureValid: boolean;
+  signatureError?: string;
+  certificate?: CertificateInfo;
+  tedValid: boolean;
+  tedError?: string;
+  /** present when siiPublicKeys was given */
+  cafSignatureValid?: boolean;
+  cafError?: string;
+  caf: {
+    desde: number;
+    hasta: number;
+    idk: number;
+    tipoDte: number;
+    rutEmisor: string;
+    fechaAutorizacion: string;
+  };
+}
+
+export interface EnvioVerification {
+  caratula: {
+    rutEmisor: string;
+    rutEnvia: string;
+    rutReceptor: string;
+    fchResol: string;
+    nroResol: number;
+    subTotales: { tpoDte: number; nroDte: number }[];
+  };
+  envelopeSignature: { valid: boolean; error?: string; certificate?: CertificateInfo };
+  documents: EnvioDocumentVerification[];
+}
+
+/**
+ * Reads an EnvioDTE the way the SII does: the SetDTE signature inside the envelope, and each
+ * DTE's signature on the DTE text cut out of the envelope as a standalone document; plus each
+ * TED (FRMT with the CAF key, DD against the document) and, given the SII keys by IDK, each
+ * CAF's FRMA. Pure and synchronous; schema validation is validateEnvioSchema.
+ */
+export function verifyEnvioDte(
+  xml: Buffer | string,
+  opts: { siiPublicKeys?: Record<string, string> } = {},
+): EnvioVerification {
+  const text = decodeXml(xml);
+  const root = parseXml(text).documentElement;
+  if (!root || root.localName !== 'EnvioDTE') throw new Error('the document is not an EnvioDTE');
+  const set = firstChild(root, 'SetDTE');
+  const car = set ? firstChild(set, 'Caratula') : undefined;
+  if (!set || !car) throw new Error('the EnvioDTE has no SetDTE/Caratula');
+  const caratula = {
+    rutEmisor: childText(car, 'RutEmisor') ?? '',
+    rutEnvia: childText(car, 'RutEnvia') ?? '',
+    rutReceptor: childText(car, 'RutReceptor') ?? '',
+    fchResol: childText(car, 'FchResol') ?? '',
+    nroResol: Number(childText(car, 'NroResol')),
+    subTotales: childElements(car)
+      .filter((c) => c.localName === 'SubTotDTE')
+      .map((s) => ({ tpoDte: Number(childText(s, 'TpoDTE')), nroDte: Number(childText(s, 'NroDTE')) })),
+  };
+
+  const envSig = childElements(root).find((c) => c.localName === 'Signature');
+  const setId = set.getAttribute('ID') ?? '';
+  const envelopeSignature = envSig
+    ? pick(verifySignatureElement(text, envSig, `#${setId}`))
+    : { valid: false, error: 'the EnvioDTE has no Signature' };
+
+  const documents = cutOutDtes(text).map((dteText) => verifyOneDte(dteText, opts.siiPublicKeys));
+  return { caratula, envelopeSignature, documents };
+}
+
+function pick(check: { valid: boolean; error?: string; certificate?: CertificateInfo }): {
+  valid: boolean;
+  error?: string;
+  certificate?: CertificateInfo;
+} {
+  return {
+    valid: check.valid,
+    ...(check.error ? { error: check.error } : {}),
+    ...(check.certificate ? { certificate: check.certificate } : {}),
+  };
+}
+
+/** The literal text of every <DTE>…</DTE> element (DTEs do not nest). */
+export function cutOutDtes(envelopeText: string): string[] {
+  return envelopeText.match(/<DTE(?=[\s>])[\s\S]*?<\/DTE>/g) ?? [];
+}
+
+function verifyOneDte(
+  dteText: string,
+  siiKeys: Record<string, string> | undefined,
+): EnvioDocumentVerification {
+  const dte = parseXml(dteText).documentElement as Element;
+  const documento = childElements(dte).find((c) => c.localName !== 'Signature');
+  const enc = documento ? firstChild(documento, 'Encabezado') : undefined;
+  const id = documento?.getAttribute('ID') ?? '';
+  const da = documento ? firstChild(documento, 'TED') : undefined;
+  const cafEl = da ? firstChild(firstChild(da, 'DD') ?? da, 'CAF') : undefined;
+  const daEl = cafEl ? firstChild(cafEl, 'DA') : undefined;
+  const signature = childElements(dte).find((c) => c.localName === 'Signature');
+  const sig = signature
+    ? verifySignatureElement(dteText, signature, `#${id}`)
+    : { valid: false, error: 'the DTE has no Signature' };
+  const ted = verifyTed(dteText);
+  const out: EnvioDocumentVerification = {
+    id,
+    tipoDte: Number(enc ? childText(enc, 'IdDoc', 'TipoDTE') : NaN),
+    folio: Number(enc ? childText(enc, 'IdDoc', 'Folio') : NaN),
+    rutEmisor: (enc && childText(enc, 'Emisor', 'RUTEmisor')) || '',
+    rutReceptor: (enc && childText(enc, 'Receptor', 'RUTRecep')) || '',
+    fchEmis: (enc && childText(enc, 'IdDoc', 'FchEmis')) || '',
+    mntTotal: Number(enc ? childText(enc, 'Totales', 'MntTotal') : NaN),
+    signatureValid: sig.valid,
+    ...(sig.error ? { signatureError: sig.error } : {}),
+    ...('certificate' in sig && sig.certificate ? { certificate: sig.certificate } : {}),
+    tedValid: ted.valid,
+    ...(ted.error ? { tedError: ted.error } : {}),
+    caf: {
+      desde: Number(daEl ? childText(daEl, 'RNG', 'D') : NaN),
+      hasta: Number(daEl ? childText(daEl, 'RNG', 'H') : NaN),
+      idk: Number(daEl ? childText(daEl, 'IDK') : NaN),
+      tipoDte: Number(daEl ? childText(daEl, 'TD') : NaN),
+      rutEmisor: (daEl && childText(daEl, 'RE')) || '',
+      fechaAutorizacion: (daEl && childText(daEl, 'FA')) || '',
+    },
+  };
+  if (siiKeys) {
+    const keyPem = siiKeys[String(out.caf.idk)];
+    const frma = cafEl ? childText(cafEl, 'FRMA') : undefined;
+    if (!daEl || !frma) {
+      out.cafSignatureValid = false;
+      out.cafError = 'the TED holds no CAF DA/FRMA';
+    } else if (!keyPem) {
+      out.cafSignatureValid = false;
+      out.cafError = `no SII public key for IDK ${out.caf.idk}`;
+    } else {
+      out.cafSignatureValid = rsaSha1Verify(
+        Buffer.from(flatSerialize(daEl), 'latin1'),
+        frma,
+        createPublicKey(keyPem),
+      );
+      if (!out.cafSignatureValid) out.cafError = `FRMA does not verify with the SII key ${out.caf.idk}`;
+    }
+  }
+  return out;
+}
