@@ -1,0 +1,12 @@
+export * from './auth';
+export * from './client';
+export * from './config';
+export * from './endpoints';
+export * from './errors';
+export { interpretUploadReply, parseRecepcionDte } from './upload';
+export type { RecepcionDte, UploadEnvioInput, UploadOutcome } from './upload';
+export * from './status';
+export * from './register';
+export type { CallOptions, SiiTransport } from './transport';
+export { DEFAULT_TIMEOUT_MS, DEFAULT_UPLOAD_TIMEOUT_MS, DEFAULT_USER_AGENT } from './transport';
+export type { HttpReply } from './http';

@@ -1,0 +1,32 @@
+/**
+ * The SII's web services take a RUT as two fields: the body (digits only, no dots, no leading
+ * zeros) and the check digit (K in upper case). Callers give RUTs as `12345678-9` (dots and
+ * leading zeros tolerated); a malformed RUT or a wrong check digit is refused before anything
+ * is sent.
+ */
+export interface RutParts {
+  body: string;
+  dv: string;
+}
+
+export function checkDigit(body: string): string {
+  let sum = 0;
+  let factor = 2;
+  for (let i = body.length - 1; i >= 0; i--) {
+    sum += Number(body[i]) * factor;
+    factor = factor === 7 ? 2 : factor + 1;
+  }
+  const rest = 11 - (sum % 11);
+  return rest === 11 ? '0' : rest === 10 ? 'K' : String(rest);
+}
+
+/** `76.543.210-3` → { body: '76543210', dv: '3' }; throws RangeError for anything else. */
+export function splitRut(rut: string, field: string): RutParts {
+  const m = /^\s*0*((?:\d{1,3}(?:\.\d{3})+)|\d+)-([\dkK])\s*$/.exec(rut);
+  const body = m?.[1]?.replace(/\./g, '');
+  const dv = m?.[2]?.toUpperCase();
+  if (!body || !dv || body.length > 9) throw new RangeError(`${field} is not a RUT: ${JSON.stringify(rut)}`);
+  if (checkDigit(body) !== dv)
+    throw new RangeError(`${field} has a wrong check digit: ${JSON.stringify(rut)}`);
+  return { body, dv };
+}
