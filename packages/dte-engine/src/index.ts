@@ -3,6 +3,7 @@
  * test fixtures. No I/O of its own.
  */
 export * from './model';
+export * from './input';
 export { readCertificate, readP12, RUT_OTHER_NAME_OID } from './crypto/certificate';
 export type { CertificateInfo, SigningCredential } from './crypto/certificate';
 export { parseCaf, verifyCafSignature, EXPIRING_CAF_TYPES } from './caf';
