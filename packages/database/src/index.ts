@@ -1,0 +1,8 @@
+// @dte/database: the typeorm data source, entities, migrations and the migration runner.
+import 'reflect-metadata';
+
+export * from './data-source';
+export * from './migrate';
+export * from './idempotency';
+export * from './entities';
+export { migrations } from './migrations';

@@ -1,0 +1,6 @@
+// Every migration, in any order (typeorm orders them by the timestamp in the class name).
+// Add one by creating `<timestamp>-<what>.ts` beside this file and appending its class here.
+import type { MigrationInterface } from 'typeorm';
+import { ProcessedEvents1763780000000 } from './1763780000000-processed-events';
+
+export const migrations: (new () => MigrationInterface)[] = [ProcessedEvents1763780000000];

@@ -1,0 +1,145 @@
+/**
+ * The Avro consumer: joins a group, decodes each value with the writer schema the registry
+ * holds for its id, hands tombstones (null values) over as `value: null`, and gives the handler
+ * `heartbeat()` for long work (kafkajs only heartbeats between messages; a handler that runs
+ * past sessionTimeout would be thrown out of the group).
+ *
+ * Delivery is at least once: an offset is committed only after the handler resolved. A handler
+ * that throws makes kafkajs retry the message; a value that cannot be decoded is an error too
+ * unless `onDecodeError` takes it (for example to a dead-letter topic). Nothing is skipped silently.
+ */
+import type { Consumer, IHeaders, Kafka } from 'kafkajs';
+import type { SchemaCatalog } from './schemas';
+
+export interface IncomingMessage<T> {
+  /** logical topic name (without the prefix) */
+  topic: string;
+  partition: number;
+  offset: string;
+  key: string | null;
+  /** decoded value; null for a tombstone */
+  value: T | null;
+  headers: Record<string, string>;
+  /** broker timestamp (ms since the epoch, as a string) */
+  timestamp: string;
+}
+
+export interface MessageContext {
+  /** tell the group coordinator this member is alive; call it during long work */
+  heartbeat(): Promise<void>;
+}
+
+export type MessageHandler<T> = (message: IncomingMessage<T>, ctx: MessageContext) => Promise<void>;
+
+export interface ConsumerOptions {
+  groupId: string;
+  /** logical topic names (the prefix is added) */
+  topics: string[];
+  /** where a group with no committed offset starts; false (newest) by default */
+  fromBeginning?: boolean;
+  sessionTimeout?: number;
+  heartbeatInterval?: number;
+  /** partitions handled at once (order is kept within a partition); 1 by default */
+  partitionsConsumedConcurrently?: number;
+  /** takes values that cannot be decoded; when absent such a value is an error (retried) */
+  onDecodeError?: (
+    error: Error,
+    raw: { topic: string; partition: number; offset: string; value: Buffer },
+  ) => Promise<void>;
+}
+
+function headersOf(h: IHeaders | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(h ?? {})) {
+    if (v === undefined) continue;
+    const first = Array.isArray(v) ? v[0] : v;
+    if (first !== undefined) out[k] = first.toString();
+  }
+  return out;
+}
+
+export class AvroConsumer {
+  private readonly joined: Promise<void>;
+
+  private constructor(
+    private readonly consumer: Consumer,
+    private readonly schemas: SchemaCatalog,
+    private readonly options: ConsumerOptions,
+    private readonly topicName: (name: string) => string,
+    private readonly logicalName: (topic: string) => string,
+  ) {
+    this.joined = new Promise((resolve) => {
+      const off = consumer.on(consumer.events.GROUP_JOIN, () => {
+        off();
+        resolve();
+      });
+    });
+  }
+
+  static async connect(
+    kafka: Kafka,
+    schemas: SchemaCatalog,
+    options: ConsumerOptions,
+    topicName: (name: string) => string,
+    logicalName: (topic: string) => string,
+  ): Promise<AvroConsumer> {
+    const consumer = kafka.consumer({
+      groupId: options.groupId,
+      sessionTimeout: options.sessionTimeout ?? 30000,
+      heartbeatInterval: options.heartbeatInterval ?? 3000,
+      allowAutoTopicCreation: false,
+    });
+    await consumer.connect();
+    return new AvroConsumer(consumer, schemas, options, topicName, logicalName);
+  }
+
+  /** Subscribes and starts handing messages to `handler`; resolves once consuming has started. */
+  async run<T>(handler: MessageHandler<T>): Promise<void> {
+    await this.consumer.subscribe({
+      topics: this.options.topics.map(this.topicName),
+      fromBeginning: this.options.fromBeginning ?? false,
+    });
+    await this.consumer.run({
+      partitionsConsumedConcurrently: this.options.partitionsConsumedConcurrently ?? 1,
+      eachMessage: async ({ topic, partition, message, heartbeat }) => {
+        let value: T | null = null;
+        if (message.value !== null) {
+          try {
+            value = (await this.schemas.decode(message.value)) as T;
+          } catch (err) {
+            if (!this.options.onDecodeError) throw err;
+            await this.options.onDecodeError(err as Error, {
+              topic,
+              partition,
+              offset: message.offset,
+              value: message.value,
+            });
+            return;
+          }
+        }
+        await handler(
+          {
+            topic: this.logicalName(topic),
+            partition,
+            offset: message.offset,
+            key: message.key === null ? null : message.key.toString('utf8'),
+            value,
+            headers: headersOf(message.headers),
+            timestamp: message.timestamp,
+          },
+          { heartbeat },
+        );
+      },
+    });
+  }
+
+  /** Resolves when this member has joined its group and holds its partitions. */
+  whenJoined(): Promise<void> {
+    return this.joined;
+  }
+
+  /** Stops consuming and leaves the group (committed offsets stay). */
+  async disconnect(): Promise<void> {
+    await this.consumer.disconnect();
+  }
+}

@@ -1,0 +1,110 @@
+/**
+ * `createKafka(config)` is the one entry point of the messaging module: it returns a handle that
+ * creates topics, Avro producers and Avro consumers, all under the configured topic prefix, and
+ * disconnects everything it made.
+ */
+import { Kafka, logLevel as LogLevel, type Admin, type LogEntry } from 'kafkajs';
+import { DEFAULT_SCHEMA_DIR, prefixedTopic, type MessagingConfig, type MessagingLogLevel } from './config';
+import { AvroConsumer, type ConsumerOptions } from './consumer';
+import { AvroProducer } from './producer';
+import { SchemaCatalog } from './schemas';
+import { ensureTopicsWith, type TopicSpec } from './topics';
+
+const LEVELS: Record<MessagingLogLevel, LogLevel> = {
+  nothing: LogLevel.NOTHING,
+  error: LogLevel.ERROR,
+  warn: LogLevel.WARN,
+  info: LogLevel.INFO,
+  debug: LogLevel.DEBUG,
+};
+
+export interface Messaging {
+  readonly config: MessagingConfig;
+  readonly schemas: SchemaCatalog;
+  /** the real (prefixed) name of a logical topic */
+  topic(name: string): string;
+  /** creates missing topics, grows partitions and sets configs to the declaration */
+  ensureTopics(specs: TopicSpec[]): Promise<void>;
+  /** deletes topics (logical names); for tests and tooling */
+  deleteTopics(names: string[]): Promise<void>;
+  createProducer(): Promise<AvroProducer>;
+  createConsumer(options: ConsumerOptions): Promise<AvroConsumer>;
+  /** disconnects every producer, consumer and admin client this handle created */
+  disconnect(): Promise<void>;
+}
+
+export function createKafka(config: MessagingConfig): Messaging {
+  const sink = config.log;
+  const kafka = new Kafka({
+    clientId: config.clientId,
+    brokers: config.brokers,
+    connectionTimeout: 3000,
+    logLevel: LEVELS[config.logLevel ?? 'warn'],
+    retry: { retries: 8, initialRetryTime: 200 },
+    logCreator: sink
+      ? () =>
+          ({ level, log }: LogEntry) => {
+            const { message, ...extra } = log;
+            const fn =
+              level <= LogLevel.ERROR
+                ? sink.error
+                : level === LogLevel.WARN
+                  ? sink.warn
+                  : level === LogLevel.INFO
+                    ? sink.info
+                    : sink.debug;
+            fn.call(sink, extra, `kafkajs: ${message}`);
+          }
+      : undefined,
+  });
+  const schemas = new SchemaCatalog(config.schemaRegistryUrl, config.schemaDir ?? DEFAULT_SCHEMA_DIR);
+  const prefix = config.topicPrefix ?? '';
+  const topic = (name: string) => prefixedTopic(config, name);
+  const logical = (t: string) => (prefix && t.startsWith(prefix) ? t.slice(prefix.length) : t);
+  const closers: (() => Promise<void>)[] = [];
+  let admin: Promise<Admin> | undefined;
+  const getAdmin = () => {
+    if (!admin) {
+      const a = kafka.admin();
+      admin = a.connect().then(() => a);
+      admin.catch(() => (admin = undefined));
+      closers.push(() => a.disconnect());
+    }
+    return admin;
+  };
+
+  return {
+    config,
+    schemas,
+    topic,
+    async ensureTopics(specs) {
+      await ensureTopicsWith(
+        await getAdmin(),
+        specs.map((s) => ({ ...s, topic: topic(s.name) })),
+      );
+    },
+    async deleteTopics(names) {
+      const a = await getAdmin();
+      const existing = new Set(await a.listTopics());
+      const topics = names.map(topic).filter((t) => existing.has(t));
+      if (topics.length > 0) await a.deleteTopics({ topics });
+    },
+    async createProducer() {
+      const p = await AvroProducer.connect(kafka, schemas, topic);
+      closers.push(() => p.disconnect());
+      return p;
+    },
+    async createConsumer(options) {
+      const c = await AvroConsumer.connect(kafka, schemas, options, topic, logical);
+      closers.push(() => c.disconnect());
+      return c;
+    },
+    async disconnect() {
+      const all = closers.splice(0).reverse();
+      const results = await Promise.allSettled(all.map((close) => close()));
+      admin = undefined;
+      const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+      if (failed) throw failed.reason;
+    },
+  };
+}
