@@ -1,0 +1,132 @@
+import type { Clock } from './clock';
+import { postWebhook, type PostOptions, type PostResult } from './http-delivery';
+import type { DeliveryStore, DueAttempt } from './model';
+import type { DisableNotifier } from './notifier';
+import { delayBeforeAttempt, maxAttempts, tierOfAttempt, type RetryPlan } from './retry-plan';
+import type { AttemptScheduler } from './scheduler';
+import { SIGNATURE_HEADER, signatureHeader } from './signature';
+import type { Logger } from '@dte/service-runtime';
+import crypto from 'node:crypto';
+
+export type Poster = (url: string, body: string, headers: Record<string, string>) => Promise<PostResult>;
+
+export interface DispatcherDeps {
+  store: DeliveryStore;
+  clock: Clock;
+  plan: RetryPlan;
+  scheduler: AttemptScheduler;
+  notifier: DisableNotifier;
+  post: PostOptions | Poster;
+  /** consecutive exhausted deliveries that deactivate an endpoint (spec: 3) */
+  disableAfter: number;
+  /** how long a claimed attempt holds its delivery (timeout + margin) */
+  leaseMs: number;
+  logger?: Pick<Logger, 'info' | 'warn' | 'error'>;
+}
+
+export type AttemptResult = 'delivered' | 'retry' | 'exhausted' | 'skipped';
+
+export const DISABLED_REASON = 'consecutive_exhausted_deliveries';
+
+/**
+ * Runs one attempt of one delivery: claims it (so a duplicate message or the overdue sweep
+ * never runs the same attempt twice), checks the URL again, signs the stored body with the
+ * subscription's current secret, POSTs it, records the outcome and schedules what follows.
+ */
+export class Dispatcher {
+  private readonly post: Poster;
+
+  constructor(private readonly deps: DispatcherDeps) {
+    const p = deps.post;
+    this.post = typeof p === 'function' ? p : (url, body, headers) => postWebhook(url, body, headers, p);
+  }
+
+  async runAttempt(due: Pick<DueAttempt, 'delivery_id' | 'attempt'>): Promise<AttemptResult> {
+    const { store, clock, plan } = this.deps;
+    const now = new Date(clock.now());
+    const claimed = await store.claimAttempt(
+      due.delivery_id,
+      due.attempt,
+      now,
+      new Date(now.getTime() + this.deps.leaseMs),
+    );
+    if (!claimed) return 'skipped';
+    const { delivery, subscription } = claimed;
+    const last = due.attempt >= maxAttempts(plan);
+
+    if (!subscription.active) {
+      await store.markExhausted(
+        delivery.id,
+        due.attempt,
+        now,
+        { status: null, error: 'endpoint_disabled' },
+        {
+          countsTowardsDisable: false,
+          disableAfter: this.deps.disableAfter,
+          disabledReason: DISABLED_REASON,
+        },
+      );
+      return 'exhausted';
+    }
+
+    const headers = {
+      [SIGNATURE_HEADER]: signatureHeader(subscription.secret, delivery.payload, clock.now()),
+    };
+    const result = await this.post(subscription.url, delivery.payload, headers);
+    const at = new Date(clock.now());
+    const outcome = { status: result.status ?? null, error: result.ok ? null : (result.error ?? 'failed') };
+    this.deps.logger?.info(
+      {
+        delivery_id: delivery.id,
+        subscription_id: subscription.id,
+        attempt: due.attempt,
+        ok: result.ok,
+        status: result.status,
+        error: result.error,
+        ms: result.durationMs,
+      },
+      'webhook attempt',
+    );
+
+    if (result.ok) {
+      await store.markDelivered(delivery.id, due.attempt, at, outcome);
+      return 'delivered';
+    }
+    if (!last) {
+      const next = due.attempt + 1;
+      const nextAt = new Date(at.getTime() + delayBeforeAttempt(plan, next));
+      await store.markRetry(delivery.id, due.attempt, at, nextAt, outcome);
+      await this.deps.scheduler.schedule(
+        {
+          event_id: crypto.randomUUID(),
+          delivery_id: delivery.id,
+          subscription_id: subscription.id,
+          attempt: next,
+          due_at: nextAt.toISOString(),
+        },
+        tierOfAttempt(next),
+      );
+      return 'retry';
+    }
+    const { disabledNow, subscription: after } = await store.markExhausted(
+      delivery.id,
+      due.attempt,
+      at,
+      outcome,
+      {
+        countsTowardsDisable: true,
+        disableAfter: this.deps.disableAfter,
+        disabledReason: DISABLED_REASON,
+      },
+    );
+    if (disabledNow && after) {
+      this.deps.logger?.warn({ subscription_id: after.id }, 'webhook endpoint deactivated');
+      try {
+        await this.deps.notifier.endpointDisabled(after);
+      } catch (err) {
+        this.deps.logger?.error({ err, subscription_id: after.id }, 'could not e-mail the owner');
+      }
+    }
+    return 'exhausted';
+  }
+}

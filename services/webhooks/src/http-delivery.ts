@@ -1,0 +1,99 @@
+import https from 'node:https';
+import type { LookupFunction } from 'node:net';
+import { isServiceError } from '@dte/error-catalog';
+import { parseWebhookUrl, resolveWebhookTarget, type Resolver, type UrlPolicy } from './url-policy';
+
+export const USER_AGENT = 'Service-Webhooks/1.0';
+
+export interface PostOptions {
+  policy: UrlPolicy;
+  timeoutMs: number;
+  resolver?: Resolver;
+  /** trusted CAs; undefined = the system's roots (the test CA comes only from test config) */
+  ca?: string[];
+}
+
+export interface PostResult {
+  ok: boolean;
+  /** HTTP status when the endpoint answered */
+  status?: number;
+  /** why the attempt failed without a usable answer (invalid_webhook_url:<reason>, timeout, network code) */
+  error?: string;
+  /** the address that was checked and connected to */
+  address?: string;
+  durationMs: number;
+}
+
+/** Hands the connection exactly the address that was checked, whatever DNS says by now. */
+function pinnedLookup(address: string, family: 4 | 6): LookupFunction {
+  return ((_hostname: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
+    if (options?.all) callback(null, [{ address, family }]);
+    else callback(null, address, family);
+  }) as unknown as LookupFunction;
+}
+
+/**
+ * One delivery attempt: checks the URL and the address it resolves to now, connects to that
+ * address only (TLS still verifies the certificate against the host name), POSTs the body,
+ * never follows a redirect, and gives up after `timeoutMs` (connection and answer together).
+ * Any 2xx is success; every other outcome is a failure with its reason.
+ */
+export async function postWebhook(
+  rawUrl: string,
+  body: string,
+  headers: Record<string, string>,
+  opts: PostOptions,
+): Promise<PostResult> {
+  const started = Date.now();
+  let target;
+  let parsed;
+  try {
+    parsed = parseWebhookUrl(rawUrl, opts.policy);
+    target = await resolveWebhookTarget(parsed, opts.policy, opts.resolver);
+  } catch (err) {
+    if (!isServiceError(err)) throw err;
+    const reason = String(err.detail?.reason ?? 'invalid');
+    return { ok: false, error: `invalid_webhook_url:${reason}`, durationMs: Date.now() - started };
+  }
+  const { url } = parsed;
+  const payload = Buffer.from(body, 'utf8');
+  return new Promise<PostResult>((resolve) => {
+    let settled = false;
+    const finish = (r: Omit<PostResult, 'durationMs' | 'address'>) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve({ ...r, address: target.address, durationMs: Date.now() - started });
+    };
+    const req = https.request({
+      method: 'POST',
+      protocol: 'https:',
+      hostname: parsed.hostname,
+      port: parsed.port,
+      path: `${url.pathname}${url.search}`,
+      headers: {
+        ...headers,
+        'Content-Type': 'application/json',
+        'User-Agent': USER_AGENT,
+        'Content-Length': String(payload.length),
+      },
+      agent: false,
+      lookup: pinnedLookup(target.address, target.family),
+      ...(opts.ca ? { ca: opts.ca } : {}),
+    });
+    const timer = setTimeout(() => {
+      finish({ ok: false, error: 'timeout' });
+      req.destroy(new Error('timeout'));
+    }, opts.timeoutMs);
+    req.on('response', (res) => {
+      const status = res.statusCode ?? 0;
+      res.on('error', () => undefined);
+      res.resume();
+      finish(
+        status >= 200 && status < 300 ? { ok: true, status } : { ok: false, status, error: `http_${status}` },
+      );
+    });
+    req.on('error', (err: NodeJS.ErrnoException) => finish({ ok: false, error: err.code ?? err.message }));
+    req.end(payload);
+  });
+}

@@ -1,0 +1,97 @@
+import type { WebhookEventType } from '@dte/status';
+
+export type SiiEnv = 'cert' | 'prod';
+export type DeliveryState = 'pending' | 'delivered' | 'exhausted';
+
+/** A webhook subscription as the delivery side sees it. */
+export interface Subscription {
+  id: string;
+  organization_id: string;
+  sii_env: SiiEnv;
+  url: string;
+  events: WebhookEventType[];
+  secret: string;
+  active: boolean;
+  disabled_at: Date | null;
+  disabled_reason: string | null;
+  /** exhausted deliveries since the last delivered one */
+  consecutive_exhausted: number;
+  created_at: Date;
+}
+
+/** One event to one subscription; the payload is fixed at creation so every attempt sends the same body. */
+export interface Delivery {
+  id: string;
+  subscription_id: string;
+  event_id: string;
+  event_type: WebhookEventType;
+  payload: string;
+  state: DeliveryState;
+  /** attempts made so far */
+  attempts: number;
+  /** when the next attempt is due (null once terminal) */
+  next_attempt_at: Date | null;
+  /** an attempt in flight holds the delivery until then */
+  lease_until: Date | null;
+  last_status: number | null;
+  last_error: string | null;
+  created_at: Date;
+  completed_at: Date | null;
+}
+
+/** A due attempt, as it travels on the retry topics (schemas/avro/webhook-delivery.avsc). */
+export interface DueAttempt {
+  event_id: string;
+  delivery_id: string;
+  subscription_id: string;
+  /** 1-based */
+  attempt: number;
+  /** ISO-8601 */
+  due_at: string;
+}
+
+export interface AttemptOutcome {
+  status: number | null;
+  error: string | null;
+}
+
+/** What the delivery core needs from persistence; PostgreSQL in the service, memory in unit tests. */
+export interface DeliveryStore {
+  /**
+   * Takes attempt `attempt` of a pending delivery whose previous attempts are all recorded and
+   * that is due, leasing it until `leaseUntil`; null when someone else has it, it is not due,
+   * not pending, or the attempt is a duplicate.
+   */
+  claimAttempt(
+    deliveryId: string,
+    attempt: number,
+    now: Date,
+    leaseUntil: Date,
+  ): Promise<{ delivery: Delivery; subscription: Subscription } | null>;
+  /** attempt succeeded: delivered, and the endpoint's exhausted streak is reset */
+  markDelivered(deliveryId: string, attempt: number, now: Date, outcome: AttemptOutcome): Promise<void>;
+  /** attempt failed with attempts left: pending again, due at nextAt */
+  markRetry(
+    deliveryId: string,
+    attempt: number,
+    now: Date,
+    nextAt: Date,
+    outcome: AttemptOutcome,
+  ): Promise<void>;
+  /**
+   * attempt failed and none are left: exhausted. When `countsTowardsDisable`, the endpoint's streak
+   * grows and at `disableAfter` the subscription is deactivated; `disabledNow` is true for the one
+   * call that deactivated it.
+   */
+  markExhausted(
+    deliveryId: string,
+    attempt: number,
+    now: Date,
+    outcome: AttemptOutcome,
+    opts: { countsTowardsDisable: boolean; disableAfter: number; disabledReason: string },
+  ): Promise<{ disabledNow: boolean; subscription: Subscription | null }>;
+  /** pending deliveries whose next attempt was due before `dueBefore` and that nobody holds */
+  findOverdue(dueBefore: Date, now: Date, limit: number): Promise<DueAttempt[]>;
+  /** removes delivered/exhausted records completed before `before`; returns how many */
+  purgeTerminal(before: Date): Promise<number>;
+}

@@ -1,0 +1,193 @@
+import crypto from 'node:crypto';
+import type { WebhookEventType } from '@dte/status';
+import type {
+  AttemptOutcome,
+  Delivery,
+  DeliveryStore,
+  DueAttempt,
+  SiiEnv,
+  Subscription,
+} from '../../src/model';
+import type { DocumentWebhookState, IngestStore, IngestTx, NewDelivery } from '../../src/ingest';
+import { newWebhookSecret } from '../../src/signature';
+
+/**
+ * The DeliveryStore contract in memory, for the core's unit tests (no database needed). The
+ * PostgreSQL store implements the same contract and has its own tests against a real server.
+ */
+export class MemoryStore implements DeliveryStore, IngestStore {
+  readonly subscriptions = new Map<string, Subscription>();
+  readonly deliveries = new Map<string, Delivery>();
+  readonly documents = new Map<string, DocumentWebhookState>();
+
+  addSubscription(
+    p: Partial<Subscription> & { url: string; organization_id?: string; sii_env?: SiiEnv },
+  ): Subscription {
+    const s: Subscription = {
+      id: crypto.randomUUID(),
+      organization_id: p.organization_id ?? 'org-1',
+      sii_env: p.sii_env ?? 'cert',
+      url: p.url,
+      events:
+        p.events ??
+        (['dte.emitted', 'dte.status_changed', 'dte.accepted', 'dte.rejected'] as WebhookEventType[]),
+      secret: p.secret ?? newWebhookSecret(),
+      active: p.active ?? true,
+      disabled_at: null,
+      disabled_reason: null,
+      consecutive_exhausted: 0,
+      created_at: new Date(),
+    };
+    this.subscriptions.set(s.id, s);
+    return s;
+  }
+
+  addDelivery(
+    sub: Subscription,
+    payload: string,
+    now: Date,
+    type: WebhookEventType = 'dte.status_changed',
+  ): Delivery {
+    const d: Delivery = {
+      id: crypto.randomUUID(),
+      subscription_id: sub.id,
+      event_id: `evt_${crypto.randomUUID()}`,
+      event_type: type,
+      payload,
+      state: 'pending',
+      attempts: 0,
+      next_attempt_at: now,
+      lease_until: null,
+      last_status: null,
+      last_error: null,
+      created_at: now,
+      completed_at: null,
+    };
+    this.deliveries.set(d.id, d);
+    return d;
+  }
+
+  async claimAttempt(deliveryId: string, attempt: number, now: Date, leaseUntil: Date) {
+    const d = this.deliveries.get(deliveryId);
+    if (!d || d.state !== 'pending' || d.attempts !== attempt - 1) return null;
+    if (d.next_attempt_at && d.next_attempt_at > now) return null;
+    if (d.lease_until && d.lease_until > now) return null;
+    const s = this.subscriptions.get(d.subscription_id);
+    if (!s) return null;
+    d.lease_until = leaseUntil;
+    return { delivery: { ...d }, subscription: { ...s } };
+  }
+
+  private finish(id: string, attempt: number, o: AttemptOutcome): Delivery | null {
+    const d = this.deliveries.get(id);
+    if (!d || d.attempts !== attempt - 1) return null;
+    d.attempts = attempt;
+    d.lease_until = null;
+    d.last_status = o.status;
+    d.last_error = o.error;
+    return d;
+  }
+
+  async markDelivered(id: string, attempt: number, now: Date, o: AttemptOutcome) {
+    const d = this.finish(id, attempt, o);
+    if (!d) return;
+    d.state = 'delivered';
+    d.completed_at = now;
+    d.next_attempt_at = null;
+    const s = this.subscriptions.get(d.subscription_id);
+    if (s) s.consecutive_exhausted = 0;
+  }
+
+  async markRetry(id: string, attempt: number, _now: Date, nextAt: Date, o: AttemptOutcome) {
+    const d = this.finish(id, attempt, o);
+    if (d) d.next_attempt_at = nextAt;
+  }
+
+  async markExhausted(
+    id: string,
+    attempt: number,
+    now: Date,
+    o: AttemptOutcome,
+    opts: { countsTowardsDisable: boolean; disableAfter: number; disabledReason: string },
+  ) {
+    const d = this.finish(id, attempt, o);
+    if (!d) return { disabledNow: false, subscription: null };
+    d.state = 'exhausted';
+    d.completed_at = now;
+    d.next_attempt_at = null;
+    const s = this.subscriptions.get(d.subscription_id);
+    if (!s) return { disabledNow: false, subscription: null };
+    let disabledNow = false;
+    if (opts.countsTowardsDisable) {
+      s.consecutive_exhausted++;
+      if (s.active && s.consecutive_exhausted >= opts.disableAfter) {
+        s.active = false;
+        s.disabled_at = now;
+        s.disabled_reason = opts.disabledReason;
+        disabledNow = true;
+      }
+    }
+    return { disabledNow, subscription: { ...s } };
+  }
+
+  async findOverdue(dueBefore: Date, now: Date, limit: number): Promise<DueAttempt[]> {
+    return [...this.deliveries.values()]
+      .filter(
+        (d) =>
+          d.state === 'pending' &&
+          d.next_attempt_at !== null &&
+          d.next_attempt_at <= dueBefore &&
+          (!d.lease_until || d.lease_until <= now),
+      )
+      .slice(0, limit)
+      .map((d) => ({
+        event_id: crypto.randomUUID(),
+        delivery_id: d.id,
+        subscription_id: d.subscription_id,
+        attempt: d.attempts + 1,
+        due_at: d.next_attempt_at!.toISOString(),
+      }));
+  }
+
+  async purgeTerminal(before: Date): Promise<number> {
+    let n = 0;
+    for (const [id, d] of this.deliveries)
+      if (d.state !== 'pending' && d.completed_at && d.completed_at < before) {
+        this.deliveries.delete(id);
+        n++;
+      }
+    return n;
+  }
+
+  async inTransaction<T>(fn: (tx: IngestTx) => Promise<T>): Promise<T> {
+    const tx: IngestTx = {
+      documentState: async (id) => (this.documents.has(id) ? { ...this.documents.get(id)! } : null),
+      saveDocumentState: async (s) => void this.documents.set(s.dte_id, { ...s }),
+      activeSubscriptions: async (org, env) =>
+        [...this.subscriptions.values()].filter(
+          (s) => s.organization_id === org && s.sii_env === env && s.active,
+        ),
+      insertDeliveries: async (rows: NewDelivery[]) => {
+        const inserted: NewDelivery[] = [];
+        for (const r of rows) {
+          const dup = [...this.deliveries.values()].some(
+            (d) => d.subscription_id === r.subscription_id && d.event_id === r.event_id,
+          );
+          if (dup) continue;
+          this.deliveries.set(r.id, {
+            ...r,
+            state: 'pending',
+            attempts: 0,
+            lease_until: null,
+            last_status: null,
+            last_error: null,
+            completed_at: null,
+          });
+          inserted.push(r);
+        }
+        return inserted;
+      },
+    };
+    return fn(tx);
+  }
+}
