@@ -15,6 +15,7 @@
  *
  * The signature, TED, CAF and schema rules themselves are @dte/engine's.
  */
+import { EXPIRING_CAF_TYPES } from '@dte/engine';
 import { validateEnvioSchema, verifyEnvioDte, type EnvioVerification } from './engine';
 import { normalizeRut } from './rut';
 import type { Company, DocumentResult, EnvelopeVerdict, SiiEnv } from './types';
@@ -22,7 +23,8 @@ import { SII_RUT } from './types';
 
 export interface CheckInput {
   env: SiiEnv;
-  xml: string;
+  /** the uploaded file, as received (the engine decodes it as its declaration says) */
+  file: Buffer;
   /** RUT of the authenticated user (the token's certificate) */
   senderRut: string;
   /** the form's rutCompany-dvCompany */
@@ -56,16 +58,13 @@ export interface CheckOutcome {
   documents: DocumentOutcome[];
 }
 
-/** Document types whose CAF expires six months after authorization (LibreDTE's rule). */
-const EXPIRING_TYPES = [33, 43, 46, 56, 61];
-
 export async function checkEnvelope(input: CheckInput): Promise<CheckOutcome> {
-  const schema = await validateEnvioSchema(input.xml);
+  const schema = await validateEnvioSchema(input.file);
   if (!schema.valid) return { verdict: 'RSC', errors: schema.errors, documents: [] };
 
   let v: EnvioVerification;
   try {
-    v = verifyEnvioDte(input.xml, { siiPublicKeys: input.siiPublicKeys });
+    v = verifyEnvioDte(input.file, { siiPublicKeys: input.siiPublicKeys });
   } catch (err) {
     return {
       verdict: 'RFR',
@@ -94,16 +93,17 @@ export async function checkEnvelope(input: CheckInput): Promise<CheckOutcome> {
     if (rutEmisor !== caratulaEmisor) rejects.push('RUT emisor del DTE no corresponde al de la carátula');
     if (!d.signatureValid) rejects.push(`firma del DTE inválida: ${d.signatureError ?? 'no verifica'}`);
     const caf = d.caf;
-    if (!caf) rejects.push('DTE sin CAF');
+    if (!caf.rutEmisor) rejects.push('DTE sin CAF');
     else {
-      if (d.cafSignatureValid !== true) rejects.push('CAF no autorizado por el SII (firma FRMA inválida)');
+      if (d.cafSignatureValid !== true)
+        rejects.push(`CAF no autorizado por el SII: ${d.cafError ?? 'firma FRMA inválida'}`);
       if ((normalizeRut(caf.rutEmisor) ?? caf.rutEmisor) !== rutEmisor) rejects.push('CAF de otro emisor');
       if (Number(caf.tipoDte) !== Number(d.tipoDte)) rejects.push('CAF de otro tipo de documento');
       if (d.folio < caf.desde || d.folio > caf.hasta)
         rejects.push(`folio ${d.folio} fuera del rango autorizado ${caf.desde}-${caf.hasta}`);
       if (d.fchEmis < caf.fechaAutorizacion)
         rejects.push('fecha de emisión anterior a la autorización del CAF');
-      if (EXPIRING_TYPES.includes(Number(d.tipoDte)) && d.fchEmis > addMonths(caf.fechaAutorizacion, 6))
+      if (EXPIRING_CAF_TYPES.includes(Number(d.tipoDte)) && d.fchEmis > addMonths(caf.fechaAutorizacion, 6))
         rejects.push(`CAF vencido (autorizado el ${caf.fechaAutorizacion}, vence a los 6 meses)`);
     }
     if (!d.tedValid) rejects.push(`timbre electrónico (TED) inválido: ${d.tedError ?? 'no verifica'}`);
@@ -168,13 +168,7 @@ function caratulaErrors(input: CheckInput, v: EnvioVerification): string[] {
 
 function subTotals(raw: EnvioVerification['caratula']['subTotales']): Map<number, number> {
   const out = new Map<number, number>();
-  if (Array.isArray(raw)) {
-    for (const s of raw as unknown as Record<string, unknown>[]) {
-      const tipo = Number(s.tipoDte ?? s.TpoDTE ?? s.tpoDte);
-      const n = Number(s.cantidad ?? s.NroDTE ?? s.nroDte ?? s.count);
-      out.set(tipo, (out.get(tipo) ?? 0) + n);
-    }
-  } else for (const [k, n] of Object.entries(raw ?? {})) out.set(Number(k), Number(n));
+  for (const s of raw) out.set(s.tpoDte, (out.get(s.tpoDte) ?? 0) + s.nroDte);
   return out;
 }
 

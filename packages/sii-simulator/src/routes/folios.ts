@@ -11,7 +11,7 @@
  */
 import type { Context } from 'koa';
 import { isoDate } from '../checks';
-import { createCafXml } from '../engine';
+import { createTestCaf } from '../engine';
 import { applyFault, cookieToken, jsonError, readJson } from '../http';
 import { normalizeRut, isValidRut } from '../rut';
 import { authorize, checkToken, type Sim } from '../sim';
@@ -44,7 +44,7 @@ export async function requestFolios(sim: Sim, env: SiiEnv, ctx: Context): Promis
   const key = `${rut}|${tipo}`;
   const desde = (e.lastFolio.get(key) ?? 0) + 1;
   const hasta = desde + cantidad - 1;
-  const xml = createCafXml({
+  const xml = createTestCaf({
     siiKey: sim.siiKeys[env],
     rutEmisor: rut,
     razonSocial: e.companies.get(rut)?.razonSocial ?? `EMPRESA ${rut}`,

@@ -124,7 +124,7 @@ export async function dteUpload(sim: Sim, env: SiiEnv, ctx: Context): Promise<vo
   const adoptResolution = sim.options.autoEnrol && c.fchResol === '';
   const outcome: CheckOutcome = await checkEnvelope({
     env,
-    xml,
+    file: form.file.data,
     senderRut: sender,
     companyRut: company,
     company: c,
