@@ -1,0 +1,114 @@
+import Ajv from 'ajv';
+import type { ValidationIssue } from '@dte/error-catalog';
+import boletaSchema from '../../../../schemas/http/boleta-emission.schema.json';
+import commonSchema from '../../../../schemas/http/common.schema.json';
+import dteSchema from '../../../../schemas/http/dte-emission.schema.json';
+import requestSchema from '../../../../schemas/http/dte-emission-request.schema.json';
+import exportSchema from '../../../../schemas/http/dte-export.schema.json';
+import guiaSchema from '../../../../schemas/http/dte-guia-despacho.schema.json';
+import { isValidRut } from './rut';
+
+/** The JSON Schemas of schemas/http, by shape (also the source of the OpenAPI document). */
+export const emissionSchemas = {
+  common: commonSchema,
+  dte: dteSchema,
+  guiaDespacho: guiaSchema,
+  export: exportSchema,
+  boleta: boletaSchema,
+  request: requestSchema,
+} as const;
+
+export type EmissionShape = 'dte' | 'guiaDespacho' | 'export' | 'boleta';
+
+/**
+ * An ajv instance that understands the schemas: draft-07, OpenAPI's `nullable`, full date/e-mail
+ * formats and the custom format `rut` (pattern plus modulo-11 check digit).
+ */
+export function createEmissionAjv(): Ajv.Ajv {
+  const ajv = new Ajv({ allErrors: true, jsonPointers: true, nullable: true, format: 'full' });
+  ajv.addFormat('rut', { type: 'string', validate: isValidRut });
+  for (const schema of Object.values(emissionSchemas)) ajv.addSchema(schema);
+  return ajv;
+}
+
+let compiled: Record<EmissionShape, Ajv.ValidateFunction> | undefined;
+
+function validators(): Record<EmissionShape, Ajv.ValidateFunction> {
+  if (!compiled) {
+    const ajv = createEmissionAjv();
+    const get = (id: string): Ajv.ValidateFunction => {
+      const fn = ajv.getSchema(id);
+      if (!fn) throw new Error(`schema ${id} not loaded`);
+      return fn;
+    };
+    compiled = {
+      dte: get(dteSchema.$id),
+      guiaDespacho: get(guiaSchema.$id),
+      export: get(exportSchema.$id),
+      boleta: get(boletaSchema.$id),
+    };
+  }
+  return compiled;
+}
+
+/** "/items/0/nombre" -> "items[0].nombre" (the path style of issues[] and of detail.field). */
+export function pointerToPath(pointer: string): string {
+  let path = '';
+  for (const raw of pointer.split('/').slice(1)) {
+    const seg = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+    if (/^\d+$/.test(seg)) path += `[${seg}]`;
+    else path += path ? `.${seg}` : seg;
+  }
+  return path;
+}
+
+export function joinPath(parent: string, child: string): string {
+  return parent ? `${parent}.${child}` : child;
+}
+
+function messageOf(err: Ajv.ErrorObject): string {
+  const params = err.params as unknown as Record<string, unknown>;
+  switch (err.keyword) {
+    case 'required':
+      return 'is required';
+    case 'additionalProperties':
+      return 'is not a field of this document type';
+    case 'format':
+      if (params.format === 'rut') return 'is not a valid RUT (check digit modulo 11)';
+      if (params.format === 'date') return 'must be a calendar date YYYY-MM-DD';
+      return `must be a valid ${String(params.format)}`;
+    case 'enum':
+      return `must be one of ${JSON.stringify(params.allowedValues)}`;
+    default:
+      return (err.message ?? 'is invalid').replace(/^should/, 'must');
+  }
+}
+
+/**
+ * Validates `data` against one shape. One issue per field (the first error found for it);
+ * the branches of an anyOf are merged into one message.
+ */
+export function schemaIssues(shape: EmissionShape, data: unknown): ValidationIssue[] {
+  const validate = validators()[shape];
+  if (validate(data)) return [];
+  const byPath = new Map<string, string[]>();
+  const anyOfBranches = new Map<string, string[]>();
+  for (const err of validate.errors ?? []) {
+    const params = err.params as unknown as Record<string, unknown>;
+    let path = pointerToPath(err.dataPath);
+    if (err.keyword === 'required') path = joinPath(path, String(params.missingProperty));
+    if (err.keyword === 'additionalProperties') path = joinPath(path, String(params.additionalProperty));
+    if (/\/anyOf\/\d+\//.test(err.schemaPath)) {
+      const list = anyOfBranches.get(path) ?? [];
+      list.push(messageOf(err));
+      anyOfBranches.set(path, list);
+      continue;
+    }
+    if (err.keyword === 'anyOf') {
+      byPath.set(path, [(anyOfBranches.get(path) ?? ['must match one of the allowed forms']).join(' or ')]);
+      continue;
+    }
+    if (!byPath.has(path)) byPath.set(path, [messageOf(err)]);
+  }
+  return [...byPath].map(([path, messages]) => ({ path, message: messages[0] }));
+}
