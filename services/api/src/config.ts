@@ -2,9 +2,71 @@ import { parse, readConfig } from '@dte/service-runtime';
 
 export interface Config {
   port: number;
+  host: string;
+  databaseUrl: string;
+  /** PostgreSQL schema holding the tables; `public` when unset */
+  databaseSchema?: string;
+  redisUrl: string;
+  /** base64 of 32 random bytes: the key that wraps every data key (envelope encryption) */
+  masterKey: string;
+  /** names the master key inside each sealed secret, so a rotation can tell old from new */
+  masterKeyId: string;
+  /** HMAC key of the dashboard session cookie (at least 32 characters) */
+  sessionSecret: string;
+  /** origins allowed to send session-authenticated mutations (the dashboard) */
+  dashboardOrigins: string[];
+  /** absolute URL of the api's base path, used for docs_url links */
+  publicBaseUrl: string;
+  rateLimitMax: number;
+  rateLimitWindowSec: number;
+  /** a type whose current folios are at or below this is flagged low_folios */
+  lowFoliosThreshold: number;
+  /** how long a folio request holds the Redis lock of its (organization, environment, type) */
+  cafRequestLockSec: number;
+  siiBaseUrl: string;
+  siiTimeoutMs: number;
 }
+
+const base64Key = (raw: string): string => {
+  if (Buffer.from(raw, 'base64').length !== 32) throw new Error('expected base64 of exactly 32 bytes');
+  return raw;
+};
+const secret = (raw: string): string => {
+  if (raw.length < 32) throw new Error('expected at least 32 characters');
+  return raw;
+};
+const url = (raw: string): string => {
+  new URL(raw);
+  return raw.replace(/\/+$/, '');
+};
+const positive = (raw: string): number => {
+  const n = parse.int(raw);
+  if (n <= 0) throw new Error(`expected a positive integer, got ${n}`);
+  return n;
+};
 
 /** Every environment variable the api reads, checked at start-up. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  return readConfig<Config>({ port: { env: 'API_PORT', default: 3000, parse: parse.port } }, env);
+  const port = env.API_PORT ? parse.port(env.API_PORT) : 3000;
+  return readConfig<Config>(
+    {
+      port: { env: 'API_PORT', default: 3000, parse: parse.port },
+      host: { env: 'API_HOST', default: '127.0.0.1' },
+      databaseUrl: { env: 'DATABASE_URL', default: 'postgres://dte:dte@127.0.0.1:15432/dte', parse: url },
+      databaseSchema: { env: 'DATABASE_SCHEMA', required: false },
+      redisUrl: { env: 'REDIS_URL', default: 'redis://127.0.0.1:16379', parse: url },
+      masterKey: { env: 'MASTER_KEY', parse: base64Key },
+      masterKeyId: { env: 'MASTER_KEY_ID', default: 'mk1' },
+      sessionSecret: { env: 'SESSION_SECRET', parse: secret },
+      dashboardOrigins: { env: 'DASHBOARD_ORIGINS', default: ['http://127.0.0.1:5173'], parse: parse.list },
+      publicBaseUrl: { env: 'PUBLIC_BASE_URL', default: `http://127.0.0.1:${port}/api/v1`, parse: url },
+      rateLimitMax: { env: 'RATE_LIMIT_MAX', default: 600, parse: positive },
+      rateLimitWindowSec: { env: 'RATE_LIMIT_WINDOW_SEC', default: 60, parse: positive },
+      lowFoliosThreshold: { env: 'LOW_FOLIOS_THRESHOLD', default: 20, parse: parse.int },
+      cafRequestLockSec: { env: 'CAF_REQUEST_LOCK_SEC', default: 120, parse: positive },
+      siiBaseUrl: { env: 'SII_BASE_URL', default: 'http://127.0.0.1:18080', parse: url },
+      siiTimeoutMs: { env: 'SII_TIMEOUT_MS', default: 15000, parse: positive },
+    },
+    env,
+  );
 }

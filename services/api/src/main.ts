@@ -1,13 +1,21 @@
-import { createLogger, onShutdown, startHealthServer } from '@dte/service-runtime';
+import { createLogger, onShutdown } from '@dte/service-runtime';
 import { loadConfig } from './config';
+import { openApiDatabase } from './db/data-source';
+import { productionDeps } from './deps';
+import { startApi } from './app';
 
-// Placeholder until the API core lands: the process answers /healthz on API_PORT.
 async function main(): Promise<void> {
   const logger = createLogger('api');
   const config = loadConfig();
-  const health = await startHealthServer(config.port);
-  onShutdown(logger, [() => health.close()]);
-  logger.info({ port: health.port }, 'api ready');
+  const dataSource = await openApiDatabase({ url: config.databaseUrl, schema: config.databaseSchema });
+  const deps = productionDeps(config, dataSource, logger);
+  const api = await startApi(deps, { port: config.port, host: config.host });
+  onShutdown(logger, [
+    () => api.close(),
+    () => deps.redis.quit().then(() => undefined),
+    () => dataSource.destroy(),
+  ]);
+  logger.info({ url: api.url }, 'api ready');
 }
 
 main().catch((err) => {

@@ -4,8 +4,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * Tables of the api core: organizations, companies, branches, users and memberships, API keys,
  * certificates, CAFs (with the folio counter) and automatic stamping settings.
  */
-export class ApiCore1763780000000 implements MigrationInterface {
-  name = 'ApiCore1763780000000';
+export class ApiCore1763780100000 implements MigrationInterface {
+  name = 'ApiCore1763780100000';
 
   async up(q: QueryRunner): Promise<void> {
     await q.query(`

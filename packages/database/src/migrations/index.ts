@@ -2,5 +2,11 @@
 // Add one by creating `<timestamp>-<what>.ts` beside this file and appending its class here.
 import type { MigrationInterface } from 'typeorm';
 import { ProcessedEvents1763780000000 } from './1763780000000-processed-events';
+import { ApiCore1763780100000 } from './1763780100000-api-core';
+import { Webhooks1763790000000 } from './1763790000000-webhooks';
 
-export const migrations: (new () => MigrationInterface)[] = [ProcessedEvents1763780000000];
+export const migrations: (new () => MigrationInterface)[] = [
+  ProcessedEvents1763780000000,
+  ApiCore1763780100000,
+  Webhooks1763790000000,
+];

@@ -1,0 +1,142 @@
+import type { Context } from 'koa';
+import type { DataSource } from 'typeorm';
+import { ApiError } from '../http/api-error';
+import type { MemberRole, Principal } from '../context';
+import { hashApiKey, parseApiKey } from './api-key-format';
+import { isScope, type Scope, type SiiEnv } from './scopes';
+import { SESSION_COOKIE, verifySession } from './session';
+
+interface KeyRow {
+  id: string;
+  organization_id: string;
+  company_id: string;
+  environment: SiiEnv;
+  scopes: string[];
+  expires_at: Date | null;
+  revoked_at: Date | null;
+}
+
+/** Resolves `Authorization: Bearer <key>` to its key, with the spec's 401 codes. */
+export async function authenticateApiKey(db: DataSource, header: string, now: Date): Promise<Principal> {
+  const m = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
+  if (!m) {
+    throw new ApiError('unauthorized', 'Send the API key as Authorization: Bearer <API_KEY>.', {
+      hint: 'The Authorization header must use the Bearer scheme.',
+    });
+  }
+  const key = m[1];
+  const invalid = () =>
+    new ApiError('invalid_api_key', 'No active API key matches the one sent.', {
+      hint: 'API keys look like sk_cert_… or sk_prod_…; create a new one if this one was lost.',
+    });
+  if (!parseApiKey(key)) throw invalid();
+  const rows: KeyRow[] = await db.query(
+    `SELECT id, organization_id, company_id, environment, scopes, expires_at, revoked_at
+       FROM api_keys WHERE key_hash = $1`,
+    [hashApiKey(key)],
+  );
+  const row = rows[0];
+  if (!row) throw invalid();
+  if (row.revoked_at) {
+    throw new ApiError('api_key_revoked', 'This API key was revoked.', {
+      detail: { revokedAt: new Date(row.revoked_at).toISOString() },
+    });
+  }
+  if (row.expires_at && new Date(row.expires_at).getTime() <= now.getTime()) {
+    throw new ApiError('api_key_expired', 'This API key has expired.', {
+      detail: { expiredAt: new Date(row.expires_at).toISOString() },
+    });
+  }
+  return {
+    kind: 'api_key',
+    organizationId: row.organization_id,
+    companyId: row.company_id,
+    environment: row.environment,
+    scopes: new Set(row.scopes.filter(isScope)),
+    role: null,
+    actorId: `key:${row.id}`,
+  };
+}
+
+/**
+ * Resolves the dashboard session cookie. The role comes from the membership row, not the
+ * cookie. The environment of a session request is the `sii_env` query parameter (cert by default).
+ */
+export async function authenticateSession(
+  db: DataSource,
+  cookie: string,
+  secret: string,
+  now: Date,
+  envParam: string | undefined,
+): Promise<Principal> {
+  const claims = verifySession(cookie, secret, now);
+  if (!claims) {
+    throw new ApiError('unauthorized', 'The session is invalid or has expired; sign in again.', {
+      hint: 'Or send an API key as Authorization: Bearer <API_KEY>.',
+    });
+  }
+  if (!claims.org) throw new ApiError('org.required', 'Choose an organization for this session first.');
+  const rows: { role: MemberRole }[] = await db.query(
+    `SELECT m.role FROM memberships m JOIN users u ON u.id = m.user_id
+      WHERE m.user_id = $1 AND m.organization_id = $2`,
+    [claims.uid, claims.org],
+  );
+  if (!rows[0]) {
+    throw new ApiError(
+      'org.required',
+      'The session user is not a member of its organization; choose another.',
+    );
+  }
+  if (envParam !== undefined && envParam !== 'cert' && envParam !== 'prod') {
+    throw new ApiError('validation_failed', 'sii_env must be cert or prod.', {
+      issues: [{ path: '/sii_env', message: 'should be equal to one of the allowed values: cert, prod' }],
+    });
+  }
+  return {
+    kind: 'session',
+    organizationId: claims.org,
+    companyId: null,
+    environment: (envParam as SiiEnv | undefined) ?? 'cert',
+    scopes: null,
+    role: rows[0].role,
+    actorId: `user:${claims.uid}`,
+  };
+}
+
+export async function authenticate(
+  ctx: Context,
+  db: DataSource,
+  opts: { allowSession: boolean; sessionSecret: string; now: Date },
+): Promise<Principal> {
+  const header = ctx.get('Authorization');
+  if (header) return authenticateApiKey(db, header, opts.now);
+  const cookie = opts.allowSession ? ctx.cookies.get(SESSION_COOKIE) : undefined;
+  if (cookie) {
+    const env = typeof ctx.query.sii_env === 'string' ? ctx.query.sii_env : undefined;
+    return authenticateSession(db, cookie, opts.sessionSecret, opts.now, env);
+  }
+  throw new ApiError('unauthorized', 'Authentication required: send Authorization: Bearer <API_KEY>.');
+}
+
+/** 403 forbidden unless the principal may use the route: scope for keys, role for sessions. */
+export function authorize(
+  principal: Principal,
+  scope: Scope | undefined,
+  roles: MemberRole[] | undefined,
+): void {
+  if (principal.kind === 'api_key') {
+    if (scope && !principal.scopes!.has(scope)) {
+      throw new ApiError('forbidden', `This API key lacks the scope ${scope}.`, {
+        detail: { requiredScope: scope },
+      });
+    }
+    return;
+  }
+  if (roles && !roles.includes(principal.role!)) {
+    // role cause: the spec gives next_action only for the scope cause
+    throw new ApiError('forbidden', `Your role (${principal.role}) cannot do this; ask an owner or admin.`, {
+      detail: { role: principal.role, allowedRoles: roles },
+      withoutNextAction: true,
+    });
+  }
+}

@@ -1,0 +1,86 @@
+import type { DataSource, EntityManager } from 'typeorm';
+import { ApiError } from '../http/api-error';
+import type { SiiEnv } from '../auth/scopes';
+
+export interface FolioKey {
+  organizationId: string;
+  companyId: string;
+  environment: SiiEnv;
+  tipoDte: number;
+}
+
+export interface AllocatedFolio {
+  folio: number;
+  cafId: string;
+}
+
+/**
+ * THE folio allocator. Hands out the next folio of (organization, company, environment,
+ * type) inside the caller's transaction, so the folio and the document that uses it commit or
+ * roll back together (a rollback gives the folio back: no gap).
+ *
+ * Atomicity: the CAF row that supplies the folio is locked with SELECT … FOR UPDATE and its
+ * next_folio advanced in the same transaction. Concurrent allocators (any number of api
+ * replicas) queue on that row lock; when the lock holder commits, PostgreSQL re-checks the
+ * waiter's WHERE clause against the new row version (READ COMMITTED), so a waiter whose CAF ran
+ * out moves on to the next CAF in folio order. Folios therefore come out unique and, across
+ * committed transactions, contiguous within each CAF and in CAF order.
+ *
+ * CAFs are used in folio order (lowest `desde` first), skipping expired ones (their unused
+ * folios are a gap the SII allows: an expired CAF cannot be used). When nothing is usable:
+ * caf_not_found (no CAF at all for the type, detail.tipoDte), caf_expired (only expired CAFs
+ * with folios left) or caf_exhausted (every CAF used up, detail.nextFolio).
+ *
+ * Must run inside `dataSource.transaction(m => allocateFolio(m, …))`; `allocateFolioNow` wraps
+ * one for callers that need nothing else in the transaction.
+ */
+export async function allocateFolio(m: EntityManager, key: FolioKey, now: Date): Promise<AllocatedFolio> {
+  if (!m.queryRunner?.isTransactionActive) {
+    throw new Error('allocateFolio must run inside dataSource.transaction(m => …)');
+  }
+  const params = [key.organizationId, key.companyId, key.environment, key.tipoDte];
+  const usable: { id: string }[] = await m.query(
+    `SELECT id FROM cafs
+      WHERE organization_id = $1 AND company_id = $2 AND environment = $3 AND tipo_dte = $4
+        AND deleted_at IS NULL AND next_folio <= hasta AND (expires_at IS NULL OR expires_at > $5)
+      ORDER BY desde
+      LIMIT 1
+      FOR UPDATE`,
+    [...params, now],
+  );
+  if (usable[0]) {
+    const rows: { folio: string }[] = await m.query(
+      'UPDATE cafs SET next_folio = next_folio + 1 WHERE id = $1 RETURNING next_folio - 1 AS folio',
+      [usable[0].id],
+    );
+    return { folio: Number(rows[0].folio), cafId: usable[0].id };
+  }
+  const stats: { total: string; left_expired: string; max_hasta: string | null }[] = await m.query(
+    `SELECT count(*) AS total,
+            count(*) FILTER (WHERE next_folio <= hasta) AS left_expired,
+            max(hasta) AS max_hasta
+       FROM cafs
+      WHERE organization_id = $1 AND company_id = $2 AND environment = $3 AND tipo_dte = $4
+        AND deleted_at IS NULL`,
+    params,
+  );
+  const s = stats[0];
+  if (Number(s.total) === 0) {
+    throw new ApiError('caf_not_found', `No CAF for document type ${key.tipoDte} in ${key.environment}.`, {
+      detail: { tipoDte: key.tipoDte },
+    });
+  }
+  if (Number(s.left_expired) > 0) {
+    throw new ApiError('caf_expired', `Every CAF with folios left for type ${key.tipoDte} has expired.`, {
+      detail: { tipoDte: key.tipoDte },
+    });
+  }
+  throw new ApiError('caf_exhausted', `No folios left for document type ${key.tipoDte}.`, {
+    detail: { tipoDte: key.tipoDte, nextFolio: Number(s.max_hasta) + 1 },
+  });
+}
+
+/** allocateFolio in a transaction of its own. */
+export function allocateFolioNow(db: DataSource, key: FolioKey, now: Date): Promise<AllocatedFolio> {
+  return db.transaction((m) => allocateFolio(m, key, now));
+}

@@ -1,0 +1,316 @@
+import { randomUUID } from 'node:crypto';
+import { readP12, type SigningCredential } from '@dte/engine';
+import type { DataSource, EntityManager } from 'typeorm';
+import { ApiError } from '../http/api-error';
+import { open, seal, type KeyWrapper } from '../crypto/envelope';
+import { mapKmsError } from '../crypto/kms-errors';
+import { isUniqueViolation, isUuid } from '../db/pg-errors';
+import { normalizeRut } from '../rut';
+
+export interface CertificateRow {
+  id: string;
+  organization_id: string;
+  label: string;
+  rut: string;
+  subject: string;
+  serial_number: string;
+  fingerprint_sha256: string;
+  not_before: Date;
+  not_after: Date;
+  is_default: boolean;
+  created_at: Date;
+  deleted_at: Date | null;
+}
+
+const COLUMNS = `id, organization_id, label, rut, subject, serial_number, fingerprint_sha256, not_before,
+  not_after, is_default, created_at, deleted_at`;
+
+/** The public record of a certificate: metadata only, never the file or its password. */
+export function certificateRecord(row: CertificateRow, now: Date) {
+  return {
+    id: row.id,
+    label: row.label,
+    rut: row.rut,
+    subject: row.subject,
+    serial_number: row.serial_number,
+    fingerprint_sha256: row.fingerprint_sha256,
+    not_before: new Date(row.not_before).toISOString(),
+    not_after: new Date(row.not_after).toISOString(),
+    expired: new Date(row.not_after).getTime() <= now.getTime(),
+    is_default: row.is_default,
+    created_at: new Date(row.created_at).toISOString(),
+  };
+}
+
+const aad = (id: string, part: 'p12' | 'password') => `certificate:${id}:${part}`;
+
+/** RUTs that may sign for the organization: each company's own RUT and its declared signers. */
+async function allowedSignerRuts(
+  db: DataSource | EntityManager,
+  organizationId: string,
+): Promise<Set<string>> {
+  const rows: { rut: string; signer_ruts: string[] }[] = await db.query(
+    'SELECT rut, signer_ruts FROM companies WHERE organization_id = $1',
+    [organizationId],
+  );
+  const out = new Set<string>();
+  for (const r of rows) for (const rut of [r.rut, ...r.signer_ruts]) out.add(normalizeRut(rut) ?? rut);
+  return out;
+}
+
+export async function uploadCertificate(
+  db: DataSource,
+  keys: KeyWrapper,
+  organizationId: string,
+  input: { p12: Buffer; password: string; label: string },
+  now: Date,
+): Promise<CertificateRow> {
+  const credential = readP12(input.p12, input.password); // cert.invalid
+  const info = credential.info;
+  if (info.notAfter.getTime() <= now.getTime()) {
+    throw new ApiError('cert_expired', `The certificate expired on ${info.notAfter.toISOString()}.`, {
+      detail: { expiredAt: info.notAfter.toISOString() },
+    });
+  }
+  const allowed = await allowedSignerRuts(db, organizationId);
+  const certRut = normalizeRut(info.rut) ?? info.rut;
+  if (!allowed.has(certRut)) {
+    throw new ApiError(
+      'cert_subject_mismatch',
+      `The certificate holder ${certRut} may not sign for this emitter.`,
+      {
+        detail: { certificateRut: certRut, allowedRuts: [...allowed] },
+        hint: "A person's certificate must be listed among the company's authorized signers.",
+      },
+    );
+  }
+  const id = randomUUID();
+  let p12Sealed, passwordSealed;
+  try {
+    p12Sealed = await seal(keys, input.p12, aad(id, 'p12'));
+    passwordSealed = await seal(keys, Buffer.from(input.password, 'utf8'), aad(id, 'password'));
+  } catch (err) {
+    throw mapKmsError(err, 'cert');
+  }
+  try {
+    return await db.transaction(async (m) => {
+      // one default per organization: the first current certificate becomes it
+      await m.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`certificates:${organizationId}`]);
+      const current: { n: string }[] = await m.query(
+        'SELECT count(*) AS n FROM certificates WHERE organization_id = $1 AND is_default AND deleted_at IS NULL',
+        [organizationId],
+      );
+      const rows: CertificateRow[] = await m.query(
+        `INSERT INTO certificates (id, organization_id, label, rut, subject, serial_number, fingerprint_sha256,
+           not_before, not_after, p12_sealed, password_sealed, is_default)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING ${COLUMNS}`,
+        [
+          id,
+          organizationId,
+          input.label,
+          certRut,
+          info.subject,
+          info.serialNumber,
+          info.fingerprintSha256,
+          info.notBefore,
+          info.notAfter,
+          p12Sealed,
+          passwordSealed,
+          Number(current[0].n) === 0,
+        ],
+      );
+      return rows[0];
+    });
+  } catch (err) {
+    if (isUniqueViolation(err, 'certificates_org_fingerprint_uq')) {
+      throw new ApiError('cert.duplicate', 'This certificate is already loaded.', {
+        detail: { fingerprintSha256: info.fingerprintSha256 },
+      });
+    }
+    throw new ApiError('cert.insert_failed', 'The certificate could not be stored.', { cause: err });
+  }
+}
+
+export async function listCertificates(db: DataSource, organizationId: string): Promise<CertificateRow[]> {
+  return db.query(
+    `SELECT ${COLUMNS} FROM certificates WHERE organization_id = $1 AND deleted_at IS NULL ORDER BY created_at, id`,
+    [organizationId],
+  );
+}
+
+/** A current certificate of the organization; another organization's answers exactly like a missing one. */
+async function findCurrent(
+  db: DataSource | EntityManager,
+  organizationId: string,
+  id: string,
+  code: 'cert.not_found' | 'cert_not_found',
+  lock = false,
+): Promise<CertificateRow> {
+  const rows: CertificateRow[] = isUuid(id)
+    ? await db.query(
+        `SELECT ${COLUMNS} FROM certificates WHERE id = $1 AND organization_id = $2 AND deleted_at IS NULL
+         ${lock ? 'FOR UPDATE' : ''}`,
+        [id, organizationId],
+      )
+    : [];
+  if (!rows[0]) throw new ApiError(code, 'No such certificate.', { detail: { certificateId: id } });
+  return rows[0];
+}
+
+export async function activateCertificate(
+  db: DataSource,
+  organizationId: string,
+  id: string,
+  now: Date,
+): Promise<CertificateRow> {
+  return db.transaction(async (m) => {
+    await m.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`certificates:${organizationId}`]);
+    const row = await findCurrent(m, organizationId, id, 'cert.not_found', true);
+    if (new Date(row.not_after).getTime() <= now.getTime()) {
+      throw new ApiError('cert.expired', 'An expired certificate cannot be the default.', {
+        detail: { expiredAt: new Date(row.not_after).toISOString() },
+      });
+    }
+    await m.query(
+      'UPDATE certificates SET is_default = false WHERE organization_id = $1 AND is_default AND id <> $2',
+      [organizationId, id],
+    );
+    const rows: CertificateRow[] = await m.query(
+      `UPDATE certificates SET is_default = true WHERE id = $1 RETURNING ${COLUMNS}`,
+      [id],
+    );
+    return rows[0];
+  });
+}
+
+/** Soft delete; the organization's only current certificate stays (cert.last_remaining). */
+export async function deleteCertificate(
+  db: DataSource,
+  organizationId: string,
+  id: string,
+  now: Date,
+): Promise<CertificateRow> {
+  return db.transaction(async (m) => {
+    await m.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`certificates:${organizationId}`]);
+    await findCurrent(m, organizationId, id, 'cert.not_found', true);
+    const count: { n: string }[] = await m.query(
+      'SELECT count(*) AS n FROM certificates WHERE organization_id = $1 AND deleted_at IS NULL',
+      [organizationId],
+    );
+    if (Number(count[0].n) <= 1) {
+      throw new ApiError(
+        'cert.last_remaining',
+        'The only certificate of the organization cannot be deleted.',
+        {
+          hint: 'Upload its replacement first.',
+        },
+      );
+    }
+    const rows: CertificateRow[] = await m.query(
+      `UPDATE certificates SET deleted_at = $2, is_default = false WHERE id = $1 RETURNING ${COLUMNS}`,
+      [id, now],
+    );
+    return rows[0];
+  });
+}
+
+/**
+ * X-Cert-Id rules for signing requests (Authentication 4). With the header: that current
+ * certificate of the organization (cert_not_found otherwise). Without it: the only current
+ * certificate; none → cert_id_missing; several → cert_id_ambiguous. An expired choice is
+ * cert_expired. `path: 'dte'` gives cert_id_missing the DTE path's next_action.
+ */
+export async function resolveSigningCertificate(
+  db: DataSource | EntityManager,
+  organizationId: string,
+  certIdHeader: string | undefined,
+  opts: { path: 'dte' | 'other'; now: Date },
+): Promise<CertificateRow> {
+  let row: CertificateRow;
+  if (certIdHeader) {
+    row = await findCurrent(db, organizationId, certIdHeader.trim(), 'cert_not_found');
+  } else {
+    const rows = await listCertificates(db as DataSource, organizationId);
+    if (rows.length === 0) {
+      throw new ApiError(
+        'cert_id_missing',
+        'No certificate is loaded; upload one, then send its id as X-Cert-Id.',
+        {
+          ...(opts.path === 'dte' ? { nextAction: 'send_cert_id_header' } : {}),
+        },
+      );
+    }
+    if (rows.length > 1) {
+      throw new ApiError(
+        'cert_id_ambiguous',
+        'Several certificates are current; say which one with X-Cert-Id.',
+        {
+          detail: { certificateIds: rows.map((r) => r.id) },
+        },
+      );
+    }
+    row = rows[0];
+  }
+  assertNotExpired(row, opts.now);
+  return row;
+}
+
+/** The default (active) certificate for a folio request, or the X-Cert-Id one; none → cert.missing. */
+export async function resolveActiveCertificate(
+  db: DataSource,
+  organizationId: string,
+  certIdHeader: string | undefined,
+  now: Date,
+): Promise<CertificateRow> {
+  let row: CertificateRow | undefined;
+  if (certIdHeader) {
+    row = await findCurrent(db, organizationId, certIdHeader.trim(), 'cert.not_found');
+  } else {
+    const rows: CertificateRow[] = await db.query(
+      `SELECT ${COLUMNS} FROM certificates WHERE organization_id = $1 AND is_default AND deleted_at IS NULL`,
+      [organizationId],
+    );
+    row = rows[0];
+    if (!row) throw new ApiError('cert.missing', 'No active certificate: upload one or activate one first.');
+  }
+  assertNotExpired(row, now);
+  return row;
+}
+
+function assertNotExpired(row: CertificateRow, now: Date): void {
+  if (new Date(row.not_after).getTime() <= now.getTime()) {
+    throw new ApiError(
+      'cert_expired',
+      `The certificate expired on ${new Date(row.not_after).toISOString()}.`,
+      {
+        detail: { expiredAt: new Date(row.not_after).toISOString(), certificateId: row.id },
+      },
+    );
+  }
+}
+
+/** Opens the sealed .p12 and password of a certificate and reads it: in memory only. */
+export async function loadSigningCredential(
+  db: DataSource,
+  keys: KeyWrapper,
+  certificateId: string,
+): Promise<SigningCredential> {
+  const rows: { p12_sealed: unknown; password_sealed: unknown }[] = await db.query(
+    'SELECT p12_sealed, password_sealed FROM certificates WHERE id = $1',
+    [certificateId],
+  );
+  if (!rows[0]) throw new ApiError('cert.not_found', 'No such certificate.');
+  let p12: Buffer, password: Buffer;
+  try {
+    p12 = await open(keys, rows[0].p12_sealed, aad(certificateId, 'p12'));
+    password = await open(keys, rows[0].password_sealed, aad(certificateId, 'password'));
+  } catch (err) {
+    throw mapKmsError(err, 'cert');
+  }
+  try {
+    return readP12(p12, password.toString('utf8'));
+  } finally {
+    p12.fill(0);
+    password.fill(0);
+  }
+}

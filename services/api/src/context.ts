@@ -1,0 +1,80 @@
+import type { Logger } from '@dte/service-runtime';
+import type Router from '@koa/router';
+import type { Redis } from 'ioredis';
+import type { Context } from 'koa';
+import type { DataSource } from 'typeorm';
+import type { Config } from './config';
+import type { KeyWrapper } from './crypto/envelope';
+import type { FolioGrantClient } from './caf/folio-grant-client';
+import type { CafDocumentsProbe } from './caf/documents-probe';
+import type { Scope, SiiEnv } from './auth/scopes';
+
+export type MemberRole = 'owner' | 'admin' | 'member';
+
+/** Who is calling: an API key of a company, or a dashboard user inside an organization. */
+export interface Principal {
+  kind: 'api_key' | 'session';
+  organizationId: string;
+  /** the API key's company; null for a session (which acts for the whole organization) */
+  companyId: string | null;
+  environment: SiiEnv;
+  /** API key scopes; null for a session (sessions are checked by role) */
+  scopes: ReadonlySet<Scope> | null;
+  role: MemberRole | null;
+  /** api key id or user id, the rate-limit bucket */
+  actorId: string;
+}
+
+/** Everything the api needs from outside, so a test builds the app with real or local parts. */
+export interface ApiDeps {
+  config: Config;
+  dataSource: DataSource;
+  redis: Redis;
+  keys: KeyWrapper;
+  folioGrant: FolioGrantClient;
+  cafDocuments: CafDocumentsProbe;
+  logger: Logger;
+  clock?: () => Date;
+  /**
+   * Where the emission routes (/dtes, issue 6) attach: called with the /api/v1 router after the
+   * api-core routes, and given the building blocks (authentication, scopes, body parsing).
+   */
+  mountExtraRoutes?: (router: Router, kit: import('./routes/route-kit').RouteKit) => void;
+}
+
+export type HttpMethod = 'get' | 'post' | 'put' | 'delete';
+
+export type Auth = 'none' | 'bearer' | 'bearer_or_session';
+
+export interface RouteResponse {
+  description: string;
+  /** a schemas/http file, or undefined for no body */
+  schema?: string;
+  contentType?: string;
+}
+
+/**
+ * One route of the api: the router and the OpenAPI document are both built from this list, so
+ * they cannot disagree.
+ */
+export interface RouteDef {
+  method: HttpMethod;
+  /** Koa path under /api/v1, e.g. /certificates/:id */
+  path: string;
+  operationId: string;
+  summary: string;
+  tag: string;
+  auth: Auth;
+  /** API key scope required (sessions are checked by `roles` instead) */
+  scope?: Scope;
+  /** session roles allowed; absent = any member of the organization */
+  roles?: MemberRole[];
+  body?: { kind: 'json' | 'multipart'; schema: string };
+  /** extra request headers documented (name -> description) */
+  headers?: Record<string, string>;
+  query?: Record<string, { description: string; schema: Record<string, unknown> }>;
+  responses: Record<number, RouteResponse>;
+  /** catalog codes this route answers besides the common ones */
+  errors: string[];
+  handler: (ctx: Context) => Promise<void>;
+}

@@ -1,0 +1,28 @@
+import { createLogger, type Logger } from '@dte/service-runtime';
+import { Redis } from 'ioredis';
+import type { DataSource } from 'typeorm';
+import type { Config } from './config';
+import type { ApiDeps } from './context';
+import { LocalKeyWrapper } from './crypto/envelope';
+import { SqlCafDocumentsProbe } from './caf/documents-probe';
+import { SiiFolioGrantClient } from './caf/sii-folio-grant-client';
+
+/** The production wiring of ApiDeps from configuration and an initialized DataSource. */
+export function productionDeps(
+  config: Config,
+  dataSource: DataSource,
+  logger: Logger = createLogger('api'),
+): ApiDeps {
+  return {
+    config,
+    dataSource,
+    redis: new Redis(config.redisUrl, { lazyConnect: false, maxRetriesPerRequest: 2 }),
+    keys: new LocalKeyWrapper(
+      { [config.masterKeyId]: Buffer.from(config.masterKey, 'base64') },
+      config.masterKeyId,
+    ),
+    folioGrant: new SiiFolioGrantClient({ baseUrl: config.siiBaseUrl, timeoutMs: config.siiTimeoutMs }),
+    cafDocuments: new SqlCafDocumentsProbe(dataSource),
+    logger,
+  };
+}

@@ -1,0 +1,24 @@
+/** @dte/api: the REST API as a library (the process entry point is main.ts). */
+export { createApp, startApi, apiRoutes, BASE_PATH, type ApiApp, type RunningApi } from './app';
+export type { ApiDeps, Principal, RouteDef } from './context';
+export type { RouteKit } from './routes/route-kit';
+export { principalOf } from './routes/route-kit';
+export { loadConfig, type Config } from './config';
+export { productionDeps } from './deps';
+export { apiDataSource, openApiDatabase } from './db/data-source';
+export { allocateFolio, allocateFolioNow, type FolioKey, type AllocatedFolio } from './caf/folio-allocator';
+export { resolveSigningCertificate, loadSigningCredential } from './certificates/certificates';
+export { seal, open, LocalKeyWrapper, KmsAuthError, KmsUnavailableError } from './crypto/envelope';
+export type { KeyWrapper, SealedSecret } from './crypto/envelope';
+export { ApiError } from './http/api-error';
+export { parseJsonBody } from './http/json-body';
+export { validateBody } from './http/validate';
+export { generateApiKey, hashApiKey, parseApiKey, API_KEY_PATTERN } from './auth/api-key-format';
+export { signSession, verifySession, SESSION_COOKIE } from './auth/session';
+export { SCOPES, type Scope, type SiiEnv } from './auth/scopes';
+export { seedOrganization, type SeedInput, type SeedResult } from './seed';
+export type { FolioGrantClient, FolioGrantRequest } from './caf/folio-grant-client';
+export { FolioGrantError } from './caf/folio-grant-client';
+export { SiiFolioGrantClient } from './caf/sii-folio-grant-client';
+export type { CafDocumentsProbe } from './caf/documents-probe';
+export { SqlCafDocumentsProbe } from './caf/documents-probe';

@@ -1,0 +1,55 @@
+import type { Context, Middleware } from 'koa';
+import type { ApiDeps, Principal, RouteDef } from '../context';
+import { authenticate, authorize } from '../auth/authenticate';
+import { checkSessionCsrf } from '../auth/csrf';
+import { enforceRateLimit } from '../auth/rate-limit';
+import { parseJsonBody } from '../http/json-body';
+import { validateBody } from '../http/validate';
+
+/** The building blocks of a route, shared with routes mounted by other parts (the /dtes routes). */
+export interface RouteKit {
+  /** middleware chain for a route definition: auth, rate limit, CSRF, scope/role, JSON body */
+  chain(def: Pick<RouteDef, 'auth' | 'scope' | 'roles' | 'body'>): Middleware[];
+  now(): Date;
+}
+
+export function principalOf(ctx: Context): Principal {
+  return ctx.state.principal as Principal;
+}
+
+export function createRouteKit(deps: ApiDeps): RouteKit {
+  const now = deps.clock ?? (() => new Date());
+  const chain: RouteKit['chain'] = (def) => {
+    const out: Middleware[] = [];
+    if (def.auth !== 'none') {
+      out.push(async (ctx, next) => {
+        const at = now();
+        const principal = await authenticate(ctx, deps.dataSource, {
+          allowSession: def.auth === 'bearer_or_session',
+          sessionSecret: deps.config.sessionSecret,
+          now: at,
+        });
+        ctx.state.principal = principal;
+        await enforceRateLimit(
+          ctx,
+          deps.redis,
+          principal.actorId,
+          { max: deps.config.rateLimitMax, windowSec: deps.config.rateLimitWindowSec },
+          at,
+        );
+        if (principal.kind === 'session') checkSessionCsrf(ctx, deps.config.dashboardOrigins);
+        authorize(principal, def.scope, def.roles);
+        await next();
+      });
+    }
+    if (def.body?.kind === 'json') {
+      const schema = def.body.schema;
+      out.push(async (ctx, next) => {
+        ctx.state.body = validateBody(schema, await parseJsonBody(ctx));
+        await next();
+      });
+    }
+    return out;
+  };
+  return { chain, now };
+}

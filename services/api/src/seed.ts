@@ -1,0 +1,187 @@
+/**
+ * Seed command: creates (or reuses) an organization and its company, and a new API key, and
+ * prints the key. The local start uses it to seed a demo.
+ *
+ *   npm run -s seed -w @dte/api -- --org "Demo SpA" --rut 76086428-5 --env cert \
+ *     [--razon-social "DEMO SPA"] [--giro ...] [--direccion ...] [--comuna ...] [--actividad 620200] \
+ *     [--signer-rut 11111111-1,...] [--scopes dte:read,dte:write,...] [--expires-days 90] \
+ *     [--owner-email a@b.cl] [--print json|key]
+ *
+ * Prints one JSON line {organization_id, company_id, environment, api_key, scopes[, session_cookie]}
+ * (or only the key with --print key). With --owner-email it also creates that user as owner and
+ * prints a signed session cookie value valid 12 hours (needs SESSION_SECRET).
+ */
+import { parseArgs } from 'node:util';
+import type { DataSource } from 'typeorm';
+import { generateApiKey } from './auth/api-key-format';
+import { SCOPES, isScope, type Scope, type SiiEnv } from './auth/scopes';
+import { signSession } from './auth/session';
+import { openApiDatabase } from './db/data-source';
+import { normalizeRut } from './rut';
+
+export interface SeedInput {
+  org: string;
+  rut: string;
+  env: SiiEnv;
+  razonSocial?: string;
+  giro?: string;
+  direccion?: string;
+  comuna?: string;
+  actividadEconomica?: number;
+  signerRuts?: string[];
+  scopes?: Scope[];
+  expiresAt?: Date | null;
+  ownerEmail?: string;
+  /** the role of ownerEmail (owner by default) */
+  ownerRole?: 'owner' | 'admin' | 'member';
+}
+
+export interface SeedResult {
+  organization_id: string;
+  company_id: string;
+  environment: SiiEnv;
+  api_key: string;
+  api_key_id: string;
+  scopes: Scope[];
+  user_id?: string;
+}
+
+/** Creates or reuses the organization (by name) and company (by RUT), then a fresh API key. */
+export async function seedOrganization(db: DataSource, input: SeedInput): Promise<SeedResult> {
+  const rut = normalizeRut(input.rut);
+  if (!rut) throw new Error(`--rut ${input.rut} is not a valid RUT`);
+  const signerRuts = (input.signerRuts ?? []).map((r) => {
+    const n = normalizeRut(r);
+    if (!n) throw new Error(`--signer-rut ${r} is not a valid RUT`);
+    return n;
+  });
+  const scopes = input.scopes ?? [...SCOPES];
+  return db.transaction(async (m) => {
+    await m.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`seed:${input.org}`]);
+    let org: { id: string }[] = await m.query(
+      'SELECT id FROM organizations WHERE name = $1 ORDER BY created_at LIMIT 1',
+      [input.org],
+    );
+    if (!org[0])
+      org = await m.query('INSERT INTO organizations (name) VALUES ($1) RETURNING id', [input.org]);
+    const organizationId = org[0].id;
+    const company: { id: string }[] = await m.query(
+      `INSERT INTO companies (organization_id, rut, razon_social, giro, direccion, comuna, actividad_economica, signer_ruts)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+       ON CONFLICT (organization_id, rut) DO UPDATE
+         SET signer_ruts = (SELECT array_agg(DISTINCT x) FROM unnest(companies.signer_ruts || EXCLUDED.signer_ruts) x)
+       RETURNING id`,
+      [
+        organizationId,
+        rut,
+        input.razonSocial ?? input.org.toUpperCase(),
+        input.giro ?? null,
+        input.direccion ?? null,
+        input.comuna ?? null,
+        input.actividadEconomica ?? null,
+        signerRuts,
+      ],
+    );
+    const key = generateApiKey(input.env);
+    const keyRow: { id: string }[] = await m.query(
+      `INSERT INTO api_keys (organization_id, company_id, environment, name, prefix, key_hash, scopes, expires_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`,
+      [
+        organizationId,
+        company[0].id,
+        input.env,
+        `seed ${new Date().toISOString()}`,
+        key.prefix,
+        key.hash,
+        scopes,
+        input.expiresAt ?? null,
+      ],
+    );
+    const result: SeedResult = {
+      organization_id: organizationId,
+      company_id: company[0].id,
+      environment: input.env,
+      api_key: key.key,
+      api_key_id: keyRow[0].id,
+      scopes,
+    };
+    if (input.ownerEmail) {
+      const user: { id: string }[] = await m.query(
+        `INSERT INTO users (email) VALUES ($1) ON CONFLICT (email) DO UPDATE SET email = EXCLUDED.email RETURNING id`,
+        [input.ownerEmail],
+      );
+      await m.query(
+        `INSERT INTO memberships (user_id, organization_id, role) VALUES ($1, $2, $3)
+         ON CONFLICT (user_id, organization_id) DO UPDATE SET role = EXCLUDED.role`,
+        [user[0].id, organizationId, input.ownerRole ?? 'owner'],
+      );
+      result.user_id = user[0].id;
+    }
+    return result;
+  });
+}
+
+async function cli(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      org: { type: 'string' },
+      rut: { type: 'string' },
+      env: { type: 'string', default: 'cert' },
+      'razon-social': { type: 'string' },
+      giro: { type: 'string' },
+      direccion: { type: 'string' },
+      comuna: { type: 'string' },
+      actividad: { type: 'string' },
+      'signer-rut': { type: 'string' },
+      scopes: { type: 'string' },
+      'expires-days': { type: 'string' },
+      'owner-email': { type: 'string' },
+      print: { type: 'string', default: 'json' },
+    },
+  });
+  if (!values.org || !values.rut)
+    throw new Error('usage: seed --org <name> --rut <12345678-5> [--env cert|prod] …');
+  if (values.env !== 'cert' && values.env !== 'prod') throw new Error('--env must be cert or prod');
+  const scopes = values.scopes?.split(',').map((s) => s.trim());
+  const bad = scopes?.filter((s) => !isScope(s));
+  if (bad?.length) throw new Error(`unknown scopes: ${bad.join(', ')} (known: ${SCOPES.join(', ')})`);
+  const url = process.env.DATABASE_URL ?? 'postgres://dte:dte@127.0.0.1:15432/dte';
+  const db = await openApiDatabase({ url, schema: process.env.DATABASE_SCHEMA || undefined, poolSize: 2 });
+  try {
+    const res = await seedOrganization(db, {
+      org: values.org,
+      rut: values.rut,
+      env: values.env,
+      razonSocial: values['razon-social'],
+      giro: values.giro,
+      direccion: values.direccion,
+      comuna: values.comuna,
+      actividadEconomica: values.actividad ? Number(values.actividad) : undefined,
+      signerRuts: values['signer-rut']?.split(','),
+      scopes: scopes as Scope[] | undefined,
+      expiresAt: values['expires-days']
+        ? new Date(Date.now() + Number(values['expires-days']) * 86400_000)
+        : null,
+      ownerEmail: values['owner-email'],
+    });
+    const out: Record<string, unknown> = { ...res };
+    if (res.user_id) {
+      const secret = process.env.SESSION_SECRET;
+      if (!secret) throw new Error('--owner-email needs SESSION_SECRET to sign the session cookie');
+      out.session_cookie = signSession(
+        { uid: res.user_id, org: res.organization_id, exp: Math.floor(Date.now() / 1000) + 12 * 3600 },
+        secret,
+      );
+    }
+    process.stdout.write(values.print === 'key' ? `${res.api_key}\n` : `${JSON.stringify(out)}\n`);
+  } finally {
+    await db.destroy();
+  }
+}
+
+if (require.main === module) {
+  cli().catch((err) => {
+    console.error(`seed failed: ${(err as Error).message}`);
+    process.exit(1);
+  });
+}
