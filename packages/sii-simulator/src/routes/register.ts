@@ -162,7 +162,7 @@ export async function registerService(sim: Sim, env: SiiEnv, ctx: Context): Prom
   if (codes.includes(accion)) return reply(7);
   if (claim) {
     if (accion === 'ERM')
-      return reply(6, `No se puede acusar recibo de mercaderia de DTE previamente reclamado por ${claim}`);
+      return reply(6, `No se puede acusar recibo de mercaderia de DTE reclamado por ${claim}`);
     if (accion === 'ACD')
       return reply(12, `No se puede dar por aceptado DTE previamente rechazado por ${claim}`);
     if ((accion === 'RFP' || accion === 'RFT') && codes.some((c) => c === 'RFP' || c === 'RFT'))

@@ -14,18 +14,27 @@ export function escapeXml(s: string): string {
   return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 }
 
+/** the parsed document, or undefined for a body that is not XML (e.g. "Error 500") */
 function parse(xml: string) {
-  return new DOMParser().parseFromString(xml, 'text/xml');
+  try {
+    return new DOMParser({ onError: () => undefined }).parseFromString(xml, 'text/xml');
+  } catch {
+    return undefined;
+  }
 }
 
 /** text of the first element with this local name */
 export function textOf(xml: string, name: string): string | undefined {
-  const els = parse(xml).getElementsByTagNameNS('*', name);
+  const doc = parse(xml);
+  if (!doc) return undefined;
+  const els = doc.getElementsByTagNameNS('*', name);
   return els.length > 0 ? (els[0].textContent ?? '') : undefined;
 }
 
 export function allTexts(xml: string, name: string): string[] {
-  const els = parse(xml).getElementsByTagNameNS('*', name);
+  const doc = parse(xml);
+  if (!doc) return [];
+  const els = doc.getElementsByTagNameNS('*', name);
   const out: string[] = [];
   for (let i = 0; i < els.length; i++) out.push(els[i].textContent ?? '');
   return out;
