@@ -57,9 +57,7 @@ async function expectSiiError(p: Promise<unknown>): Promise<SiiError> {
 }
 
 /** multipart parsed by busboy (an independent reader): fields in order and the file part */
-function readForm(
-  r: Recorded,
-): Promise<{
+function readForm(r: Recorded): Promise<{
   order: string[];
   fields: Record<string, string>;
   file?: { name: string; type: string; data: Buffer };
@@ -171,25 +169,23 @@ describe('sii-client against recorded SII replies', function () {
     });
 
     it('ESTADO 05 (invalid signature) is a non-retryable auth error; 08 (stale seed) is transient', async () => {
-      fake
-        .on('/DTEWS/CrSeed.jws', { body: rpcReply('getSeed', CERT_NS, SEED_OK) })
-        .on(
-          '/DTEWS/GetTokenFromSeed.jws',
-          {
-            body: rpcReply(
-              'getToken',
-              CERT_NS,
-              respuesta('<ESTADO>05</ESTADO><GLOSA>Firma no es valida</GLOSA>'),
-            ),
-          },
-          {
-            body: rpcReply(
-              'getToken',
-              CERT_NS,
-              respuesta('<ESTADO>08</ESTADO><GLOSA>TIME-OUT DEL SEED</GLOSA>'),
-            ),
-          },
-        );
+      fake.on('/DTEWS/CrSeed.jws', { body: rpcReply('getSeed', CERT_NS, SEED_OK) }).on(
+        '/DTEWS/GetTokenFromSeed.jws',
+        {
+          body: rpcReply(
+            'getToken',
+            CERT_NS,
+            respuesta('<ESTADO>05</ESTADO><GLOSA>Firma no es valida</GLOSA>'),
+          ),
+        },
+        {
+          body: rpcReply(
+            'getToken',
+            CERT_NS,
+            respuesta('<ESTADO>08</ESTADO><GLOSA>TIME-OUT DEL SEED</GLOSA>'),
+          ),
+        },
+      );
       const client = clientFor(fake);
       const e1 = await expectSiiError(client.getToken('cert', credential));
       expect([e1.kind, e1.retryable, e1.siiCode, e1.glosa]).to.deep.equal([
