@@ -9,10 +9,11 @@
  *   SII_SIMULATOR_REPARO_DAYS (60), SII_SIMULATOR_MAX_UPLOAD_BYTES (10485760)
  *   SII_SIMULATOR_CAF_KEY_BITS (1024)
  *   SII_SIMULATOR_KEYS_FILE                   JSON { cert: SiiKey, prod: SiiKey } as GET /admin/sii-keys
- *                                             returns it; keys are created at start when absent
+ *                                             returns it; when the file does not exist, the keys made
+ *                                             at start are written there (stable across restarts)
  *   SII_SIMULATOR_TRIGGERS                    JSON array of triggers armed at start
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { parse, readConfig } from '@dte/service-runtime';
 import type { SiiKey } from './engine';
 import type { SimulatorOptions } from './options';
@@ -46,9 +47,11 @@ export function readSimulatorConfig(env: NodeJS.ProcessEnv = process.env): Parti
     },
     env,
   );
-  const siiKeys: Partial<Record<SiiEnv, SiiKey>> = c.keysFile
-    ? (JSON.parse(readFileSync(c.keysFile, 'utf8')) as Partial<Record<SiiEnv, SiiKey>>)
-    : {};
+  // a keys file that does not exist yet is written by main.ts with the keys made at start
+  const siiKeys: Partial<Record<SiiEnv, SiiKey>> =
+    c.keysFile && existsSync(c.keysFile)
+      ? (JSON.parse(readFileSync(c.keysFile, 'utf8')) as Partial<Record<SiiEnv, SiiKey>>)
+      : {};
   return {
     port: c.port,
     host: c.host,

@@ -23,6 +23,7 @@ import { queryEstDte, queryEstUp } from './routes/query';
 import { rcv } from './routes/rcv';
 import { registerService } from './routes/register';
 import { dteUpload } from './routes/upload';
+import { serveWsdl, WSDL_SERVICES } from './routes/wsdl';
 import type { Sim } from './sim';
 import { SimulatorState } from './state';
 import { REGISTER_PATH, SII_ENVS, SII_IDK, type SiiEnv } from './types';
@@ -42,6 +43,10 @@ export function createApp(sim: Sim): Koa {
   const router = new Router();
   for (const env of SII_ENVS) {
     const base = `/${env}`;
+    for (const service of WSDL_SERVICES)
+      router.get(`${base}/DTEWS/${service}.jws`, (ctx) => {
+        if (Object.keys(ctx.query).some((k) => k.toLowerCase() === 'wsdl')) serveWsdl(env, service, ctx);
+      });
     router.post(`${base}/DTEWS/CrSeed.jws`, (ctx) => crSeed(sim, env, ctx));
     router.post(`${base}/DTEWS/GetTokenFromSeed.jws`, (ctx) => getTokenFromSeed(sim, env, ctx));
     router.post(`${base}/DTEWS/QueryEstUp.jws`, (ctx) => queryEstUp(sim, env, ctx));

@@ -1,4 +1,6 @@
 import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import { createTestCaf, parseCaf, signSeedDocument, verifyCafSignature } from '@dte/engine';
@@ -215,6 +217,15 @@ describe('sii-simulator: folio grants, RCV, exchange rates, admin and configurat
     }
   });
 
+  it('serves the WSDLs with this simulator as the address and the real host as the namespace', async () => {
+    const res = await fetch(`${w.base('prod')}/DTEWS/QueryEstUp.jws?WSDL`);
+    expect(res.status).to.equal(200);
+    const wsdl = await res.text();
+    expect(wsdl).to.contain(`location="${w.base('prod')}/DTEWS/QueryEstUp.jws"`);
+    expect(wsdl).to.contain('namespace="https://palena.sii.cl/DTEWS/QueryEstUp.jws"');
+    expect(wsdl).to.contain('<wsdl:part name="TrackId" type="xsd:string"/>');
+  });
+
   it('reads its configuration from the environment and refuses bad values', () => {
     const c = readSimulatorConfig({
       SII_SIMULATOR_PORT: '18999',
@@ -235,11 +246,13 @@ describe('sii-simulator: folio grants, RCV, exchange rates, admin and configurat
     );
   });
 
-  it('runs as its own process (npm start) and answers on the configured port', async () => {
+  it('runs as its own process (npm start), answers on the configured port and keeps its keys in a file', async () => {
     const pkg = path.resolve(__dirname, '..');
+    const dir = mkdtempSync(path.join(tmpdir(), 'sii-sim-keys-'));
+    const keysFile = path.join(dir, 'keys.json');
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
       cwd: pkg,
-      env: { ...process.env, SII_SIMULATOR_PORT: '0', LOG_LEVEL: 'info' },
+      env: { ...process.env, SII_SIMULATOR_PORT: '0', LOG_LEVEL: 'info', SII_SIMULATOR_KEYS_FILE: keysFile },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     try {
@@ -254,8 +267,13 @@ describe('sii-simulator: folio grants, RCV, exchange rates, admin and configurat
         setTimeout(() => reject(new Error(`no start line: ${out}`)), 30_000);
       });
       expect(await getSeed(certUrl)).to.match(/^\d{12}$/);
+      const keys = JSON.parse(readFileSync(keysFile, 'utf8')) as Record<string, { idk: number }>;
+      expect([keys.cert.idk, keys.prod.idk]).to.deep.equal([100, 300]);
+      // the next start reads them back
+      expect(readSimulatorConfig({ SII_SIMULATOR_KEYS_FILE: keysFile }).siiKeys).to.deep.equal(keys);
     } finally {
       child.kill('SIGTERM');
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

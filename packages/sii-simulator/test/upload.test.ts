@@ -148,6 +148,18 @@ describe('sii-simulator: DTEUpload and the verdicts of QueryEstUp / QueryEstDte'
     expect([st.estado, st.rechazados[0]]).to.deep.equal(['EPR', 1]);
   });
 
+  it('rejects a document whose TED was stamped with another key than its CAF (RCH)', async () => {
+    const other = w.foreignCaf('cert', { desde: 5000, hasta: 5001, fechaAutorizacion: today() });
+    const st = await verdictOf(
+      envelope([signDte(factura(nextFolio()), { ...caf, rsaPrivateKeyPem: other.rsaPrivateKeyPem })]),
+    );
+    expect(st.rechazados).to.deep.equal([1]);
+    const up = (await admin(w.sim.url, 'GET', `/admin/cert/uploads/${st.trackId}`)).json as {
+      documents: { detail: string[] }[];
+    };
+    expect(up.documents[0].detail.join(' ')).to.match(/TED/);
+  });
+
   it('rejects a production CAF used in certification (RCH): environments do not share keys', async () => {
     const prodToken = await (async () => {
       await w.enrol('prod', COMPANY, [SENDER], FCH_RESOL, 80);
