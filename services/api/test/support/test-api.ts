@@ -1,0 +1,204 @@
+/**
+ * Test harness of the api: a real PostgreSQL schema with every migration (test/support/env.ts),
+ * real Redis under a key prefix of its own, the SII simulator in-process, and the api listening
+ * on a free port. Requests go over HTTP like any client's.
+ */
+import { randomBytes } from 'node:crypto';
+import { createTestP12 } from '@dte/engine';
+import { startSiiSimulator, type RunningSimulator } from '@dte/sii-simulator';
+import pino from 'pino';
+import { Redis } from 'ioredis';
+import { migratedDatabase, testStack, type MigratedDatabase } from '../../../../test/support/env';
+import { loadConfig, type Config } from '../../src/config';
+import type { ApiDeps } from '../../src/context';
+import { startApi, type RunningApi } from '../../src/app';
+import { LocalKeyWrapper, type KeyWrapper } from '../../src/crypto/envelope';
+import { SqlCafDocumentsProbe } from '../../src/caf/documents-probe';
+import { SiiFolioGrantClient } from '../../src/caf/sii-folio-grant-client';
+import { seedOrganization, type SeedInput, type SeedResult } from '../../src/seed';
+import { signSession } from '../../src/auth/session';
+import { checkDigit } from '../../src/rut';
+
+export const DASHBOARD_ORIGIN = 'https://dashboard.test';
+
+export interface TestApi {
+  url: string;
+  api: RunningApi;
+  db: MigratedDatabase;
+  redis: Redis;
+  sim: RunningSimulator;
+  config: Config;
+  deps: ApiDeps;
+  /** shifts the api's clock (ms) */
+  advanceClock(ms: number): void;
+  seed(input?: Partial<SeedInput>): Promise<SeedResult>;
+  sessionCookie(userId: string, org: string | null, expSec?: number): string;
+  close(): Promise<void>;
+}
+
+let rutCounter = 0;
+/** A fresh valid RUT (random body, correct check digit). */
+export function newRut(): string {
+  rutCounter += 1;
+  const body = String(
+    10_000_000 + ((Number.parseInt(randomBytes(3).toString('hex'), 16) + rutCounter * 7919) % 80_000_000),
+  );
+  return `${body}-${checkDigit(body)}`;
+}
+
+export async function startTestApi(
+  opts: {
+    env?: Record<string, string>;
+    keys?: KeyWrapper;
+    deps?: Partial<ApiDeps>;
+    sim?: Parameters<typeof startSiiSimulator>[0];
+  } = {},
+): Promise<TestApi> {
+  const stack = await testStack();
+  const db = await migratedDatabase('api');
+  const redis = new Redis(stack.redisUrl, { keyPrefix: `t:${randomBytes(6).toString('hex')}:` });
+  const sim = await startSiiSimulator({ port: 0, autoEnrol: false, cafKeyBits: 512, ...opts.sim });
+  const masterKey = randomBytes(32).toString('base64');
+  const config = loadConfig({
+    DATABASE_URL: stack.databaseUrl,
+    REDIS_URL: stack.redisUrl,
+    MASTER_KEY: masterKey,
+    SESSION_SECRET: randomBytes(32).toString('hex'),
+    DASHBOARD_ORIGINS: DASHBOARD_ORIGIN,
+    SII_BASE_URL: sim.url,
+    RATE_LIMIT_MAX: '10000',
+    LOW_FOLIOS_THRESHOLD: '5',
+    ...opts.env,
+  });
+  let offset = 0;
+  const deps: ApiDeps = {
+    config,
+    dataSource: db.dataSource,
+    redis,
+    keys:
+      opts.keys ??
+      new LocalKeyWrapper({ [config.masterKeyId]: Buffer.from(masterKey, 'base64') }, config.masterKeyId),
+    folioGrant: new SiiFolioGrantClient({ baseUrl: sim.url, timeoutMs: 5000 }),
+    cafDocuments: new SqlCafDocumentsProbe(db.dataSource),
+    logger: pino({ level: 'silent' }),
+    clock: () => new Date(Date.now() + offset),
+    ...opts.deps,
+  };
+  const api = await startApi(deps, { port: 0 });
+  return {
+    url: api.url,
+    api,
+    db,
+    redis,
+    sim,
+    config,
+    deps,
+    advanceClock: (ms) => {
+      offset += ms;
+    },
+    seed: (input = {}) =>
+      seedOrganization(db.dataSource, {
+        org: `org-${randomBytes(4).toString('hex')}`,
+        rut: newRut(),
+        env: 'cert',
+        ...input,
+      }),
+    sessionCookie: (uid, org, expSec = 3600) =>
+      signSession({ uid, org, exp: Math.floor(Date.now() / 1000) + expSec }, config.sessionSecret),
+    async close() {
+      await api.close();
+      await sim.close();
+      redis.disconnect();
+      await db.cleanup();
+    },
+  };
+}
+
+export interface Answer<T = Record<string, unknown>> {
+  status: number;
+  headers: Headers;
+  body: T;
+  text: string;
+}
+
+/** One HTTP request; `json` sends a JSON body, `form` multipart, `raw` bytes as they are. */
+export async function call<T = Record<string, unknown>>(
+  base: string,
+  method: string,
+  path: string,
+  opts: {
+    key?: string;
+    cookie?: string;
+    json?: unknown;
+    form?: FormData;
+    raw?: string;
+    headers?: Record<string, string>;
+  } = {},
+): Promise<Answer<T>> {
+  const headers: Record<string, string> = { ...opts.headers };
+  if (opts.key) headers.Authorization = `Bearer ${opts.key}`;
+  if (opts.cookie) headers.Cookie = `dte_session=${opts.cookie}`;
+  let body: RequestInit['body'];
+  if (opts.json !== undefined) {
+    body = JSON.stringify(opts.json);
+    headers['Content-Type'] = 'application/json';
+  } else if (opts.raw !== undefined) {
+    body = opts.raw;
+    headers['Content-Type'] ??= 'application/json';
+  } else if (opts.form) {
+    body = opts.form;
+  }
+  const res = await fetch(`${base}${path}`, { method, headers, body });
+  const text = await res.text();
+  let parsed: unknown = undefined;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  return { status: res.status, headers: res.headers, body: parsed as T, text };
+}
+
+export function p12Form(p12: Buffer | null, password: string | null, label: string | null): FormData {
+  const form = new FormData();
+  if (p12) form.append('file', new Blob([p12]), 'cert.p12');
+  if (password !== null) form.append('password', password);
+  if (label !== null) form.append('label', label);
+  return form;
+}
+
+export function cafForm(xml: string | null, tipoEsperado?: string): FormData {
+  const form = new FormData();
+  if (xml !== null) form.append('file', new Blob([Buffer.from(xml, 'latin1')]), 'caf.xml');
+  if (tipoEsperado !== undefined) form.append('tipo_esperado', tipoEsperado);
+  return form;
+}
+
+const p12Cache = new Map<string, Buffer>();
+/** A test .p12 for a RUT (cached: RSA key generation is slow on this machine). */
+export function testP12(rut: string, password = 'secreto', notAfter?: Date): Buffer {
+  const k = `${rut}|${password}|${notAfter?.toISOString() ?? ''}`;
+  let p = p12Cache.get(k);
+  if (!p) {
+    p = createTestP12({ rut, password, ...(notAfter ? { notAfter } : {}) });
+    p12Cache.set(k, p);
+  }
+  return p;
+}
+
+/** Uploads a certificate for the seeded company (its own RUT) and returns the record. */
+export async function uploadCert(t: TestApi, key: string, rut: string, label = 'main', password = 'secreto') {
+  const res = await call(t.url, 'POST', '/certificates', {
+    key,
+    form: p12Form(testP12(rut, password), password, label),
+  });
+  if (res.status !== 201) throw new Error(`certificate upload failed: ${res.status} ${res.text}`);
+  return res.body as { id: string; fingerprint_sha256: string; is_default: boolean };
+}
+
+/** Everything of an error body except request_id (for "same answer" comparisons). */
+export function withoutRequestId(body: Record<string, unknown>): Record<string, unknown> {
+  const { request_id: _r, ...rest } = body;
+  void _r;
+  return rest;
+}
