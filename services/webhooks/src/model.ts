@@ -90,8 +90,16 @@ export interface DeliveryStore {
     outcome: AttemptOutcome,
     opts: { countsTowardsDisable: boolean; disableAfter: number; disabledReason: string },
   ): Promise<{ disabledNow: boolean; subscription: Subscription | null }>;
-  /** pending deliveries whose next attempt was due before `dueBefore` and that nobody holds */
-  findOverdue(dueBefore: Date, now: Date, limit: number): Promise<DueAttempt[]>;
+  /**
+   * Pending deliveries that nobody holds and whose next attempt is overdue: a first attempt due
+   * before `firstBefore`, a later one due before `retryBefore`.
+   */
+  findOverdue(opts: {
+    firstBefore: Date;
+    retryBefore: Date;
+    now: Date;
+    limit: number;
+  }): Promise<DueAttempt[]>;
   /** removes delivered/exhausted records completed before `before`; returns how many */
   purgeTerminal(before: Date): Promise<number>;
 }

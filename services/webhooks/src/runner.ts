@@ -36,10 +36,19 @@ export class DeliveryRunner {
     });
   }
 
-  /** enqueues pending attempts overdue by more than `graceMs`; returns how many */
-  async sweepOverdue(graceMs: number, limit = 500): Promise<number> {
+  /**
+   * Enqueues pending attempts that nobody runs: first attempts overdue by `firstGraceMs` (test
+   * deliveries the api recorded, or a crash right after a status was ingested) and retries
+   * overdue by `retryGraceMs` (their retry-topic message was lost). Returns how many.
+   */
+  async sweepOverdue(firstGraceMs: number, retryGraceMs: number, limit = 500): Promise<number> {
     const now = this.clock.now();
-    const due = await this.store.findOverdue(new Date(now - graceMs), new Date(now), limit);
+    const due = await this.store.findOverdue({
+      firstBefore: new Date(now - firstGraceMs),
+      retryBefore: new Date(now - retryGraceMs),
+      now: new Date(now),
+      limit,
+    });
     for (const d of due) this.enqueue(d);
     return due.length;
   }

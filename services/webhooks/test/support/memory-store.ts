@@ -130,13 +130,19 @@ export class MemoryStore implements DeliveryStore, IngestStore {
     return { disabledNow, subscription: { ...s } };
   }
 
-  async findOverdue(dueBefore: Date, now: Date, limit: number): Promise<DueAttempt[]> {
+  async findOverdue(o: {
+    firstBefore: Date;
+    retryBefore: Date;
+    now: Date;
+    limit: number;
+  }): Promise<DueAttempt[]> {
+    const { now, limit } = o;
     return [...this.deliveries.values()]
       .filter(
         (d) =>
           d.state === 'pending' &&
           d.next_attempt_at !== null &&
-          d.next_attempt_at <= dueBefore &&
+          d.next_attempt_at <= (d.attempts === 0 ? o.firstBefore : o.retryBefore) &&
           (!d.lease_until || d.lease_until <= now),
       )
       .slice(0, limit)

@@ -1,0 +1,261 @@
+import type { DataSource, EntityManager } from 'typeorm';
+import type { WebhookEventType } from '@dte/status';
+import type { DocumentWebhookState, IngestStore, IngestTx, NewDelivery } from './ingest';
+import type { AttemptOutcome, Delivery, DeliveryStore, DueAttempt, SiiEnv, Subscription } from './model';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export function isUuid(v: string): boolean {
+  return UUID.test(v);
+}
+
+type Row = Record<string, unknown>;
+
+export function subscriptionFromRow(r: Row): Subscription {
+  return {
+    id: r.id as string,
+    organization_id: r.organization_id as string,
+    sii_env: r.sii_env as SiiEnv,
+    url: r.url as string,
+    events: r.events as WebhookEventType[],
+    secret: r.secret as string,
+    active: r.active as boolean,
+    disabled_at: (r.disabled_at as Date | null) ?? null,
+    disabled_reason: (r.disabled_reason as string | null) ?? null,
+    consecutive_exhausted: Number(r.consecutive_exhausted),
+    created_at: r.created_at as Date,
+  };
+}
+
+function deliveryFromRow(r: Row): Delivery {
+  return {
+    id: r.id as string,
+    subscription_id: r.subscription_id as string,
+    event_id: r.event_id as string,
+    event_type: r.event_type as WebhookEventType,
+    payload: r.payload as string,
+    state: r.state as Delivery['state'],
+    attempts: Number(r.attempts),
+    next_attempt_at: (r.next_attempt_at as Date | null) ?? null,
+    lease_until: (r.lease_until as Date | null) ?? null,
+    last_status: r.last_status === null ? null : Number(r.last_status),
+    last_error: (r.last_error as string | null) ?? null,
+    created_at: r.created_at as Date,
+    completed_at: (r.completed_at as Date | null) ?? null,
+  };
+}
+
+/**
+ * The delivery core's persistence on PostgreSQL (tables of migration Webhooks1763790000000).
+ * Every state change is one conditional statement or one short transaction, so concurrent
+ * workers (several processes, the sweep and the retry topics) never run an attempt twice.
+ * Times come from the caller's clock, never from the database's now().
+ */
+export class PgWebhookStore implements DeliveryStore, IngestStore {
+  constructor(private readonly ds: DataSource) {}
+
+  async claimAttempt(deliveryId: string, attempt: number, now: Date, leaseUntil: Date) {
+    if (!isUuid(deliveryId)) return null;
+    const rows: Row[] = await this.ds.query(
+      `UPDATE webhook_deliveries SET lease_until = $4
+        WHERE id = $1 AND state = 'pending' AND attempts = $2 - 1
+          AND (next_attempt_at IS NULL OR next_attempt_at <= $3)
+          AND (lease_until IS NULL OR lease_until <= $3)
+        RETURNING *`,
+      [deliveryId, attempt, now, leaseUntil],
+    );
+    const updated = firstRow(rows);
+    if (!updated) return null;
+    const subs: Row[] = await this.ds.query(`SELECT * FROM webhook_subscriptions WHERE id = $1`, [
+      updated.subscription_id,
+    ]);
+    if (subs.length === 0) return null;
+    return { delivery: deliveryFromRow(updated), subscription: subscriptionFromRow(subs[0]!) };
+  }
+
+  async markDelivered(deliveryId: string, attempt: number, now: Date, o: AttemptOutcome): Promise<void> {
+    await this.ds.query(
+      `WITH d AS (
+         UPDATE webhook_deliveries
+            SET state = 'delivered', attempts = $2, lease_until = NULL, next_attempt_at = NULL,
+                last_status = $4, last_error = $5, completed_at = $3
+          WHERE id = $1 AND state = 'pending' AND attempts = $2 - 1
+          RETURNING subscription_id)
+       UPDATE webhook_subscriptions s SET consecutive_exhausted = 0 FROM d WHERE s.id = d.subscription_id`,
+      [deliveryId, attempt, now, o.status, o.error],
+    );
+  }
+
+  async markRetry(deliveryId: string, attempt: number, _now: Date, nextAt: Date, o: AttemptOutcome) {
+    await this.ds.query(
+      `UPDATE webhook_deliveries
+          SET attempts = $2, lease_until = NULL, next_attempt_at = $3, last_status = $4, last_error = $5
+        WHERE id = $1 AND state = 'pending' AND attempts = $2 - 1`,
+      [deliveryId, attempt, nextAt, o.status, o.error],
+    );
+  }
+
+  async markExhausted(
+    deliveryId: string,
+    attempt: number,
+    now: Date,
+    o: AttemptOutcome,
+    opts: { countsTowardsDisable: boolean; disableAfter: number; disabledReason: string },
+  ): Promise<{ disabledNow: boolean; subscription: Subscription | null }> {
+    return this.ds.transaction(async (m) => {
+      const done = firstRow(
+        await m.query(
+          `UPDATE webhook_deliveries
+              SET state = 'exhausted', attempts = $2, lease_until = NULL, next_attempt_at = NULL,
+                  last_status = $4, last_error = $5, completed_at = $3
+            WHERE id = $1 AND state = 'pending' AND attempts = $2 - 1
+            RETURNING subscription_id`,
+          [deliveryId, attempt, now, o.status, o.error],
+        ),
+      );
+      if (!done) return { disabledNow: false, subscription: null };
+      const current = firstRow(
+        await m.query(`SELECT * FROM webhook_subscriptions WHERE id = $1 FOR UPDATE`, [done.subscription_id]),
+      );
+      if (!current) return { disabledNow: false, subscription: null };
+      if (!opts.countsTowardsDisable)
+        return { disabledNow: false, subscription: subscriptionFromRow(current) };
+      const streak = Number(current.consecutive_exhausted) + 1;
+      const disabledNow = current.active === true && streak >= opts.disableAfter;
+      const updated = firstRow(
+        await m.query(
+          `UPDATE webhook_subscriptions
+              SET consecutive_exhausted = $2,
+                  active = CASE WHEN $3 THEN false ELSE active END,
+                  disabled_at = CASE WHEN $3 THEN $4::timestamptz ELSE disabled_at END,
+                  disabled_reason = CASE WHEN $3 THEN $5 ELSE disabled_reason END
+            WHERE id = $1 RETURNING *`,
+          [current.id, streak, disabledNow, now, opts.disabledReason],
+        ),
+      );
+      return { disabledNow, subscription: updated ? subscriptionFromRow(updated) : null };
+    });
+  }
+
+  async findOverdue(o: {
+    firstBefore: Date;
+    retryBefore: Date;
+    now: Date;
+    limit: number;
+  }): Promise<DueAttempt[]> {
+    const rows: Row[] = await this.ds.query(
+      `SELECT id, subscription_id, attempts, next_attempt_at FROM webhook_deliveries
+        WHERE state = 'pending'
+          AND next_attempt_at <= CASE WHEN attempts = 0 THEN $1::timestamptz ELSE $2::timestamptz END
+          AND (lease_until IS NULL OR lease_until <= $3)
+        ORDER BY next_attempt_at
+        LIMIT $4`,
+      [o.firstBefore, o.retryBefore, o.now, o.limit],
+    );
+    return rows.map((r) => ({
+      event_id: `sweep:${r.id as string}:${Number(r.attempts) + 1}`,
+      delivery_id: r.id as string,
+      subscription_id: r.subscription_id as string,
+      attempt: Number(r.attempts) + 1,
+      due_at: (r.next_attempt_at as Date).toISOString(),
+    }));
+  }
+
+  async purgeTerminal(before: Date): Promise<number> {
+    const res = await this.ds.query(
+      `DELETE FROM webhook_deliveries WHERE state <> 'pending' AND completed_at < $1`,
+      [before],
+    );
+    return affected(res);
+  }
+
+  inTransaction<T>(fn: (tx: IngestTx) => Promise<T>): Promise<T> {
+    return this.ds.transaction((m) => fn(ingestTx(m)));
+  }
+}
+
+function ingestTx(m: EntityManager): IngestTx {
+  return {
+    async documentState(dteId: string): Promise<DocumentWebhookState | null> {
+      await m.query(
+        `INSERT INTO webhook_document_states (dte_id) VALUES ($1) ON CONFLICT (dte_id) DO NOTHING`,
+        [dteId],
+      );
+      const r = firstRow(
+        await m.query(`SELECT * FROM webhook_document_states WHERE dte_id = $1 FOR UPDATE`, [dteId]),
+      );
+      if (!r || (r.sii_status === null && r.emitted === false)) return null;
+      return {
+        dte_id: r.dte_id as string,
+        sii_status: (r.sii_status as string | null) ?? null,
+        observed_at: (r.observed_at as string | null) ?? null,
+        emitted: r.emitted === true,
+      };
+    },
+    async saveDocumentState(s: DocumentWebhookState): Promise<void> {
+      await m.query(
+        `UPDATE webhook_document_states SET sii_status = $2, observed_at = $3, emitted = $4 WHERE dte_id = $1`,
+        [s.dte_id, s.sii_status, s.observed_at, s.emitted],
+      );
+    },
+    async activeSubscriptions(organizationId: string, env: SiiEnv): Promise<Subscription[]> {
+      if (!isUuid(organizationId)) return [];
+      const rows: Row[] = await m.query(
+        `SELECT * FROM webhook_subscriptions WHERE organization_id = $1 AND sii_env = $2 AND active`,
+        [organizationId, env],
+      );
+      return rows.map(subscriptionFromRow);
+    },
+    async insertDeliveries(rows: NewDelivery[]): Promise<NewDelivery[]> {
+      const params: unknown[] = [];
+      const values = rows.map((r) => {
+        const base = params.length;
+        params.push(
+          r.id,
+          r.subscription_id,
+          r.event_id,
+          r.event_type,
+          r.payload,
+          r.next_attempt_at,
+          r.created_at,
+        );
+        return `(${[1, 2, 3, 4, 5, 6, 7].map((i) => `$${base + i}`).join(', ')})`;
+      });
+      const inserted: Row[] = await m.query(
+        `INSERT INTO webhook_deliveries (id, subscription_id, event_id, event_type, payload, next_attempt_at, created_at)
+         VALUES ${values.join(', ')}
+         ON CONFLICT (subscription_id, event_id) DO NOTHING
+         RETURNING id`,
+        params,
+      );
+      const ids = new Set(inserted.map((r) => r.id as string));
+      return rows.filter((r) => ids.has(r.id));
+    },
+  };
+}
+
+/** typeorm 1.x gives UPDATE/DELETE results as [rows, affected]; a plain row list otherwise. */
+function firstRow(res: unknown): Row | undefined {
+  if (Array.isArray(res) && res.length === 2 && Array.isArray(res[0]) && typeof res[1] === 'number')
+    return (res[0] as Row[])[0];
+  return Array.isArray(res) ? (res[0] as Row | undefined) : undefined;
+}
+
+function affected(res: unknown): number {
+  if (Array.isArray(res) && res.length === 2 && typeof res[1] === 'number') return res[1];
+  return 0;
+}
+
+/** The e-mail of an organization's (first) owner, from memberships and users of the api core. */
+export function pgOwnerLookup(ds: DataSource) {
+  return async (organizationId: string): Promise<string | null> => {
+    if (!isUuid(organizationId)) return null;
+    const rows: Row[] = await ds.query(
+      `SELECT u.email FROM memberships m JOIN users u ON u.id = m.user_id
+        WHERE m.organization_id = $1 AND m.role = 'owner'
+        ORDER BY m.created_at LIMIT 1`,
+      [organizationId],
+    );
+    return (rows[0]?.email as string | undefined) ?? null;
+  };
+}

@@ -1,0 +1,196 @@
+import crypto from 'node:crypto';
+import type { DataSource } from 'typeorm';
+import { ServiceError } from '@dte/error-catalog';
+import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '@dte/status';
+import type { Clock } from './clock';
+import { buildTestEnvelope } from './envelope';
+import type { SiiEnv, Subscription } from './model';
+import { isUuid, subscriptionFromRow } from './pg-store';
+import { newWebhookSecret } from './signature';
+import { checkWebhookUrl, type Resolver, type UrlPolicy } from './url-policy';
+
+/**
+ * The subscription operations behind the /webhooks routes. Every one is scoped to the caller's
+ * organization and environment: a subscription of another organization, or of the other
+ * environment, is not found (404 not_found, the same answer as an absent one).
+ */
+
+/** The public record of a subscription (spec: id, url, events, active, disabled_at, disabled_reason). */
+export interface SubscriptionRecord {
+  id: string;
+  url: string;
+  events: WebhookEventType[];
+  active: boolean;
+  disabled_at: string | null;
+  disabled_reason: string | null;
+}
+
+export function publicRecord(s: Subscription): SubscriptionRecord {
+  return {
+    id: s.id,
+    url: s.url,
+    events: s.events,
+    active: s.active,
+    disabled_at: s.disabled_at ? s.disabled_at.toISOString() : null,
+    disabled_reason: s.disabled_reason,
+  };
+}
+
+export interface Scope {
+  organizationId: string;
+  env: SiiEnv;
+}
+
+function notFound(): never {
+  throw new ServiceError('not_found', 'Webhook subscription not found.');
+}
+
+function requestHash(url: string, events: string[]): string {
+  return crypto
+    .createHash('sha256')
+    .update(JSON.stringify({ url, events: [...events].sort() }))
+    .digest('hex');
+}
+
+export interface CreateResult {
+  subscription: Subscription;
+  /** false when the Idempotency-Key had already created it */
+  created: boolean;
+}
+
+/**
+ * Registers a subscription once per Idempotency-Key: the first request creates it (the caller
+ * shows its secret), a repeat of the same request returns the same subscription, a reuse of the
+ * key with another url or events is 409 idempotency_conflict.
+ */
+export async function createSubscription(
+  ds: DataSource,
+  scope: Scope,
+  input: { url: string; events: WebhookEventType[]; idempotencyKey: string },
+  check: { policy: UrlPolicy; resolver?: Resolver },
+): Promise<CreateResult> {
+  const events = [...new Set(input.events)];
+  for (const e of events)
+    if (!WEBHOOK_EVENT_TYPES.includes(e))
+      throw new ServiceError('validation_failed', `unknown event type ${e}`);
+  const hash = requestHash(input.url, events);
+  const existing = await findByKey(ds, scope, input.idempotencyKey);
+  if (existing) return repeatOrConflict(existing, hash);
+  await checkWebhookUrl(input.url, check.policy, check.resolver);
+  const rows: Record<string, unknown>[] = await ds.query(
+    `INSERT INTO webhook_subscriptions (organization_id, sii_env, url, events, secret, idempotency_key, request_hash)
+     VALUES ($1, $2, $3, $4, $5, $6, $7)
+     ON CONFLICT (organization_id, sii_env, idempotency_key) DO NOTHING
+     RETURNING *`,
+    [scope.organizationId, scope.env, input.url, events, newWebhookSecret(), input.idempotencyKey, hash],
+  );
+  if (rows[0]) return { subscription: subscriptionFromRow(rows[0]), created: true };
+  // a concurrent request with the same key won the insert
+  const raced = await findByKey(ds, scope, input.idempotencyKey);
+  if (!raced) throw new Error('subscription vanished after an idempotency conflict');
+  return repeatOrConflict(raced, hash);
+}
+
+async function findByKey(ds: DataSource, scope: Scope, key: string) {
+  const rows: Record<string, unknown>[] = await ds.query(
+    `SELECT * FROM webhook_subscriptions WHERE organization_id = $1 AND sii_env = $2 AND idempotency_key = $3`,
+    [scope.organizationId, scope.env, key],
+  );
+  return rows[0];
+}
+
+function repeatOrConflict(row: Record<string, unknown>, hash: string): CreateResult {
+  if (row.request_hash !== hash)
+    throw new ServiceError(
+      'idempotency_conflict',
+      'This Idempotency-Key was used with another url or events.',
+      { detail: { existingWebhookId: row.id } },
+    );
+  return { subscription: subscriptionFromRow(row), created: false };
+}
+
+export async function listSubscriptions(ds: DataSource, scope: Scope): Promise<Subscription[]> {
+  const rows: Record<string, unknown>[] = await ds.query(
+    `SELECT * FROM webhook_subscriptions WHERE organization_id = $1 AND sii_env = $2 ORDER BY created_at, id`,
+    [scope.organizationId, scope.env],
+  );
+  return rows.map(subscriptionFromRow);
+}
+
+export async function getSubscription(ds: DataSource, scope: Scope, id: string): Promise<Subscription> {
+  if (!isUuid(id)) notFound();
+  const rows: Record<string, unknown>[] = await ds.query(
+    `SELECT * FROM webhook_subscriptions WHERE id = $1 AND organization_id = $2 AND sii_env = $3`,
+    [id, scope.organizationId, scope.env],
+  );
+  if (!rows[0]) notFound();
+  return subscriptionFromRow(rows[0]);
+}
+
+/** Replaces the secret; attempts read the secret when they sign, so the old one stops at once. */
+export async function rotateSecret(ds: DataSource, scope: Scope, id: string): Promise<Subscription> {
+  if (!isUuid(id)) notFound();
+  const res = await ds.query(
+    `UPDATE webhook_subscriptions SET secret = $4 WHERE id = $1 AND organization_id = $2 AND sii_env = $3 RETURNING *`,
+    [id, scope.organizationId, scope.env, newWebhookSecret()],
+  );
+  const row = (Array.isArray(res[0]) ? res[0][0] : res[0]) as Record<string, unknown> | undefined;
+  if (!row) notFound();
+  return subscriptionFromRow(row);
+}
+
+export interface TestDelivery {
+  delivery_id: string;
+  event_id: string;
+  status: 'pending';
+}
+
+/**
+ * Records a test delivery (dte.status_changed, sii_status TEST, nil dte_id, folio 0), due now;
+ * the webhooks service picks it up. 409 webhook_endpoint_disabled when the subscription is
+ * inactive, and then nothing is recorded.
+ */
+export async function enqueueTestDelivery(
+  ds: DataSource,
+  scope: Scope,
+  id: string,
+  clock: Clock,
+): Promise<TestDelivery> {
+  return ds.transaction(async (m) => {
+    if (!isUuid(id)) notFound();
+    const rows: Record<string, unknown>[] = await m.query(
+      `SELECT * FROM webhook_subscriptions WHERE id = $1 AND organization_id = $2 AND sii_env = $3 FOR SHARE`,
+      [id, scope.organizationId, scope.env],
+    );
+    if (!rows[0]) notFound();
+    const s = subscriptionFromRow(rows[0]);
+    if (!s.active)
+      throw new ServiceError(
+        'webhook_endpoint_disabled',
+        'The webhook endpoint is disabled; register it again.',
+        {
+          detail: { disabled_reason: s.disabled_reason, disabled_at: s.disabled_at?.toISOString() ?? null },
+        },
+      );
+    const nowMs = clock.now();
+    const envelope = buildTestEnvelope(s.sii_env, nowMs);
+    const deliveryId = crypto.randomUUID();
+    await m.query(
+      `INSERT INTO webhook_deliveries (id, subscription_id, event_id, event_type, payload, next_attempt_at, created_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $6)`,
+      [deliveryId, s.id, envelope.id, envelope.type, JSON.stringify(envelope), new Date(nowMs)],
+    );
+    return { delivery_id: deliveryId, event_id: envelope.id, status: 'pending' as const };
+  });
+}
+
+/** Deletes the subscription and, by cascade, every delivery record of it. */
+export async function deleteSubscription(ds: DataSource, scope: Scope, id: string): Promise<void> {
+  if (!isUuid(id)) notFound();
+  const res = await ds.query(
+    `DELETE FROM webhook_subscriptions WHERE id = $1 AND organization_id = $2 AND sii_env = $3`,
+    [id, scope.organizationId, scope.env],
+  );
+  const n = Array.isArray(res) && typeof res[1] === 'number' ? res[1] : 0;
+  if (n === 0) notFound();
+}
