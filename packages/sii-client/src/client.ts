@@ -50,6 +50,7 @@ import {
   type CallOptions,
   type SiiTransport,
 } from './transport';
+import { callOpts, SiiSession } from './session';
 import { uploadEnvio, type UploadEnvioInput, type UploadOutcome } from './upload';
 
 export interface SiiClientOptions {
@@ -118,6 +119,11 @@ export class SiiClient {
     this.cache = options.tokenCache ?? new InMemoryTokenCache();
     this.keyPrefix = options.tokenCacheKeyPrefix ?? 'sii:token';
     this.signSeed = options.signSeed ?? signSeedDocument;
+  }
+
+  /** The calls on behalf of one certificate, tokens handled (renewed once when refused). */
+  session(credential: SigningCredential): SiiSession {
+    return new SiiSession(this, credential);
   }
 
   getSeed(env: SiiEnvironment, opts: CallOptions = {}): Promise<string> {
@@ -243,11 +249,4 @@ function waitUnlessAborted<T>(promise: Promise<T>, signal: AbortSignal | undefin
       },
     );
   });
-}
-
-function callOpts(o: CallOptions): CallOptions {
-  return {
-    ...(o.signal ? { signal: o.signal } : {}),
-    ...(o.timeoutMs !== undefined ? { timeoutMs: o.timeoutMs } : {}),
-  };
 }

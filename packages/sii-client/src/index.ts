@@ -7,6 +7,7 @@ export { interpretUploadReply, parseRecepcionDte } from './upload';
 export type { RecepcionDte, UploadEnvioInput, UploadOutcome } from './upload';
 export * from './status';
 export * from './register';
+export { SiiSession } from './session';
 export type { CallOptions, SiiTransport } from './transport';
 export { DEFAULT_TIMEOUT_MS, DEFAULT_UPLOAD_TIMEOUT_MS, DEFAULT_USER_AGENT } from './transport';
 export type { HttpReply } from './http';

@@ -390,6 +390,21 @@ describe('sii-client against recorded SII replies', function () {
       }
     });
 
+    it('reads ISO-8859-1 bytes in a reply that declares UTF-8 (the SII does that)', async () => {
+      const body = Buffer.concat([
+        Buffer.from(
+          recepcion('<STATUS>7</STATUS><DETAIL><ERROR>')
+            .trimEnd()
+            .replace(/<\/RECEPCIONDTE>$/, ''),
+          'utf8',
+        ),
+        Buffer.from('Tamaño inválido</ERROR></DETAIL></RECEPCIONDTE>', 'latin1'),
+      ]);
+      fake.on('/cgi_dte/UPL/DTEUpload', { body });
+      const out = await upload(clientFor(fake));
+      expect(out.kind === 'invalid' && out.errors).to.deep.equal(['Tamaño inválido']);
+    });
+
     it('malformed XML with HTTP 200 is a protocol outcome', async () => {
       fake.on('/cgi_dte/UPL/DTEUpload', { body: '<RECEPCIONDTE><STATUS>0</STATUS><TRACKID>1' });
       expect((await upload(clientFor(fake))).kind).to.equal('protocol');

@@ -161,24 +161,20 @@ describe('sii-client against the SII simulator', function () {
     for (const s of seen.filter((x) => x.estado === '-11')) expect(s.problem).to.equal('pending');
 
     const doc = (folio: number, montoTotal: number) =>
-      client.withToken('cert', credential, (t) =>
-        client.queryDocumentStatus({
-          env: 'cert',
-          token: t,
-          rutConsultante: SENDER,
-          rutCompany: COMPANY,
-          rutReceptor: RECEPTOR,
-          tipoDte: 33,
-          folio,
-          fechaEmision: today(),
-          montoTotal,
-        }),
-      );
+      client.session(credential).queryDocumentStatus({
+        env: 'cert',
+        rutCompany: COMPANY,
+        rutReceptor: RECEPTOR,
+        tipoDte: 33,
+        folio,
+        fechaEmision: today(),
+        montoTotal,
+      });
     expect((await doc(folios[0]!, 11900)).estado).to.equal('DOK');
     expect((await doc(folios[1]!, 11900)).estado).to.equal('DNK'); // wrong amount
   });
 
-  it('the register: reception date, ACD recorded once, then listed in the history', async () => {
+  it('the register: reception date, assignability, ACD recorded once (7 again, 11 for a claim), then listed in the history', async () => {
     const folio = nextFolio++;
     const out = await client.sendEnvio({
       env: 'cert',
@@ -190,21 +186,21 @@ describe('sii-client against the SII simulator', function () {
     expect(((await pollUntilFinal(out.trackId)).at(-1) as UploadStatus).estado).to.equal('EPR');
 
     const ref = { env: 'cert' as const, rutEmisor: COMPANY, tipoDoc: 33, folio };
-    const fecha = await client.withToken('cert', credential, (token) =>
-      client.consultarFechaRecepcionSii({ ...ref, token }),
-    );
+    const sii = client.session(credential);
+    const fecha = await sii.consultarFechaRecepcionSii(ref);
     expect(fecha).to.match(/^\d{2}-\d{2}-\d{4} \d{2}:\d{2}:\d{2}$/);
 
-    const ingresar = () =>
-      client.withToken('cert', credential, (token) =>
-        client.ingresarAceptacionReclamoDoc({ ...ref, token, accionDoc: 'ACD' }),
-      );
-    expect((await ingresar()).codResp).to.equal(0);
-    expect((await ingresar()).codResp).to.equal(7); // event already registered
+    // no claim or receipt recorded yet (22); assignable without claims once accepted (23)
+    expect((await sii.consultarDocDteCedible(ref)).codResp).to.equal(22);
+    expect((await sii.ingresarAceptacionReclamoDoc({ ...ref, accionDoc: 'ACD' })).codResp).to.equal(0);
+    // event already registered
+    expect((await sii.ingresarAceptacionReclamoDoc({ ...ref, accionDoc: 'ACD' })).codResp).to.equal(7);
+    // cannot claim an accepted DTE
+    expect((await sii.ingresarAceptacionReclamoDoc({ ...ref, accionDoc: 'RCD' })).codResp).to.equal(11);
 
-    const hist = await client.withToken('cert', credential, (token) =>
-      client.listarEventosHistDoc({ ...ref, token }),
-    );
+    expect((await sii.consultarDocDteCedible(ref)).codResp).to.equal(23);
+
+    const hist = await sii.listarEventosHistDoc(ref);
     expect(hist.codResp).to.equal(15);
     expect(hist.eventos.map((e) => [e.codEvento, e.rutResponsable])).to.deep.equal([['ACD', SENDER]]);
   });
