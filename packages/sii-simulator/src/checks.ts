@@ -17,6 +17,7 @@
  */
 import { EXPIRING_CAF_TYPES } from '@dte/engine';
 import { validateEnvioSchema, verifyEnvioDte, type EnvioVerification } from './engine';
+import { chileDate } from './chile-time';
 import { normalizeRut } from './rut';
 import type { Company, DocumentResult, EnvelopeVerdict, SiiEnv } from './types';
 import { SII_RUT } from './types';
@@ -113,7 +114,7 @@ export async function checkEnvelope(input: CheckInput): Promise<CheckOutcome> {
       recordsFolio = false;
     }
     seen.add(key);
-    const age = daysBetween(d.fchEmis, isoDate(input.now));
+    const age = daysBetween(d.fchEmis, chileDate(input.now));
     if (age > input.reparoDays)
       reparos.push(
         `fecha de emisión ${d.fchEmis} anterior en más de ${input.reparoDays} días a la recepción`,
@@ -170,10 +171,6 @@ function subTotals(raw: EnvioVerification['caratula']['subTotales']): Map<number
   const out = new Map<number, number>();
   for (const s of raw) out.set(s.tpoDte, (out.get(s.tpoDte) ?? 0) + s.nroDte);
   return out;
-}
-
-export function isoDate(ms: number): string {
-  return new Date(ms).toISOString().slice(0, 10);
 }
 
 function addMonths(date: string, months: number): string {

@@ -10,7 +10,7 @@
  * type) is kept, so ranges never overlap.
  */
 import type { Context } from 'koa';
-import { isoDate } from '../checks';
+import { chileDate } from '../chile-time';
 import { createTestCaf } from '../engine';
 import { applyFault, cookieToken, jsonError, readJson } from '../http';
 import { normalizeRut, isValidRut } from '../rut';
@@ -51,7 +51,7 @@ export async function requestFolios(sim: Sim, env: SiiEnv, ctx: Context): Promis
     tipoDte: tipo,
     desde,
     hasta,
-    fechaAutorizacion: isoDate(now),
+    fechaAutorizacion: chileDate(now),
     keyBits: sim.options.cafKeyBits,
   });
   e.lastFolio.set(key, hasta);

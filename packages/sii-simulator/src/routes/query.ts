@@ -4,6 +4,7 @@
  * DvReceptor, TipoDte, FolioDte, FechaEmisionDte (DDMMAAAA), MontoDte, Token).
  */
 import type { Context } from 'koa';
+import { chileDateTime } from '../chile-time';
 import { applyFault, xmlReply } from '../http';
 import { isFinal, uploadState, ESTADO_GLOSA } from '../progress';
 import { joinRut } from '../rut';
@@ -29,8 +30,7 @@ const EST_DTE_PARAMS = [
 
 let atencion = 1000;
 function numAtencion(now: number): string {
-  const d = new Date(now).toISOString();
-  return `${atencion++} ( ${d.slice(0, 10).replace(/-/g, '/')} ${d.slice(11, 19)})`;
+  return `${atencion++} ( ${chileDateTime(now).replace(/-/g, '/')})`;
 }
 
 function tokenEstado(reason: 'missing' | 'unknown' | 'expired'): [string, string] {

@@ -12,6 +12,7 @@
  * give 11, ACD again 7, ERM is recorded; after ERM, claims give 13, ERM again 7, ACD is recorded.
  */
 import type { Context } from 'koa';
+import { chileDateTime } from '../chile-time';
 import { applyFault, cookieToken, readBody, xmlReply } from '../http';
 import { isFinal } from '../progress';
 import { checkDigit, joinRut, splitRut } from '../rut';
@@ -64,7 +65,7 @@ const DESC: Record<number, string> = {
 
 /** DD-MM-YYYY HH:MM:SS */
 function siiDateTime(ms: number): string {
-  const d = new Date(ms).toISOString();
+  const d = chileDateTime(ms);
   return `${d.slice(8, 10)}-${d.slice(5, 7)}-${d.slice(0, 4)} ${d.slice(11, 19)}`;
 }
 

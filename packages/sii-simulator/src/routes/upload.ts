@@ -13,6 +13,7 @@ import { createHash } from 'node:crypto';
 import busboy from 'busboy';
 import type { Context } from 'koa';
 import { checkEnvelope, type CheckOutcome } from '../checks';
+import { chileDateTime } from '../chile-time';
 import { applyFault, cookieToken, xmlReply } from '../http';
 import { joinRut } from '../rut';
 import { authorize, checkToken, type Sim } from '../sim';
@@ -57,11 +58,6 @@ function parseForm(ctx: Context, maxBytes: number): Promise<Form> {
   });
 }
 
-/** Timestamp as the SII writes it: YYYY-MM-DD HH:MM:SS (Chilean time is not simulated: UTC). */
-function siiTimestamp(ms: number): string {
-  return new Date(ms).toISOString().slice(0, 19).replace('T', ' ');
-}
-
 /** XML text of the file: ISO-8859-1 when it says so (the SII's encoding), else UTF-8. */
 export function decodeXmlFile(data: Buffer): string {
   const head = data.subarray(0, 200).toString('latin1');
@@ -91,7 +87,7 @@ export async function dteUpload(sim: Sim, env: SiiEnv, ctx: Context): Promise<vo
           ['RUTSENDER', sender ?? `${form.fields.rutSender ?? ''}-${form.fields.dvSender ?? ''}`],
           ['RUTCOMPANY', company ?? `${form.fields.rutCompany ?? ''}-${form.fields.dvCompany ?? ''}`],
           ['FILE', form.file?.name ?? ''],
-          ['TIMESTAMP', siiTimestamp(now)],
+          ['TIMESTAMP', chileDateTime(now)],
           ['STATUS', status],
           ...(trackId ? ([['TRACKID', trackId]] as [string, string][]) : []),
         ]) +

@@ -9,6 +9,7 @@ import {
   createTestSiiKey,
   parseCaf,
   readP12,
+  santiagoDate,
   signSeedDocument,
   stampAndSignDte,
   type Caf,
@@ -40,8 +41,9 @@ export function credentialFor(
   return c;
 }
 
+/** the date in Chile, as the SII and the engine count days */
 export function today(offsetDays = 0): string {
-  return new Date(Date.now() + offsetDays * 86_400_000).toISOString().slice(0, 10);
+  return santiagoDate(new Date(Date.now() + offsetDays * 86_400_000));
 }
 
 export class World {
