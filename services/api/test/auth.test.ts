@@ -19,7 +19,7 @@ describe('api authentication, scopes, sessions, CSRF and rate limit', function (
   after(async () => t?.close());
 
   it('answers 401 unauthorized without a Bearer header', async () => {
-    for (const headers of [{}, { Authorization: 'Basic abc' }]) {
+    for (const headers of [{}, { Authorization: 'Basic abc' }] as Record<string, string>[]) {
       const res = await call(t.url, 'GET', '/certificates', { headers });
       expect(res.status).to.equal(401);
       expect(res.body).to.include({ code: 'unauthorized', next_action: 'send_bearer_token' });

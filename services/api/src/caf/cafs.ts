@@ -6,7 +6,7 @@ import type { SiiEnv } from '../auth/scopes';
 import { ApiError } from '../http/api-error';
 import { seal, type KeyWrapper } from '../crypto/envelope';
 import { mapKmsError } from '../crypto/kms-errors';
-import { isUuid } from '../db/pg-errors';
+import { isUuid, returnedRows } from '../db/pg-errors';
 import type { CafDocumentsProbe } from './documents-probe';
 
 export interface CafRow {
@@ -265,9 +265,8 @@ export async function deleteCaf(
         },
       );
     }
-    const out: CafRow[] = await m.query(
-      `UPDATE cafs SET deleted_at = $2 WHERE id = $1 RETURNING ${COLUMNS}`,
-      [id, now],
+    const out = returnedRows<CafRow>(
+      await m.query(`UPDATE cafs SET deleted_at = $2 WHERE id = $1 RETURNING ${COLUMNS}`, [id, now]),
     );
     return out[0];
   });

@@ -1,5 +1,6 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import { ApiError } from '../http/api-error';
+import { returnedRows } from '../db/pg-errors';
 import type { SiiEnv } from '../auth/scopes';
 
 export interface FolioKey {
@@ -49,9 +50,11 @@ export async function allocateFolio(m: EntityManager, key: FolioKey, now: Date):
     [...params, now],
   );
   if (usable[0]) {
-    const rows: { folio: string }[] = await m.query(
-      'UPDATE cafs SET next_folio = next_folio + 1 WHERE id = $1 RETURNING next_folio - 1 AS folio',
-      [usable[0].id],
+    const rows = returnedRows<{ folio: string }>(
+      await m.query(
+        'UPDATE cafs SET next_folio = next_folio + 1 WHERE id = $1 RETURNING next_folio - 1 AS folio',
+        [usable[0].id],
+      ),
     );
     return { folio: Number(rows[0].folio), cafId: usable[0].id };
   }

@@ -4,7 +4,7 @@ import type { DataSource, EntityManager } from 'typeorm';
 import { ApiError } from '../http/api-error';
 import { open, seal, type KeyWrapper } from '../crypto/envelope';
 import { mapKmsError } from '../crypto/kms-errors';
-import { isUniqueViolation, isUuid } from '../db/pg-errors';
+import { isUniqueViolation, isUuid, returnedRows } from '../db/pg-errors';
 import { normalizeRut } from '../rut';
 
 export interface CertificateRow {
@@ -41,6 +41,9 @@ export function certificateRecord(row: CertificateRow, now: Date) {
     created_at: new Date(row.created_at).toISOString(),
   };
 }
+
+const duplicate = (fingerprintSha256: string) =>
+  new ApiError('cert.duplicate', 'This certificate is already loaded.', { detail: { fingerprintSha256 } });
 
 const aad = (id: string, part: 'p12' | 'password') => `certificate:${id}:${part}`;
 
@@ -96,6 +99,11 @@ export async function uploadCertificate(
     return await db.transaction(async (m) => {
       // one default per organization: the first current certificate becomes it
       await m.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`certificates:${organizationId}`]);
+      const dup: { id: string }[] = await m.query(
+        'SELECT id FROM certificates WHERE organization_id = $1 AND fingerprint_sha256 = $2 AND deleted_at IS NULL',
+        [organizationId, info.fingerprintSha256],
+      );
+      if (dup[0]) throw duplicate(info.fingerprintSha256);
       const current: { n: string }[] = await m.query(
         'SELECT count(*) AS n FROM certificates WHERE organization_id = $1 AND is_default AND deleted_at IS NULL',
         [organizationId],
@@ -122,11 +130,9 @@ export async function uploadCertificate(
       return rows[0];
     });
   } catch (err) {
-    if (isUniqueViolation(err, 'certificates_org_fingerprint_uq')) {
-      throw new ApiError('cert.duplicate', 'This certificate is already loaded.', {
-        detail: { fingerprintSha256: info.fingerprintSha256 },
-      });
-    }
+    if (err instanceof ApiError) throw err;
+    // a concurrent upload of the same file loses the race on the unique index
+    if (isUniqueViolation(err, 'certificates_org_fingerprint_uq')) throw duplicate(info.fingerprintSha256);
     throw new ApiError('cert.insert_failed', 'The certificate could not be stored.', { cause: err });
   }
 }
@@ -175,9 +181,8 @@ export async function activateCertificate(
       'UPDATE certificates SET is_default = false WHERE organization_id = $1 AND is_default AND id <> $2',
       [organizationId, id],
     );
-    const rows: CertificateRow[] = await m.query(
-      `UPDATE certificates SET is_default = true WHERE id = $1 RETURNING ${COLUMNS}`,
-      [id],
+    const rows = returnedRows<CertificateRow>(
+      await m.query(`UPDATE certificates SET is_default = true WHERE id = $1 RETURNING ${COLUMNS}`, [id]),
     );
     return rows[0];
   });
@@ -206,9 +211,11 @@ export async function deleteCertificate(
         },
       );
     }
-    const rows: CertificateRow[] = await m.query(
-      `UPDATE certificates SET deleted_at = $2, is_default = false WHERE id = $1 RETURNING ${COLUMNS}`,
-      [id, now],
+    const rows = returnedRows<CertificateRow>(
+      await m.query(
+        `UPDATE certificates SET deleted_at = $2, is_default = false WHERE id = $1 RETURNING ${COLUMNS}`,
+        [id, now],
+      ),
     );
     return rows[0];
   });

@@ -15,3 +15,19 @@ export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0
 export function isUuid(value: unknown): value is string {
   return typeof value === 'string' && UUID_PATTERN.test(value);
 }
+
+/**
+ * Rows of an UPDATE/DELETE … RETURNING run through typeorm's `query()`, which answers those
+ * statements with `[rows, affectedCount]` (and SELECT/INSERT with the rows alone).
+ */
+export function returnedRows<T>(result: unknown): T[] {
+  if (
+    Array.isArray(result) &&
+    result.length === 2 &&
+    Array.isArray(result[0]) &&
+    typeof result[1] === 'number'
+  ) {
+    return result[0] as T[];
+  }
+  return result as T[];
+}

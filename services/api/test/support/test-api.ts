@@ -80,7 +80,7 @@ export async function startTestApi(
       new LocalKeyWrapper({ [config.masterKeyId]: Buffer.from(masterKey, 'base64') }, config.masterKeyId),
     folioGrant: new SiiFolioGrantClient({ baseUrl: sim.url, timeoutMs: 5000 }),
     cafDocuments: new SqlCafDocumentsProbe(db.dataSource),
-    logger: pino({ level: 'silent' }),
+    logger: pino({ level: process.env.API_TEST_LOG ?? 'silent' }),
     clock: () => new Date(Date.now() + offset),
     ...opts.deps,
   };
