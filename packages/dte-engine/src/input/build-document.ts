@@ -99,6 +99,8 @@ export function mapDocument(input: EmissionInput, ctx: BuildContext, totals: Tot
           NmbItem: xmlText(item.nombre, `items[${i}].nombre`, 'NmbItem', 80),
           MontoItem: totals.lines[i].montoItem,
         };
+        // export lines are exempt by nature (the body admits only exento: true)
+        d.IndExe = 1;
         if (item.descripcion)
           d.DscItem = xmlText(item.descripcion, `items[${i}].descripcion`, 'DscItem', 1000);
         d.QtyItem = item.cantidad;

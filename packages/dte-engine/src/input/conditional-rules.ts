@@ -2,6 +2,7 @@ import type { ValidationIssue } from '@dte/error-catalog';
 import { decimalPlaces } from './decimal';
 import { NOTE_TYPES } from './references';
 import { fechaEmisionWindow } from './santiago-date';
+import { exportDecimals } from './totals';
 import {
   isExportInput,
   type DomesticEmissionInput,
@@ -141,13 +142,15 @@ function domesticIssues(input: DomesticEmissionInput, add: Add): void {
 }
 
 function exportIssues(input: ExportEmissionInput, add: Add): void {
+  const places = exportDecimals(input.tpo_moneda);
+  const unit = places === 0 ? 'whole pesos in PESO CL' : 'SII export amounts';
   input.items.forEach((item, i) => {
     maxDecimals(item.cantidad, 6, `items[${i}].cantidad`, add, 'SII QtyItem');
     maxDecimals(item.precio_unitario, 6, `items[${i}].precio_unitario`, add, 'SII PrcItem');
-    maxDecimals(item.monto_item, 4, `items[${i}].monto_item`, add, 'SII MontoItem of exports');
+    maxDecimals(item.monto_item, places, `items[${i}].monto_item`, add, unit);
   });
-  maxDecimals(input.monto_exento, 4, 'monto_exento', add, 'SII MntExe of exports');
-  maxDecimals(input.monto_total, 4, 'monto_total', add, 'SII MntTotal of exports');
+  maxDecimals(input.monto_exento, places, 'monto_exento', add, unit);
+  maxDecimals(input.monto_total, places, 'monto_total', add, unit);
   if (input.ind_servicio !== undefined && !EXPORT_IND_SERVICIO.includes(input.ind_servicio)) {
     add('ind_servicio', `must be one of ${JSON.stringify(EXPORT_IND_SERVICIO)} (SII IndServicio of exports)`);
   }

@@ -12,8 +12,14 @@ import {
 export const TASA_IVA = 19;
 /** SII tax code 15: "IVA retenido total" (facturas de compra and their notes). */
 export const TIPO_IMP_IVA_RETENIDO_TOTAL = 15;
-/** Decimals of export amounts in the document currency (XSD Dec14_4 / MontoItem fractionDigits 4). */
-export const EXPORT_DECIMALS = 4;
+/**
+ * Decimals of export amounts in the document currency: 4 (XSD MontoItem/MntExe/MntTotal
+ * fractionDigits 4), but whole units when the document currency is PESO CL (pesos have no
+ * decimals; the same rule the reference implementations apply).
+ */
+export function exportDecimals(tpoMoneda: string): number {
+  return tpoMoneda === 'PESO CL' ? 0 : 4;
+}
 /** Decimals of <TpoCambio> (Dec6_4). */
 export const TPO_CAMBIO_DECIMALS = 4;
 
@@ -150,9 +156,11 @@ function exportTotals(input: ExportEmissionInput, exchangeRate: number | undefin
   const lines: LineTotals[] = [];
   let exe = new Decimal(0n, 0);
   for (const item of input.items) {
-    // Exports: MontoItem = QtyItem * PrcItem in the document currency, rounded to the 4
-    // decimals of the XSD (fractionDigits 4); every line is exempt.
-    const monto = Decimal.of(item.cantidad).mul(Decimal.of(item.precio_unitario)).round(EXPORT_DECIMALS);
+    // Exports: MontoItem = QtyItem * PrcItem in the document currency, rounded half away from
+    // zero to exportDecimals() (4, or 0 in PESO CL); every line is exempt.
+    const monto = Decimal.of(item.cantidad)
+      .mul(Decimal.of(item.precio_unitario))
+      .round(exportDecimals(input.tpo_moneda));
     lines.push({ montoItem: monto.toNumber(), exento: true });
     exe = exe.add(monto);
   }

@@ -378,6 +378,7 @@ describe('input: totals per type (hand-computed, SII rules)', () => {
     });
     expect(doc.Detalle[1]).to.deep.equal({
       NroLinDet: 2,
+      IndExe: 1,
       NmbItem: 'Aceite de oliva',
       MontoItem: 25.8325,
       QtyItem: 2.5,
@@ -446,25 +447,29 @@ describe('input: totals per type (hand-computed, SII rules)', () => {
     ]);
   });
 
-  it('111 debit note builds when the calling path accepts it (not on POST /dtes)', () => {
+  it('111 debit note builds when the calling path accepts it (not on POST /dtes); PESO CL in whole pesos', () => {
     const { doc } = build(
       {
         tipo_dte: 111,
         receptor: { razon_social: 'ACME' },
-        // 3 x 33.33335 = 100.00005 -> 100.0001 (4 decimals, half away from zero)
-        items: [{ nombre: 'Flete adicional', cantidad: 3, precio_unitario: 33.33335, monto_item: 100.0001 }],
+        // PESO CL: whole pesos. 3 x 33333.335 = 100000.005 -> 100000; 2 x 0.75 = 1.5 -> 2
+        items: [
+          { nombre: 'Flete adicional', cantidad: 3, precio_unitario: 33333.335, monto_item: 100000 },
+          { nombre: 'Sello', cantidad: 2, precio_unitario: 0.75, monto_item: 2 },
+        ],
         tpo_moneda: 'PESO CL',
-        monto_total: 100.0001,
+        monto_total: 100002,
         referencias: [{ tipo_doc_ref: '110', folio_ref: '15', fecha_ref: '2026-03-01', codigo_ref: 3 }],
       },
       { tipos: [110, 111, 112] },
     );
-    // PESO CL needs no rate: TpoCambio 1, pesos rounded to whole units
+    expect(doc.Encabezado.Totales).to.deep.equal({ TpoMoneda: 'PESO CL', MntExe: 100002, MntTotal: 100002 });
+    // PESO CL needs no external rate: TpoCambio 1
     expect(doc.Encabezado.OtraMoneda).to.deep.equal({
       TpoMoneda: 'PESO CL',
       TpoCambio: 1,
-      MntExeOtrMnda: 100,
-      MntTotOtrMnda: 100,
+      MntExeOtrMnda: 100002,
+      MntTotOtrMnda: 100002,
     });
     expect(doc.Encabezado.IdDoc.TipoDTE).to.equal(111);
   });

@@ -265,6 +265,9 @@ describe('input: schema failures answer validation_failed with issues[] paths', 
       issuePaths(exportBody({ otra_moneda: { tpo_moneda: 'EURO', tpo_cambio: 1000, mnt_total: 21000 } })),
     ).to.deep.equal(['otra_moneda.tpo_moneda']);
     expect(issuePaths(exportBody({ monto_total: 21.00001 }))).to.deep.equal(['monto_total']);
+    expect(issuePaths(exportBody({ tpo_moneda: 'PESO CL', monto_total: 21.5 }))).to.deep.equal([
+      'monto_total',
+    ]);
     expect(issuePaths(exportBody({ tpo_moneda: 'DOLAR' }))).to.deep.equal(['tpo_moneda']);
     expect(issuePaths(exportBody({ monto_total: undefined }))).to.deep.equal(['monto_total']);
     expect(issuePaths(exportBody({ ind_servicio: 1 }))).to.deep.equal(['ind_servicio']);
