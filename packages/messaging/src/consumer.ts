@@ -39,6 +39,8 @@ export interface ConsumerOptions {
   fromBeginning?: boolean;
   sessionTimeout?: number;
   heartbeatInterval?: number;
+  /** longest a fetch waits on the broker for new data (1000 ms by default; bounds disconnect time) */
+  maxWaitTimeInMs?: number;
   /** partitions handled at once (order is kept within a partition); 1 by default */
   partitionsConsumedConcurrently?: number;
   /** takes values that cannot be decoded; when absent such a value is an error (retried) */
@@ -87,6 +89,7 @@ export class AvroConsumer {
       groupId: options.groupId,
       sessionTimeout: options.sessionTimeout ?? 30000,
       heartbeatInterval: options.heartbeatInterval ?? 3000,
+      maxWaitTimeInMs: options.maxWaitTimeInMs ?? 1000,
       allowAutoTopicCreation: false,
     });
     await consumer.connect();

@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
+import { logicalTypes } from './logical-types';
 
 export class SchemaNotFoundError extends Error {
   constructor(name: string, file: string) {
@@ -36,7 +37,7 @@ export class SchemaCatalog {
     registryUrl: string,
     private readonly schemaDir: string,
   ) {
-    this.registry = new SchemaRegistry({ host: registryUrl });
+    this.registry = new SchemaRegistry({ host: registryUrl }, { [SchemaType.AVRO]: { logicalTypes } });
   }
 
   /**

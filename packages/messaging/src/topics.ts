@@ -90,3 +90,53 @@ export async function ensureTopicsWith(
     }
   }
 }
+
+/**
+ * The emission pipeline's topics: logical names (the configured KAFKA_TOPIC_PREFIX is added by
+ * the messaging handle, which is how tests isolate themselves), the schema of each value
+ * (schemas/avro/<schema>.avsc) and the partitions. Every service imports these; nobody spells
+ * a topic name elsewhere.
+ *
+ *   dte.commands  key = document id        EmitDteCommand     api outbox relay -> signer
+ *   dte.signed    key = company id + env   DteSigned          signer -> sii-uploader
+ *   dte.uploaded  key = upload id          EnvioUploaded      sii-uploader -> sii-poller; also the
+ *                                                             api's refresh-status re-poll request
+ *                                                             (refresh = true), via its outbox
+ *   dte-status    key = document id        DteStatusChanged   everyone -> projector, webhooks, ...
+ *                 (compacted: the latest status of each document stays)
+ */
+export const PIPELINE_TOPICS = {
+  commands: 'dte.commands',
+  signed: 'dte.signed',
+  uploaded: 'dte.uploaded',
+  status: 'dte-status',
+} as const;
+
+export type PipelineTopic = (typeof PIPELINE_TOPICS)[keyof typeof PIPELINE_TOPICS];
+
+/** schema basename (schemas/avro/<name>.avsc) of each pipeline topic's values */
+export const PIPELINE_SCHEMAS: Record<PipelineTopic, string> = {
+  'dte.commands': 'dte-commands',
+  'dte.signed': 'dte-signed',
+  'dte.uploaded': 'dte-uploaded',
+  'dte-status': 'dte-status',
+};
+
+/** Partitions of each pipeline topic: PIPELINE_PARTITIONS (default 6) unless given per call. */
+export function pipelineTopicSpecs(partitions = Number(process.env.PIPELINE_PARTITIONS || 6)): TopicSpec[] {
+  return [
+    { name: PIPELINE_TOPICS.commands, partitions },
+    { name: PIPELINE_TOPICS.signed, partitions },
+    { name: PIPELINE_TOPICS.uploaded, partitions },
+    {
+      name: PIPELINE_TOPICS.status,
+      partitions,
+      configs: { 'cleanup.policy': 'compact' },
+    },
+  ];
+}
+
+/** The key of a dte.signed record: one uploader instance groups each company's documents per env. */
+export function signedKey(companyId: string, siiEnv: 'cert' | 'prod'): string {
+  return `${companyId}:${siiEnv}`;
+}

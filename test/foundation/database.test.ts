@@ -1,0 +1,76 @@
+// A typeorm migration runs in a fresh schema, and a row is written and read back; the
+// processed_events table gives consumers their idempotency (a second claim of an event fails,
+// a rolled-back claim leaves nothing).
+import { expect } from 'chai';
+import { ProcessedEvent, claimEvent, migrations, runMigrations } from '@dte/database';
+import { adminQuery, migratedDatabase, testStack, type MigratedDatabase } from '../support/env';
+
+describe('foundation: database migrations and the processed_events table', function () {
+  this.timeout(60000);
+  let db: MigratedDatabase;
+
+  before(async function () {
+    this.timeout(240000);
+    await testStack();
+    db = await migratedDatabase('foundation');
+  });
+  after(async () => {
+    await db?.cleanup();
+  });
+
+  it('applies every migration into the fresh schema, once', async () => {
+    expect(db.applied).to.have.length(migrations.length);
+    expect(db.applied).to.include('ProcessedEvents1763780000000');
+    // Seen from a separate connection through information_schema, not through typeorm's metadata.
+    const tables = await adminQuery<{ table_name: string }>(
+      `SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name`,
+      [db.schema],
+    );
+    expect(tables.map((t) => t.table_name)).to.include.members(['migrations', 'processed_events']);
+    const inPublic = await adminQuery(
+      `SELECT 1 FROM information_schema.tables WHERE table_schema = 'public' AND table_name = 'processed_events'`,
+    );
+    expect(inPublic, 'nothing leaks into public').to.have.length(0);
+    expect(await runMigrations(db.dataSource)).to.deep.equal([]);
+  });
+
+  it('writes a row and reads it back', async () => {
+    const repo = db.dataSource.getRepository(ProcessedEvent);
+    await repo.insert({ consumer: 'foundation.test', eventId: 'evt-1' });
+    const row = await repo.findOneByOrFail({ consumer: 'foundation.test', eventId: 'evt-1' });
+    expect(row.processedAt).to.be.instanceOf(Date);
+    expect(Math.abs(Date.now() - row.processedAt.getTime())).to.be.below(60000);
+    const raw = await adminQuery<{ consumer: string; event_id: string }>(
+      `SELECT consumer, event_id FROM "${db.schema}".processed_events`,
+    );
+    expect(raw).to.deep.equal([{ consumer: 'foundation.test', event_id: 'evt-1' }]);
+  });
+
+  it('lets a consumer claim an event once; a rolled-back claim leaves no row', async () => {
+    const ds = db.dataSource;
+    expect(await ds.transaction((m) => claimEvent(m, 'signer.commands', 'evt-2'))).to.equal(true);
+    expect(await ds.transaction((m) => claimEvent(m, 'signer.commands', 'evt-2'))).to.equal(false);
+    expect(
+      await ds.transaction((m) => claimEvent(m, 'webhooks.status', 'evt-2')),
+      'another consumer',
+    ).to.equal(true);
+
+    let failed = false;
+    try {
+      await ds.transaction(async (m) => {
+        expect(await claimEvent(m, 'signer.commands', 'evt-3')).to.equal(true);
+        throw new Error('the effects failed');
+      });
+    } catch {
+      failed = true;
+    }
+    expect(failed).to.equal(true);
+    expect(
+      await ds.transaction((m) => claimEvent(m, 'signer.commands', 'evt-3')),
+      'claim after rollback',
+    ).to.equal(true);
+    let outside: Error | undefined;
+    await claimEvent(ds.manager, 'x', 'y').catch((e: Error) => (outside = e));
+    expect(outside?.message).to.match(/inside a transaction/);
+  });
+});
