@@ -190,7 +190,11 @@ export class SiiClient {
     return uploadEnvio(this.transport, input);
   }
 
-  /** uploadEnvio with this certificate's token, renewed once if the SII answers STATUS 5. */
+  /**
+   * uploadEnvio with this certificate's token, renewed once if the SII answers STATUS 5. Every
+   * answer of DTEUpload is an UploadOutcome; only a failed login (getting the token) throws its
+   * SiiError, before anything is uploaded.
+   */
   sendEnvio(input: SendEnvioInput): Promise<UploadOutcome> {
     const { credential, rutSender, ...rest } = input;
     return this.withToken(

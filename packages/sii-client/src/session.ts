@@ -20,7 +20,10 @@ export class SiiSession {
     readonly credential: SigningCredential,
   ) {}
 
-  /** DTEUpload; rutSender defaults to the certificate owner; STATUS 5 renews the token once. */
+  /**
+   * DTEUpload; rutSender defaults to the certificate owner; STATUS 5 renews the token once. A
+   * failed login throws its SiiError (nothing was uploaded); every DTEUpload answer is an outcome.
+   */
   uploadEnvio(
     input: Omit<UploadEnvioInput, 'token' | 'rutSender'> & { rutSender?: string },
   ): Promise<UploadOutcome> {

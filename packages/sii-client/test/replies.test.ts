@@ -266,6 +266,28 @@ describe('sii-client against recorded SII replies', function () {
       expect(uploads.map((r) => r.headers.cookie)).to.deep.equal(['TOKEN=T1', 'TOKEN=T2']);
       expect(fake.requestsTo('/DTEWS/GetTokenFromSeed.jws')).to.have.length(2);
     });
+    it('sendEnvio: a failed login throws its transient SiiError and uploads nothing', async () => {
+      fake.on('/DTEWS/CrSeed.jws', {
+        status: 503,
+        contentType: 'text/html',
+        body: '<html><body>Mantencion</body></html>',
+      });
+      const err = await expectSiiError(
+        clientFor(fake).sendEnvio({
+          env: 'cert',
+          credential,
+          rutCompany: '76543210-3',
+          xml: Buffer.from('<EnvioDTE/>'),
+        }),
+      );
+      expect([err.kind, err.retryable, err.httpStatus, err.operation]).to.deep.equal([
+        'transient',
+        true,
+        503,
+        'CrSeed.getSeed',
+      ]);
+      expect(fake.requestsTo('/cgi_dte/UPL/DTEUpload')).to.have.length(0);
+    });
   });
 
   describe('DTEUpload', () => {
