@@ -13,6 +13,9 @@ import { CafAutoSetting } from './caf-auto-setting';
 import { WebhookSubscription } from './webhook-subscription';
 import { WebhookDelivery } from './webhook-delivery';
 import { WebhookDocumentState } from './webhook-document-state';
+import { Dte } from './dte';
+import { OutboxMessage } from './outbox-message';
+import { DteEvent } from './dte-event';
 
 export { ProcessedEvent };
 // api core (issue 5)
@@ -20,6 +23,8 @@ export { Organization, Company, Branch, User, Membership, ApiKey, Certificate, C
 export type { MemberRole };
 // webhooks (issue 7)
 export { WebhookSubscription, WebhookDelivery, WebhookDocumentState };
+// emission pipeline (issue 6)
+export { Dte, OutboxMessage, DteEvent };
 
 // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
 export const entities: Function[] = [
@@ -36,4 +41,7 @@ export const entities: Function[] = [
   WebhookSubscription,
   WebhookDelivery,
   WebhookDocumentState,
+  Dte,
+  OutboxMessage,
+  DteEvent,
 ];

@@ -4,9 +4,13 @@ import type { MigrationInterface } from 'typeorm';
 import { ProcessedEvents1763780000000 } from './1763780000000-processed-events';
 import { ApiCore1763780100000 } from './1763780100000-api-core';
 import { Webhooks1763790000000 } from './1763790000000-webhooks';
+import { DtePipeline1763800000000 } from './1763800000000-dte-pipeline';
+import { DteCessions1763800100000 } from './1763800100000-dte-cessions';
 
 export const migrations: (new () => MigrationInterface)[] = [
   ProcessedEvents1763780000000,
   ApiCore1763780100000,
   Webhooks1763790000000,
+  DtePipeline1763800000000,
+  DteCessions1763800100000,
 ];
