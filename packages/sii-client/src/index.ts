@@ -1,13 +1,42 @@
-export * from './auth';
-export * from './client';
+/**
+ * @dte/sii-client: the SII's web services for the services of this repository. Use
+ * `new SiiClient(options)` and, to call on behalf of a certificate with tokens handled,
+ * `client.session(credential)`. Configuration from the environment: `siiClientEnvSpec`,
+ * `siiClientOptions`, `siiClientOptionsFromEnv`.
+ */
+export { SiiClient } from './client';
+export type { GetTokenOptions, SendEnvioInput, SiiClientOptions, WithTokenOptions } from './client';
+export { SiiSession } from './session';
+export { DEFAULT_TOKEN_TTL_SECONDS, InMemoryTokenCache, tokenCacheKey } from './auth';
+export type { SeedSigner, TokenCache } from './auth';
 export * from './config';
-export * from './endpoints';
+export {
+  REAL_SII_ENDPOINTS,
+  SII_ENVIRONMENTS,
+  SII_PATHS,
+  resolveEndpoints,
+  simulatorEndpoints,
+} from './endpoints';
+export type {
+  SiiEndpointOverrides,
+  SiiEndpoints,
+  SiiEnvironment,
+  SiiEnvironmentEndpoints,
+} from './endpoints';
 export * from './errors';
 export { interpretUploadReply, parseRecepcionDte } from './upload';
 export type { RecepcionDte, UploadEnvioInput, UploadOutcome } from './upload';
-export * from './status';
-export * from './register';
-export { SiiSession } from './session';
-export type { CallOptions, SiiTransport } from './transport';
+export { toDdMmAaaa } from './status';
+export type {
+  DocumentStatus,
+  DocumentStatusQuery,
+  UploadStatus,
+  UploadStatusProblem,
+  UploadStatusQuery,
+  UploadTypeCount,
+} from './status';
+export { ACCIONES_DOC, REGISTER_COD_RESP, REGISTER_TIPOS } from './register';
+export type { AccionDoc, RegisterAnswer, RegisterDocRef, RegisterEvent, RegisterHistory } from './register';
 export { DEFAULT_TIMEOUT_MS, DEFAULT_UPLOAD_TIMEOUT_MS, DEFAULT_USER_AGENT } from './transport';
+export type { CallOptions, SiiTransport } from './transport';
 export type { HttpReply } from './http';
