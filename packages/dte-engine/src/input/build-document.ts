@@ -14,7 +14,7 @@ import type {
 import { xmlDigits, xmlText } from './latin1';
 import { tpoDocRefCode } from './references';
 import { normalizeRut } from './rut';
-import { findSucursal } from './business-rules';
+import { requireSucursal } from './business-rules';
 import {
   TIPO_IMP_IVA_RETENIDO_TOTAL,
   computeTotals,
@@ -247,7 +247,7 @@ function mapDomestic(
  */
 function mapEmisor(input: EmissionInput, profile: EmisorProfile): Emisor {
   const body = input.emisor ?? {};
-  const sucursal = input.sucursal_id !== undefined ? findSucursalOf(profile, input.sucursal_id) : undefined;
+  const sucursal = input.sucursal_id !== undefined ? requireSucursal(profile, input.sucursal_id) : undefined;
   const despacho = input.tipo_dte === 52 ? input.despacho : undefined;
   const pick = (candidates: [string | undefined, string][]): { value: string; field: string } | undefined => {
     for (const [value, field] of candidates) if (value) return { value, field };
@@ -322,16 +322,6 @@ function mapEmisor(input: EmissionInput, profile: EmisorProfile): Emisor {
   emisor.CmnaOrigen = xmlText(comuna!.value, comuna!.field, 'CmnaOrigen', 20);
   if (ciudad) emisor.CiudadOrigen = xmlText(ciudad.value, ciudad.field, 'CiudadOrigen', 20);
   return emisor;
-}
-
-function findSucursalOf(profile: EmisorProfile, id: string | number) {
-  const found = findSucursal({ emisor: profile, now: new Date(0) }, id);
-  if (!found) {
-    throw new ServiceError('dte.sucursal.not_found', `sucursal_id ${id} is not a current branch`, {
-      detail: { sucursal_id: id },
-    });
-  }
-  return found;
 }
 
 function mapExportReceptor(input: ExportEmissionInput): Receptor {

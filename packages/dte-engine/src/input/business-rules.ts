@@ -12,10 +12,12 @@ import {
 import { normalizeRut } from './rut';
 import {
   isExportInput,
+  type EmisorProfile,
   type EmissionContext,
   type EmissionInput,
   type NcReason,
   type NdReason,
+  type SucursalProfile,
 } from './types';
 
 /**
@@ -35,15 +37,7 @@ export function checkBusinessRules(input: EmissionInput, ctx: EmissionContext): 
       detail: { rut_emisor: input.rut_emisor },
     });
   }
-  if (input.sucursal_id !== undefined && !findSucursal(ctx, input.sucursal_id)) {
-    throw new ServiceError(
-      'dte.sucursal.not_found',
-      `sucursal_id ${input.sucursal_id} is not a current branch`,
-      {
-        detail: { sucursal_id: input.sucursal_id },
-      },
-    );
-  }
+  if (input.sucursal_id !== undefined) requireSucursal(ctx.emisor, input.sucursal_id);
   if (!isExportInput(input)) {
     if (input.tipo_dte === 34) {
       const i = input.items.findIndex((it) => !it.exento);
@@ -75,8 +69,15 @@ export function checkBusinessRules(input: EmissionInput, ctx: EmissionContext): 
   transportRules(input);
 }
 
-export function findSucursal(ctx: EmissionContext, id: string | number) {
-  return (ctx.emisor.sucursales ?? []).find((s) => String(s.id) === String(id));
+/** The company's current branch `id`, else dte.sucursal.not_found. */
+export function requireSucursal(emisor: EmisorProfile, id: string | number): SucursalProfile {
+  const found = (emisor.sucursales ?? []).find((s) => String(s.id) === String(id));
+  if (!found) {
+    throw new ServiceError('dte.sucursal.not_found', `sucursal_id ${id} is not a current branch`, {
+      detail: { sucursal_id: id },
+    });
+  }
+  return found;
 }
 
 /**

@@ -17,3 +17,4 @@ export { santiagoDate, fechaEmisionWindow } from './santiago-date';
 export { replaceTypographic } from './latin1';
 export { emissionSchemas, createEmissionAjv } from './schemas';
 export { DTE_ENDPOINT_TIPOS } from './prechecks';
+export { computeBoletaTotals, type BoletaItemInput, type BoletaTotals } from './boleta';
