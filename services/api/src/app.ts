@@ -10,13 +10,18 @@ import { cafRoutes } from './routes/caf';
 import { certificateRoutes } from './routes/certificates';
 import { metaRoutes } from './routes/meta';
 import { createRouteKit } from './routes/route-kit';
+import { webhookRoutes } from './routes/webhooks';
 
 export const BASE_PATH = '/api/v1';
 
 /** Every route of the api core, in one table (the OpenAPI document is built from it). */
 export function apiRoutes(deps: ApiDeps): RouteDef[] {
   const kit = createRouteKit(deps);
-  const routes: RouteDef[] = [...certificateRoutes(deps, kit.now), ...cafRoutes(deps, kit.now)];
+  const routes: RouteDef[] = [
+    ...certificateRoutes(deps, kit.now),
+    ...cafRoutes(deps, kit.now),
+    ...webhookRoutes(deps, kit.now),
+  ];
   let doc: unknown;
   const openApi = () =>
     (doc ??= buildOpenApi(all, { serverUrl: deps.config.publicBaseUrl, catalogUrl: catalogUrl(deps) }));

@@ -108,7 +108,14 @@ export async function requestCaf(
     return await storeCaf(deps.dataSource, deps.keys, principal, caf, 'sii_request');
   } catch (err) {
     deps.logger.error(
-      { err, organizationId: principal.organizationId, tipoDte: body.tipo_dte, cafXml },
+      // never the CAF XML itself: it holds the stamping private key (the SII portal can re-issue it)
+      {
+        err,
+        organizationId: principal.organizationId,
+        tipoDte: body.tipo_dte,
+        desde: caf?.desde,
+        hasta: caf?.hasta,
+      },
       'granted CAF not stored',
     );
     throw new ApiError('caf.persist_failed', 'The SII granted the folios but they could not be stored.', {

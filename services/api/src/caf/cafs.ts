@@ -243,14 +243,7 @@ export async function deleteCaf(
         },
       );
     }
-    const usage = await probe.usage({
-      organizationId: row.organization_id,
-      environment: row.environment,
-      tipoDte: row.tipo_dte,
-      rutEmisor: row.rut_emisor,
-      desde: Number(row.desde),
-      hasta: Number(row.hasta),
-    });
+    const usage = await probe.usage(row.id);
     if (usage.ceded > 0) {
       throw new ApiError('caf.has_ceded_dtes', 'A document issued with this CAF was ceded; the CAF stays.', {
         detail: { ceded: usage.ceded },
