@@ -6,11 +6,25 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { repoRoot, testStack } from '../support/env';
 
-const run = promisify(execFile);
+const execFileP = promisify(execFile);
 const script = path.join(repoRoot, 'scripts/stack.sh');
 
+/**
+ * The script's environment without the endpoints scripts/test.sh exported from the local stack
+ * (so `up` takes its real reuse path), keeping those the user gave (DTE_STACK_GIVEN).
+ */
+function scriptEnv(): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  const given = (process.env.DTE_STACK_GIVEN ?? '').split(' ').filter(Boolean);
+  for (const k of ['KAFKA_BROKERS', 'SCHEMA_REGISTRY_URL', 'DATABASE_URL', 'REDIS_URL'])
+    if (!given.includes(k)) delete env[k];
+  return env;
+}
+
+const run = (cmd: string, args: string[]) => execFileP(cmd, args, { cwd: repoRoot, env: scriptEnv() });
+
 async function status(): Promise<string> {
-  return (await run('bash', [script, 'status'], { cwd: repoRoot })).stdout;
+  return (await run('bash', [script, 'status'])).stdout;
 }
 
 describe('foundation: the local stack script', function () {
@@ -22,9 +36,9 @@ describe('foundation: the local stack script', function () {
   });
 
   it('reuses what runs when `up` is run twice in a row', async () => {
-    const first = await run('bash', [script, 'up'], { cwd: repoRoot });
+    const first = await run('bash', [script, 'up']);
     const before = await status();
-    const second = await run('bash', [script, 'up'], { cwd: repoRoot });
+    const second = await run('bash', [script, 'up']);
     const after = await status();
     expect(after).to.equal(before);
     for (const part of ['postgres', 'redis', 'kafka', 'registry']) {
