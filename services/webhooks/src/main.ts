@@ -1,12 +1,13 @@
-import { createLogger, onShutdown, startHealthServer } from '@dte/service-runtime';
+import { createLogger, onShutdown } from '@dte/service-runtime';
 import { loadConfig } from './config';
+import { startWebhooksService } from './service';
 
 async function main(): Promise<void> {
   const logger = createLogger('webhooks');
   const config = loadConfig();
-  const health = await startHealthServer(config.healthPort);
-  onShutdown(logger, [() => health.close()]);
-  logger.info({ healthPort: health.port }, 'webhooks ready');
+  if (config.testMode.policy.allowLoopback) logger.warn('test-only setting on: loopback receivers allowed');
+  const service = await startWebhooksService(config, logger);
+  onShutdown(logger, [() => service.close()]);
 }
 
 main().catch((err) => {

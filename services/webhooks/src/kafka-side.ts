@@ -1,0 +1,114 @@
+import { PIPELINE_TOPICS, type AvroProducer, type MessageContext, type Messaging } from '@dte/messaging';
+import type { Clock } from './clock';
+import { ingestStatus, type DteStatusRecord, type IngestStore } from './ingest';
+import type { DueAttempt } from './model';
+import type { AttemptScheduler } from './scheduler';
+
+/** One retry topic per delay tier (attempts 2, 3, 4, 5), named after the spec's delays. */
+export const RETRY_TOPICS = [
+  'webhook.retry.1m',
+  'webhook.retry.30m',
+  'webhook.retry.2h',
+  'webhook.retry.12h',
+];
+export const RETRY_SCHEMA = 'webhook-delivery';
+export const STATUS_GROUP = 'webhooks.status';
+export const RETRY_GROUP = 'webhooks.retry';
+
+export function retryTopicSpecs(partitions: number) {
+  return RETRY_TOPICS.map((name) => ({ name, partitions }));
+}
+
+/** Schedules retries on their tier's topic (key = subscription id); first attempts run at once. */
+export class KafkaTierScheduler implements AttemptScheduler {
+  constructor(
+    private readonly producer: AvroProducer,
+    private readonly runNow: (due: DueAttempt) => void,
+  ) {}
+
+  async schedule(due: DueAttempt, tier: number | null): Promise<void> {
+    if (tier === null) {
+      this.runNow(due);
+      return;
+    }
+    const topic = RETRY_TOPICS[tier];
+    if (!topic) throw new Error(`no retry topic for tier ${tier}`);
+    await this.producer.send<DueAttempt>({
+      topic,
+      schema: RETRY_SCHEMA,
+      messages: [{ key: due.subscription_id, value: due }],
+    });
+  }
+}
+
+/** Consumes dte-status: each record becomes delivery records, whose first attempts start at once. */
+export async function consumeStatus(
+  messaging: Messaging,
+  store: IngestStore,
+  clock: Clock,
+  run: (due: DueAttempt) => void,
+  opts: { partitionsConsumedConcurrently?: number; fromBeginning?: boolean } = {},
+) {
+  const consumer = await messaging.createConsumer({
+    groupId: STATUS_GROUP,
+    topics: [PIPELINE_TOPICS.status],
+    fromBeginning: opts.fromBeginning ?? false,
+    partitionsConsumedConcurrently: opts.partitionsConsumedConcurrently ?? 3,
+  });
+  await consumer.run<DteStatusRecord>(async (msg) => {
+    if (msg.value === null) return; // tombstone: the document is gone, nothing to tell
+    const due = await ingestStatus(msg.value, store, clock);
+    for (const d of due) run(d);
+  });
+  return consumer;
+}
+
+class NotDueYet extends Error {
+  constructor(ms: number) {
+    super(`retry not due for ${ms} ms; partition paused`);
+    this.name = 'NotDueYet';
+  }
+}
+
+type PausableContext = MessageContext & { pause?: () => () => void };
+
+/**
+ * Consumes the retry topics. A message whose due_at has not come pauses its partition until then
+ * (messages of one tier are in due order, so the head of the partition is always the next one
+ * due) and is consumed again on resume; where the messaging layer offers no pause, the handler
+ * waits on a timer, heartbeating, which holds only that partition. Due attempts go to `run`, which
+ * returns at once: a slow endpoint never holds a partition. An attempt lost in a crash after its
+ * offset was committed is found again by the overdue sweep.
+ */
+export async function consumeRetries(
+  messaging: Messaging,
+  clock: Clock,
+  run: (due: DueAttempt) => void,
+  partitions: number,
+) {
+  const consumer = await messaging.createConsumer({
+    groupId: RETRY_GROUP,
+    topics: RETRY_TOPICS,
+    partitionsConsumedConcurrently: RETRY_TOPICS.length * partitions,
+  });
+  await consumer.run<DueAttempt>(async (msg, ctx) => {
+    if (msg.value === null) return;
+    const due = msg.value;
+    let wait = Date.parse(due.due_at) - clock.now();
+    if (wait > 0) {
+      const c = ctx as PausableContext;
+      if (typeof c.pause === 'function') {
+        const resume = c.pause();
+        setTimeout(resume, wait).unref();
+        throw new NotDueYet(wait);
+      }
+      while (wait > 0) {
+        await new Promise((r) => setTimeout(r, Math.min(wait, 3_000)));
+        await ctx.heartbeat();
+        wait = Date.parse(due.due_at) - clock.now();
+      }
+    }
+    run(due);
+  });
+  return consumer;
+}

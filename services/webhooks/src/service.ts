@@ -1,0 +1,125 @@
+import { createDataSource, databaseOptionsFromEnv } from '@dte/database';
+import { createKafka, messagingConfigFromEnv, type Messaging } from '@dte/messaging';
+import { startHealthServer, type Logger } from '@dte/service-runtime';
+import type { DataSource } from 'typeorm';
+import { systemClock, type Clock } from './clock';
+import type { Config } from './config';
+import { Dispatcher } from './dispatcher';
+import { consumeRetries, consumeStatus, KafkaTierScheduler, retryTopicSpecs } from './kafka-side';
+import { MailDisableNotifier } from './notifier';
+import { PgWebhookStore, pgOwnerLookup } from './pg-store';
+import { DeliveryRunner } from './runner';
+
+export interface RunningService {
+  healthPort: number;
+  runner: DeliveryRunner;
+  /** resolves once both consumers have joined their groups and hold partitions */
+  ready(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface ServiceDeps {
+  dataSource?: DataSource;
+  messaging?: Messaging;
+  clock?: Clock;
+  env?: NodeJS.ProcessEnv;
+}
+
+/**
+ * Starts the webhooks service: the dte-status consumer (delivery records, first attempts), the
+ * retry-tier consumers, the delivery pool, the overdue sweep and the retention purge, and the
+ * health endpoint. Tests pass their own data source and messaging handle.
+ */
+export async function startWebhooksService(
+  config: Config,
+  logger: Logger,
+  deps: ServiceDeps = {},
+): Promise<RunningService> {
+  const env = deps.env ?? process.env;
+  const clock = deps.clock ?? systemClock;
+  const ds =
+    deps.dataSource ??
+    createDataSource({ ...databaseOptionsFromEnv(env), applicationName: 'webhooks', poolSize: 10 });
+  if (!ds.isInitialized) await ds.initialize();
+  const messaging =
+    deps.messaging ?? createKafka({ ...messagingConfigFromEnv('webhooks', env), log: logger });
+  await messaging.ensureTopics(retryTopicSpecs(config.retryPartitions));
+  const producer = await messaging.createProducer();
+
+  const store = new PgWebhookStore(ds);
+  const notifier = new MailDisableNotifier(
+    { smtpUrl: config.smtpUrl, from: config.mailFrom },
+    pgOwnerLookup(ds),
+  );
+  const holder: { runner?: DeliveryRunner } = {};
+  const run = (due: Parameters<DeliveryRunner['enqueue']>[0]) => holder.runner!.enqueue(due);
+  const dispatcher = new Dispatcher({
+    store,
+    clock,
+    plan: { delaysMs: config.retryDelaysMs },
+    scheduler: new KafkaTierScheduler(producer, run),
+    notifier,
+    post: {
+      policy: config.testMode.policy,
+      timeoutMs: config.timeoutMs,
+      ...(config.testMode.ca ? { ca: config.testMode.ca } : {}),
+    },
+    disableAfter: config.disableAfter,
+    leaseMs: config.timeoutMs + 30_000,
+    logger,
+  });
+  const runner = new DeliveryRunner(dispatcher, store, clock, {
+    concurrency: config.concurrency,
+    perEndpoint: config.endpointConcurrency,
+    onError: (err) => logger.error({ err }, 'webhook attempt failed to run'),
+  });
+  holder.runner = runner;
+
+  const status = await consumeStatus(messaging, store, clock, run);
+  const retries = await consumeRetries(messaging, clock, run, config.retryPartitions);
+
+  const every = (ms: number, what: string, fn: () => Promise<unknown>) => {
+    let busy = false;
+    const t = setInterval(() => {
+      if (busy) return;
+      busy = true;
+      fn()
+        .catch((err) => logger.error({ err }, `${what} failed`))
+        .finally(() => (busy = false));
+    }, ms);
+    t.unref();
+    return t;
+  };
+  const timers = [
+    every(config.sweepIntervalMs, 'overdue sweep', () =>
+      runner.sweepOverdue(config.firstAttemptGraceMs, config.retryGraceMs),
+    ),
+    every(config.purgeIntervalMs, 'retention purge', async () => {
+      const n = await runner.purge(config.retentionMs);
+      if (n > 0) logger.info({ purged: n }, 'terminal delivery records purged');
+    }),
+  ];
+
+  const health = await startHealthServer(config.healthPort, [
+    { name: 'database', check: async () => void (await ds.query('SELECT 1')) },
+  ]);
+  logger.info({ healthPort: health.port, retryDelaysMs: config.retryDelaysMs }, 'webhooks ready');
+  return {
+    healthPort: health.port,
+    runner,
+    async ready() {
+      await Promise.all([status.whenJoined(), retries.whenJoined()]);
+    },
+    async close() {
+      timers.forEach(clearInterval);
+      await status.disconnect().catch(() => undefined);
+      await retries.disconnect().catch(() => undefined);
+      await runner.idle();
+      await health.close();
+      notifier.close();
+      if (!deps.messaging) await messaging.disconnect();
+      else await producer.disconnect().catch(() => undefined);
+      if (!deps.dataSource) await ds.destroy();
+    },
+  };
+}

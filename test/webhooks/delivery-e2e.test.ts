@@ -1,0 +1,227 @@
+import { spawnSync } from 'node:child_process';
+import { expect } from 'chai';
+import type { DataSource } from 'typeorm';
+import { createLogger } from '@dte/service-runtime';
+import { PIPELINE_TOPICS, pipelineTopicSpecs, type AvroProducer } from '@dte/messaging';
+import { migratedDatabase, testMessaging, type MigratedDatabase, type TestMessaging } from '../support/env';
+import { loadConfig } from '../../services/webhooks/src/config';
+import { startWebhooksService, type RunningService } from '../../services/webhooks/src/service';
+import {
+  createSubscription,
+  enqueueTestDelivery,
+  getSubscription,
+} from '../../services/webhooks/src/subscriptions';
+import type { DteStatusRecord } from '../../services/webhooks/src/ingest';
+import { makeTestPki, type TestPki } from '../../services/webhooks/test/support/test-ca';
+import { Receiver } from '../../services/webhooks/test/support/receiver';
+import { SmtpSink } from '../../services/webhooks/test/support/smtp';
+
+function opensslHmac(secret: string, t: string, raw: Buffer): string {
+  const out = spawnSync('openssl', ['dgst', '-sha256', '-hmac', secret], {
+    input: Buffer.concat([Buffer.from(`${t}.`), raw]),
+  });
+  return /([0-9a-f]{64})\s*$/.exec(out.stdout.toString())![1]!;
+}
+
+function checkSignature(secret: string, headers: Record<string, unknown>, raw: Buffer): void {
+  const m = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(String(headers['service-signature']));
+  expect(m, 'Service-Signature header').to.not.equal(null);
+  expect(opensslHmac(secret, m![1]!, raw), 'HMAC by openssl').to.equal(m![2]);
+}
+
+const DELAYS = [300, 600, 900, 1200];
+
+describe('webhooks end to end: dte-status on the real broker to an https receiver', function () {
+  this.timeout(120_000);
+  let db: MigratedDatabase;
+  let msg: TestMessaging;
+  let ds: DataSource;
+  let producer: AvroProducer;
+  let service: RunningService;
+  let pki: TestPki;
+  let smtp: SmtpSink;
+  let ok: Receiver;
+  let failing: Receiver;
+  let orgId: string;
+
+  before(async () => {
+    db = await migratedDatabase('webhooks_e2e');
+    ds = db.dataSource;
+    msg = await testMessaging('webhooks');
+    await msg.messaging.ensureTopics(pipelineTopicSpecs(2).filter((t) => t.name === PIPELINE_TOPICS.status));
+    producer = await msg.messaging.createProducer();
+    pki = makeTestPki(['127.0.0.1']);
+    smtp = await new SmtpSink().start();
+    ok = await new Receiver(pki).start();
+    failing = await new Receiver(pki, () => ({ status: 500 })).start();
+    const [org] = await ds.query(`INSERT INTO organizations (name) VALUES ('E2E') RETURNING id`);
+    orgId = org.id;
+    const [user] = await ds.query(`INSERT INTO users (email) VALUES ($1) RETURNING id`, [
+      `duena-${org.id}@empresa.test`,
+    ]);
+    await ds.query(`INSERT INTO memberships (user_id, organization_id, role) VALUES ($1, $2, 'owner')`, [
+      user.id,
+      orgId,
+    ]);
+    const config = loadConfig({
+      NODE_ENV: 'test',
+      WEBHOOKS_ALLOW_LOOPBACK_RECEIVER: 'true',
+      WEBHOOKS_TEST_CA_FILE: pki.caFile,
+      WEBHOOKS_HEALTH_PORT: '0',
+      WEBHOOKS_RETRY_DELAYS: DELAYS.map((d) => `${d}ms`).join(','),
+      WEBHOOKS_TIMEOUT: '2s',
+      WEBHOOKS_SWEEP_INTERVAL: '200ms',
+      WEBHOOKS_RETRY_GRACE: '30s',
+      WEBHOOKS_RETRY_PARTITIONS: '2',
+      SMTP_URL: smtp.url,
+      MAIL_FROM: 'webhooks@dte.test',
+    });
+    const logger = createLogger('webhooks-e2e');
+    logger.level = 'warn';
+    service = await startWebhooksService(config, logger, { dataSource: ds, messaging: msg.messaging });
+    await service.ready();
+  });
+
+  after(async () => {
+    await service?.close();
+    await ok?.close();
+    await failing?.close();
+    await smtp?.close();
+    await msg?.cleanup();
+    await db?.cleanup();
+  });
+
+  const publish = async (records: DteStatusRecord[]) => {
+    await producer.send<DteStatusRecord>({
+      topic: PIPELINE_TOPICS.status,
+      schema: 'dte-status',
+      messages: records.map((r) => ({ key: r.dte_id, value: r })),
+    });
+  };
+  let clock = Date.parse('2026-11-22T04:00:00Z');
+  const record = (
+    dteId: string,
+    sii_status: string,
+    over: Partial<DteStatusRecord> = {},
+  ): DteStatusRecord => ({
+    event_id: crypto.randomUUID(),
+    dte_id: dteId,
+    organization_id: orgId,
+    sii_env: 'cert',
+    tipo_dte: 33,
+    folio: 4242,
+    sii_status,
+    sii_glosa: null,
+    track_id: null,
+    observed_at: new Date((clock += 1000)).toISOString(),
+    imported: false,
+    source: 'e2e',
+    ...over,
+  });
+
+  it('delivers every event of an emission, each with a signature openssl accepts', async () => {
+    const all = ['dte.emitted', 'dte.status_changed', 'dte.accepted', 'dte.rejected'] as const;
+    const loopback = { policy: { allowLoopback: true } };
+    const { subscription: s } = await createSubscription(
+      ds,
+      { organizationId: orgId, env: 'cert' },
+      { url: ok.url('/in'), events: [...all], idempotencyKey: 'ok' },
+      loopback,
+    );
+    // another environment's subscription hears nothing
+    await createSubscription(
+      ds,
+      { organizationId: orgId, env: 'prod' },
+      { url: ok.url('/prod'), events: [...all], idempotencyKey: 'prod' },
+      loopback,
+    );
+    const dte = crypto.randomUUID();
+    const imported = crypto.randomUUID();
+    await publish([
+      record(dte, 'queued'),
+      record(dte, 'signed'),
+      record(dte, 'sending'),
+      record(dte, 'SOK', { track_id: '7000001' }),
+      record(dte, 'EPR', { track_id: '7000001' }),
+      record(imported, 'accepted', { imported: true, track_id: '1' }),
+    ]);
+    await ok.waitFor(5, 30_000);
+    await new Promise((r) => setTimeout(r, 1500)); // nothing more may arrive
+    expect(ok.received).to.have.length(5);
+    const got = ok.received.map((r) => {
+      checkSignature(s.secret, r.headers, r.raw);
+      expect(r.path).to.equal('/in');
+      const e = JSON.parse(r.raw.toString());
+      return `${e.data.sii_status}:${e.type}`;
+    });
+    expect(got.sort()).to.deep.equal(
+      [
+        'EPR:dte.accepted',
+        'EPR:dte.status_changed',
+        'SOK:dte.emitted',
+        'SOK:dte.status_changed',
+        'sending:dte.status_changed',
+      ].sort(),
+    );
+    const [n] = await ds.query(
+      `SELECT count(*)::int AS n FROM webhook_deliveries WHERE subscription_id = $1 AND state = 'delivered'`,
+      [s.id],
+    );
+    expect(n.n).to.equal(5);
+  });
+
+  it('a test delivery reaches the receiver; a failing endpoint gets five attempts per event on the tiers, then is deactivated and the owner is e-mailed', async () => {
+    const loopback = { policy: { allowLoopback: true } };
+    const scope = { organizationId: orgId, env: 'cert' as const };
+    const { subscription: bad } = await createSubscription(
+      ds,
+      scope,
+      { url: failing.url('/down'), events: ['dte.rejected'], idempotencyKey: 'bad' },
+      loopback,
+    );
+    const { subscription: good } = await createSubscription(
+      ds,
+      scope,
+      { url: ok.url('/test'), events: ['dte.rejected'], idempotencyKey: 'good' },
+      loopback,
+    );
+
+    const before = ok.received.length;
+    const t = await enqueueTestDelivery(ds, scope, good.id, { now: Date.now });
+    await ok.waitFor(before + 1, 10_000);
+    const testEvent = ok.received[before]!;
+    checkSignature(good.secret, testEvent.headers, testEvent.raw);
+    expect(JSON.parse(testEvent.raw.toString())).to.deep.include({
+      id: t.event_id,
+      type: 'dte.status_changed',
+    });
+
+    const docs = [crypto.randomUUID(), crypto.randomUUID(), crypto.randomUUID()];
+    await publish(docs.map((d) => record(d, 'RCH', { track_id: '99' })));
+    await failing.waitFor(15, 60_000);
+    await new Promise((r) => setTimeout(r, 2000));
+    expect(failing.received).to.have.length(15);
+    // per event, the attempts come on the configured schedule
+    const byEvent = new Map<string, number[]>();
+    for (const r of failing.received) {
+      const id = JSON.parse(r.raw.toString()).id as string;
+      byEvent.set(id, [...(byEvent.get(id) ?? []), r.at]);
+    }
+    expect(byEvent.size).to.equal(3);
+    for (const times of byEvent.values()) {
+      expect(times).to.have.length(5);
+      times.slice(1).forEach((t2, i) => expect(t2 - times[i]!).to.be.at.least(DELAYS[i]! - 5));
+    }
+    const after = await getSubscription(ds, scope, bad.id);
+    expect(after.active).to.equal(false);
+    expect(after.disabled_at).to.be.instanceOf(Date);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(smtp.mails).to.have.length(1);
+    expect(smtp.mails[0]!.to).to.deep.equal([`duena-${orgId}@empresa.test`]);
+    // the healthy endpoint got its three rejections meanwhile
+    const rejected = ok.received.filter(
+      (r) => r.path === '/test' && JSON.parse(r.raw.toString()).type === 'dte.rejected',
+    );
+    expect(rejected).to.have.length(3);
+  });
+});
