@@ -35,6 +35,19 @@ export class EnvState {
     this.nextSeed = randomInt(1, 1_000_000) * 1000;
   }
 
+  private queue: Promise<unknown> = Promise.resolve();
+
+  /**
+   * Runs upload processing one at a time per environment: the folio and repeated-file checks
+   * and the records they read must not interleave across an await (two concurrent sends of the
+   * same folio would otherwise both pass).
+   */
+  serialize<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(work, work);
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
   newTrackId(): string {
     return String(this.nextTrack++).padStart(10, '0');
   }

@@ -1,56 +1,11 @@
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import { signSeedDocument } from '@dte/engine';
 import { admin, getSeed, getToken, rpc, textOf, upload } from './support/client';
+import { opensslIdentity, signSeedWithXmlsec1 } from './support/independent';
 import { COMPANY, credentialFor, OTHER_USER, SENDER, World } from './support/world';
-
-/** A seed signed by xmlsec1 with an openssl-made certificate: tools independent of the engine. */
-function signSeedWithXmlsec1(seed: string, rut: string, dir: string): string {
-  const key = path.join(dir, 'k.pem');
-  const cert = path.join(dir, 'c.pem');
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-keyout',
-      key,
-      '-out',
-      cert,
-      '-days',
-      '5',
-      '-subj',
-      `/CN=Firmante xmlsec1/serialNumber=${rut}`,
-      '-addext',
-      `subjectAltName=otherName:1.3.6.1.4.1.8321.1;IA5STRING:${rut}`,
-    ],
-    { stdio: 'ignore' },
-  );
-  const tmpl = path.join(dir, 'seed.xml');
-  writeFileSync(
-    tmpl,
-    '<?xml version="1.0"?>\n<getToken><item><Semilla>' +
-      seed +
-      '</Semilla></item>' +
-      '<Signature xmlns="http://www.w3.org/2000/09/xmldsig#"><SignedInfo>' +
-      '<CanonicalizationMethod Algorithm="http://www.w3.org/TR/2001/REC-xml-c14n-20010315"/>' +
-      '<SignatureMethod Algorithm="http://www.w3.org/2000/09/xmldsig#rsa-sha1"/>' +
-      '<Reference URI=""><Transforms><Transform Algorithm="http://www.w3.org/2000/09/xmldsig#enveloped-signature"/></Transforms>' +
-      '<DigestMethod Algorithm="http://www.w3.org/2000/09/xmldsig#sha1"/><DigestValue/></Reference></SignedInfo>' +
-      '<SignatureValue/><KeyInfo><KeyValue/><X509Data><X509Certificate/></X509Data></KeyInfo></Signature></getToken>\n',
-  );
-  const out = path.join(dir, 'signed.xml');
-  execFileSync('xmlsec1', ['--sign', '--privkey-pem', `${key},${cert}`, '--output', out, tmpl], {
-    stdio: 'ignore',
-  });
-  return readFileSync(out, 'utf8');
-}
 
 describe('sii-simulator: CrSeed and GetTokenFromSeed', () => {
   let w: World;
@@ -95,7 +50,7 @@ describe('sii-simulator: CrSeed and GetTokenFromSeed', () => {
 
   it('gives a token for a seed signed by xmlsec1 with an openssl certificate', async () => {
     const seed = await getSeed(w.base('cert'));
-    const t = await getToken(w.base('cert'), signSeedWithXmlsec1(seed, SENDER, dir));
+    const t = await getToken(w.base('cert'), signSeedWithXmlsec1(dir, seed, opensslIdentity(dir, SENDER)));
     expect(t.estado).to.equal('00');
     expect(t.token).to.be.a('string');
   });

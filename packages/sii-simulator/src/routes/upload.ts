@@ -102,84 +102,87 @@ export async function dteUpload(sim: Sim, env: SiiEnv, ctx: Context): Promise<vo
   if (!authorize(sim, e, sender, company)) return reply(1);
   if (!form.file || form.file.data.length === 0 || form.file.truncated) return reply(2);
 
-  const trigger = sim.state.triggers.takeUploadTrigger(env);
-  if (trigger?.kind === 'upload-status' && trigger.status !== 0) return reply(trigger.status);
-  const sha256 = createHash('sha256').update(form.file.data).digest('hex');
-  if (trigger?.kind === 'repeated' || e.uploadHashes.has(sha256)) return reply(99);
+  const file = form.file;
+  await e.serialize(async () => {
+    const trigger = sim.state.triggers.takeUploadTrigger(env);
+    if (trigger?.kind === 'upload-status' && trigger.status !== 0) return reply(trigger.status);
+    const sha256 = createHash('sha256').update(file.data).digest('hex');
+    if (trigger?.kind === 'repeated' || e.uploadHashes.has(sha256)) return reply(99);
 
-  const xml = decodeXmlFile(form.file.data);
-  let root: string | undefined;
-  try {
-    root = parseXml(xml).documentElement?.localName ?? undefined;
-  } catch {
-    return reply(7);
-  }
-  if (root !== 'EnvioDTE') return reply(7);
-
-  const c = e.companies.get(company)!;
-  const adoptResolution = sim.options.autoEnrol && c.fchResol === '';
-  const outcome: CheckOutcome = await checkEnvelope({
-    env,
-    file: form.file.data,
-    senderRut: sender,
-    companyRut: company,
-    company: c,
-    adoptResolution,
-    siiPublicKeys: { [String(sim.siiKeys[env].idk)]: sim.siiKeys[env].publicKeyPem },
-    folioUsed: (rut, tipo, folio) => e.documents.has(e.documentKey(rut, tipo, folio)),
-    now,
-    reparoDays: sim.options.reparoDays,
-  });
-  if (trigger?.kind === 'verdict') applyForcedVerdict(outcome, trigger.verdict);
-
-  const trackId = e.newTrackId();
-  const totals = outcome.verdict === 'EPR' ? readTotals(xml) : new Map();
-  const documents: DocumentRecord[] = outcome.documents.map((d) => ({
-    env,
-    trackId,
-    tipoDte: d.tipoDte,
-    folio: d.folio,
-    rutEmisor: d.rutEmisor,
-    rutReceptor: d.rutReceptor,
-    fchEmis: d.fchEmis,
-    mntTotal: d.mntTotal,
-    ...totals.get(`${d.tipoDte}|${d.folio}`),
-    result: d.result,
-    detail: d.detail,
-    receivedAt: now,
-    events: [],
-  }));
-  const upload: UploadRecord = {
-    env,
-    trackId,
-    rutSender: sender,
-    rutCompany: company,
-    fileName: form.file.name,
-    sha256,
-    receivedAt: now,
-    verdict: outcome.verdict,
-    errors:
-      outcome.verdict === 'EPR'
-        ? outcome.documents.flatMap((d) => d.detail.map((m) => `${d.tipoDte}/${d.folio}: ${m}`))
-        : outcome.errors,
-    stuck: trigger?.kind === 'stuck',
-    intermediates: intermediatesFor(sim.options.intermediateStates, outcome.verdict),
-    documents,
-  };
-  e.uploads.set(trackId, upload);
-  e.uploadHashes.set(sha256, trackId);
-  outcome.documents.forEach((d, i) => {
-    if (d.recordsFolio) e.documents.set(e.documentKey(d.rutEmisor, d.tipoDte, d.folio), documents[i]);
-  });
-  if (adoptResolution && outcome.verdict === 'EPR') {
-    // auto-enrol: the first envelope that passes the Carátula fixes the company's resolution
-    const first = /<FchResol>([^<]+)<\/FchResol>\s*<NroResol>(\d+)<\/NroResol>/.exec(xml);
-    if (first) {
-      c.fchResol = first[1];
-      c.nroResol = Number(first[2]);
+    const xml = decodeXmlFile(file.data);
+    let root: string | undefined;
+    try {
+      root = parseXml(xml).documentElement?.localName ?? undefined;
+    } catch {
+      return reply(7);
     }
-  }
-  reply(0, trackId);
+    if (root !== 'EnvioDTE') return reply(7);
+
+    const c = e.companies.get(company)!;
+    const adoptResolution = sim.options.autoEnrol && c.fchResol === '';
+    const outcome: CheckOutcome = await checkEnvelope({
+      env,
+      file: file.data,
+      senderRut: sender,
+      companyRut: company,
+      company: c,
+      adoptResolution,
+      siiPublicKeys: { [String(sim.siiKeys[env].idk)]: sim.siiKeys[env].publicKeyPem },
+      folioUsed: (rut, tipo, folio) => e.documents.has(e.documentKey(rut, tipo, folio)),
+      now,
+      reparoDays: sim.options.reparoDays,
+    });
+    if (trigger?.kind === 'verdict') applyForcedVerdict(outcome, trigger.verdict);
+
+    const trackId = e.newTrackId();
+    const totals = outcome.verdict === 'EPR' ? readTotals(xml) : new Map();
+    const documents: DocumentRecord[] = outcome.documents.map((d) => ({
+      env,
+      trackId,
+      tipoDte: d.tipoDte,
+      folio: d.folio,
+      rutEmisor: d.rutEmisor,
+      rutReceptor: d.rutReceptor,
+      fchEmis: d.fchEmis,
+      mntTotal: d.mntTotal,
+      ...totals.get(`${d.tipoDte}|${d.folio}`),
+      result: d.result,
+      detail: d.detail,
+      receivedAt: now,
+      events: [],
+    }));
+    const upload: UploadRecord = {
+      env,
+      trackId,
+      rutSender: sender,
+      rutCompany: company,
+      fileName: file.name,
+      sha256,
+      receivedAt: now,
+      verdict: outcome.verdict,
+      errors:
+        outcome.verdict === 'EPR'
+          ? outcome.documents.flatMap((d) => d.detail.map((m) => `${d.tipoDte}/${d.folio}: ${m}`))
+          : outcome.errors,
+      stuck: trigger?.kind === 'stuck',
+      intermediates: intermediatesFor(sim.options.intermediateStates, outcome.verdict),
+      documents,
+    };
+    e.uploads.set(trackId, upload);
+    e.uploadHashes.set(sha256, trackId);
+    outcome.documents.forEach((d, i) => {
+      if (d.recordsFolio) e.documents.set(e.documentKey(d.rutEmisor, d.tipoDte, d.folio), documents[i]);
+    });
+    if (adoptResolution && outcome.verdict === 'EPR') {
+      // auto-enrol: the first envelope that passes the Carátula fixes the company's resolution
+      const first = /<FchResol>([^<]+)<\/FchResol>\s*<NroResol>(\d+)<\/NroResol>/.exec(xml);
+      if (first) {
+        c.fchResol = first[1];
+        c.nroResol = Number(first[2]);
+      }
+    }
+    reply(0, trackId);
+  });
 }
 
 function applyForcedVerdict(outcome: CheckOutcome, verdict: 'RSC' | 'RFR' | 'RCT' | 'RCH' | 'RPR'): void {
