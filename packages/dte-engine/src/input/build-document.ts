@@ -11,7 +11,7 @@ import type {
   Totales,
   Transporte,
 } from '../model';
-import { xmlDigits, xmlText } from './latin1';
+import { xmlDecimal, xmlDigits, xmlText } from './latin1';
 import { tpoDocRefCode } from './references';
 import { normalizeRut } from './rut';
 import { requireSucursal } from './business-rules';
@@ -364,10 +364,12 @@ function mapAduana(input: ExportEmissionInput): Aduana {
   const text = (v: string | undefined, field: string, element: string, max: number): string | undefined =>
     v ? xmlText(v, `aduana.${field}`, element, max) : undefined;
   const positive = (v: number | undefined): number | undefined => (v ? v : undefined);
+  const dec = (v: number | undefined, field: string, element: string, digits: number): number | undefined =>
+    v === undefined ? undefined : xmlDecimal(v, `aduana.${field}`, element, digits);
   const entries: [keyof Aduana, unknown][] = [
     ['CodModVenta', code(a.cod_mod_venta, 'cod_mod_venta', 'CodModVenta', 2)],
     ['CodClauVenta', code(a.cod_clau_venta, 'cod_clau_venta', 'CodClauVenta', 2)],
-    ['TotClauVenta', positive(a.tot_clau_venta)],
+    ['TotClauVenta', dec(positive(a.tot_clau_venta), 'tot_clau_venta', 'TotClauVenta', 18)],
     ['CodViaTransp', code(a.cod_via_transp, 'cod_via_transp', 'CodViaTransp', 2)],
     ['NombreTransp', text(a.nombre_transp, 'nombre_transp', 'NombreTransp', 40)],
     ['RUTCiaTransp', a.rut_cia_transp ? normalizeRut(a.rut_cia_transp) : undefined],
@@ -381,9 +383,9 @@ function mapAduana(input: ExportEmissionInput): Aduana {
     ['IdAdicPtoDesemb', text(a.id_adic_pto_desemb, 'id_adic_pto_desemb', 'IdAdicPtoDesemb', 20)],
     ['Tara', a.tara],
     ['CodUnidMedTara', a.cod_unid_med_tara],
-    ['PesoBruto', a.peso_bruto],
+    ['PesoBruto', dec(a.peso_bruto, 'peso_bruto', 'PesoBruto', 10)],
     ['CodUnidPesoBruto', code(a.cod_unid_peso_bruto, 'cod_unid_peso_bruto', 'CodUnidPesoBruto', 2)],
-    ['PesoNeto', a.peso_neto],
+    ['PesoNeto', dec(a.peso_neto, 'peso_neto', 'PesoNeto', 10)],
     ['CodUnidPesoNeto', code(a.cod_unid_peso_neto, 'cod_unid_peso_neto', 'CodUnidPesoNeto', 2)],
     ['TotItems', positive(a.tot_items)],
     ['TotBultos', positive(a.tot_bultos)],
@@ -417,8 +419,8 @@ function mapAduana(input: ExportEmissionInput): Aduana {
           }))
         : undefined,
     ],
-    ['MntFlete', positive(a.mnt_flete)],
-    ['MntSeguro', positive(a.mnt_seguro)],
+    ['MntFlete', dec(positive(a.mnt_flete), 'mnt_flete', 'MntFlete', 18)],
+    ['MntSeguro', dec(positive(a.mnt_seguro), 'mnt_seguro', 'MntSeguro', 18)],
     ['CodPaisRecep', code(a.cod_pais_recep, 'cod_pais_recep', 'CodPaisRecep', 3)],
     ['CodPaisDestin', code(a.cod_pais_destin, 'cod_pais_destin', 'CodPaisDestin', 3)],
   ];

@@ -95,6 +95,16 @@ export class Decimal {
   toNumber(): number {
     return Number(this.toString());
   }
+
+  /**
+   * True when toNumber() gives this value back exactly: integers up to 2^53 - 1, or at most 15
+   * significant digits (a double keeps 15 decimal digits through a round trip).
+   */
+  isExactAsNumber(): boolean {
+    const abs = this.units < 0n ? -this.units : this.units;
+    if (this.scale === 0) return abs <= BigInt(Number.MAX_SAFE_INTEGER);
+    return abs.toString().replace(/^0+/, '').length <= 15;
+  }
 }
 
 /** Number of decimals a JSON number was written with (its shortest round-trip form). */

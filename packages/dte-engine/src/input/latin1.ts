@@ -1,4 +1,5 @@
 import { ServiceError } from '@dte/error-catalog';
+import { Decimal } from './decimal';
 
 /**
  * Texts go into an ISO-8859-1 XML. The spec: accents and the letter with tilde are fine;
@@ -103,6 +104,24 @@ export function xmlDigits(value: number, field: string, element: string, maxDigi
       'dte.field_too_long',
       `${field} has ${actualLength} digits; <${element}> holds at most ${maxDigits}`,
       { detail: { field, element, maxLength: maxDigits, actualLength } },
+    );
+  }
+  return value;
+}
+
+/** A decimal element with an XSD totalDigits bound (e.g. PesoBruto 10): too many digits is dte.field_too_long. */
+export function xmlDecimal(value: number, field: string, element: string, totalDigits: number): number {
+  const digits = Decimal.of(Math.abs(value))
+    .toString()
+    .replace('.', '')
+    .replace(/^0+(?=\d)/, '');
+  if (digits.length > totalDigits) {
+    throw new ServiceError(
+      'dte.field_too_long',
+      `${field} has ${digits.length} digits; <${element}> holds at most ${totalDigits}`,
+      {
+        detail: { field, element, maxLength: totalDigits, actualLength: digits.length },
+      },
     );
   }
   return value;

@@ -29,6 +29,6 @@ export function isValidRut(rut: string): boolean {
 
 /** The form the SII XML takes (RUTType `[0-9]+-([0-9]|K)`): no leading zeros, upper-case K. */
 export function normalizeRut(rut: string): string {
-  const [body, dv] = rut.split('-');
-  return `${body.replace(/^0+(?=\d)/, '')}-${dv.toUpperCase()}`;
+  const m = /^0*(\d+)-([0-9Kk])$/.exec(rut.trim());
+  return m ? `${m[1]}-${m[2].toUpperCase()}` : rut.trim().toUpperCase();
 }

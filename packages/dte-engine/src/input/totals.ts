@@ -73,6 +73,19 @@ export function computeTotals(input: EmissionInput, options: { exchangeRate?: nu
   return isExportInput(input) ? exportTotals(input, options.exchangeRate) : domesticTotals(input);
 }
 
+/**
+ * An amount as a JS number, refusing the (absurd) amounts a double cannot hold exactly rather
+ * than writing a silently different figure: validation_failed at `path`.
+ */
+function exact(value: Decimal, path: string): number {
+  if (!value.isExactAsNumber()) {
+    throw validationFailed([
+      { path, message: `adds up to ${value.toString()}, beyond the amounts the service represents exactly` },
+    ]);
+  }
+  return value.toNumber();
+}
+
 function domesticTotals(input: DomesticEmissionInput): Totals {
   const lines: LineTotals[] = [];
   let net = new Decimal(0n, 0);
@@ -88,7 +101,7 @@ function domesticTotals(input: DomesticEmissionInput): Totals {
       : undefined;
     const monto = (descuento ? gross.sub(descuento) : gross).round(0);
     lines.push({
-      montoItem: monto.toNumber(),
+      montoItem: exact(monto, `items[${lines.length}]`),
       ...(descuento && !descuento.isZero() ? { descuentoMonto: descuento.toNumber() } : {}),
       exento: item.exento,
     });
@@ -133,6 +146,7 @@ function domesticTotals(input: DomesticEmissionInput): Totals {
   // MntTotal = MntNeto + MntExe + IVA - IVA retenido.
   const total = net.add(exe).add(iva).sub(retenido);
   const noRet = iva.sub(retenido);
+  exact(net.add(exe).add(iva), 'items');
 
   return {
     currency: 'CLP',
@@ -161,11 +175,12 @@ function exportTotals(input: ExportEmissionInput, exchangeRate: number | undefin
     const monto = Decimal.of(item.cantidad)
       .mul(Decimal.of(item.precio_unitario))
       .round(exportDecimals(input.tpo_moneda));
-    lines.push({ montoItem: monto.toNumber(), exento: true });
+    lines.push({ montoItem: exact(monto, `items[${lines.length}]`), exento: true });
     exe = exe.add(monto);
   }
   // Export documents are exempt: MntExe = sum of MontoItem; MntTotal = MntExe.
   const total = exe;
+  exact(total, 'items');
 
   let rate: Decimal | undefined;
   const declared = input.otra_moneda?.tpo_cambio;
@@ -187,8 +202,8 @@ function exportTotals(input: ExportEmissionInput, exchangeRate: number | undefin
   };
   if (rate) {
     // OtraMoneda in PESO CL: amount x TpoCambio, rounded to whole pesos.
-    const exeClp = exe.mul(rate).round(0).toNumber();
-    const totalClp = total.mul(rate).round(0).toNumber();
+    const exeClp = exact(exe.mul(rate).round(0), 'items');
+    const totalClp = exact(total.mul(rate).round(0), 'items');
     totals.otraMoneda = {
       tpoMoneda: 'PESO CL',
       tpoCambio: rate.toNumber(),

@@ -135,6 +135,26 @@ describe('input: ISO-8859-1 texts', () => {
       maxLength: 3,
       actualLength: 4,
     });
+    // PesoBruto holds 10 digits (8 integer + 2 decimals); the API admits any number >= 0
+    const e4 = caught(() =>
+      validateEmission(
+        {
+          tipo_dte: 110,
+          receptor: { razon_social: 'ACME' },
+          items: [{ nombre: 'V', cantidad: 1, precio_unitario: 1, monto_item: 1 }],
+          tpo_moneda: 'PESO CL',
+          monto_total: 1,
+          aduana: { peso_bruto: 123456789.25 },
+        },
+        ctx(),
+      ),
+    );
+    expect(e4.detail).to.deep.equal({
+      field: 'aduana.peso_bruto',
+      element: 'PesoBruto',
+      maxLength: 10,
+      actualLength: 11,
+    });
     // texts of the company profile are checked against RznSoc (100) as well
     const e3 = caught(() =>
       validateEmission(factura(), { now: ctx().now, emisor: { ...EMISOR, razonSocial: 'r'.repeat(101) } }),

@@ -498,6 +498,16 @@ describe('input: rules with their own catalog codes', () => {
     expect(fails(note(61, { items: [item({ monto_item: -1000 })] })).code).to.equal('amount_arithmetic');
   });
 
+  it('amounts a double cannot hold exactly are refused instead of being written rounded', () => {
+    // 999999.999999 x 999999999999 = 999999999998000000.000001: far beyond 2^53
+    const huge = item({
+      cantidad: 999999.999999,
+      precio_unitario: 999999999999,
+      monto_item: 999999999998000000,
+    });
+    expect(issuePaths(factura({ items: [huge] }))).to.deep.equal(['items[0]']);
+  });
+
   it('emisor_rut_mismatch, dte.sucursal.not_found and the branch in <Emisor>', () => {
     expect(fails(factura({ rut_emisor: '77777777-7' })).code).to.equal('emisor_rut_mismatch');
     expect(fails(factura({ sucursal_id: 'nope' })).code).to.equal('dte.sucursal.not_found');
