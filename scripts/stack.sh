@@ -5,7 +5,8 @@
 #   scripts/stack.sh down     stop what this checkout started (pid files under .stack/run), and
 #                             the services started by scripts/start-local.sh
 #   scripts/stack.sh status   what runs where
-#   scripts/stack.sh env      the endpoints as shell assignments (for `eval`)
+#   scripts/stack.sh env      the endpoints as KEY=value lines
+#   scripts/stack.sh fetch    download the Maven artifacts (Kafka, the registry) into .cache/ only
 #
 # Set DATABASE_URL, REDIS_URL, KAFKA_BROKERS or SCHEMA_REGISTRY_URL to use an existing endpoint;
 # that part is then not started. DTE_STACK_PORT_OFFSET shifts every port (a second checkout).
@@ -42,7 +43,7 @@ cmd_up() {
 
 cmd_down() {
   local i
-  if [ -x "$HERE/start-local.sh" ] || [ -f "$HERE/start-local.sh" ]; then
+  if [ -f "$HERE/start-local.sh" ]; then
     bash "$HERE/start-local.sh" stop-services || true
   fi
   for ((i = ${#COMPONENTS[@]} - 1; i >= 0; i--)); do
@@ -61,8 +62,9 @@ case "${1:-}" in
   down) cmd_down ;;
   status) cmd_status ;;
   env) endpoints ;;
+  fetch) kafka_fetch && registry_fetch && say "artifacts in $CACHE_DIR: Kafka $KAFKA_VERSION, Apicurio Registry $REGISTRY_VERSION" ;;
   *)
-    echo "usage: $0 up|down|status|env" >&2
+    echo "usage: $0 up|down|status|env|fetch" >&2
     exit 2
     ;;
 esac

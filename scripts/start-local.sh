@@ -1,0 +1,189 @@
+#!/usr/bin/env bash
+# `npm start`: the whole pipeline on this machine.
+#
+#   scripts/start-local.sh [start]       stack up, migrations, the SII simulator (when the package
+#                                        has a start script) and the six services; reuses what runs
+#   scripts/start-local.sh stop          stops the services, then the stack (same as stack.sh down)
+#   scripts/start-local.sh stop-services stops only the services and the simulator
+#   scripts/start-local.sh status        the stack and every service
+#
+# Logs go to .stack/logs/<name>.log, pids to .stack/run/svc-<name>.pid. Local secrets (MASTER_KEY,
+# SESSION_SECRET) are generated once into .stack/local.env; variables already set in the
+# environment win over that file and over the defaults below.
+set -uo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# shellcheck source=stack/lib.sh
+. "$HERE/stack/lib.sh"
+
+SERVICES=(api signer sii-uploader sii-poller webhooks rcv-sync)
+
+# The port each service answers on (the api's HTTP port, the others' health ports).
+service_port() {
+  case "$1" in
+    sii-simulator) echo "$SII_PORT" ;;
+    api) echo $((3000 + PORT_OFFSET)) ;;
+    signer) echo $((3101 + PORT_OFFSET)) ;;
+    sii-uploader) echo $((3102 + PORT_OFFSET)) ;;
+    sii-poller) echo $((3103 + PORT_OFFSET)) ;;
+    webhooks) echo $((3104 + PORT_OFFSET)) ;;
+    rcv-sync) echo $((3105 + PORT_OFFSET)) ;;
+  esac
+}
+
+service_url() {
+  local port
+  port="$(service_port "$1")"
+  case "$1" in
+    api) echo "http://127.0.0.1:$port/api/v1 (health http://127.0.0.1:$port/healthz)" ;;
+    sii-simulator) echo "http://127.0.0.1:$port" ;;
+    *) echo "health http://127.0.0.1:$port/healthz" ;;
+  esac
+}
+
+simulator_present() {
+  [ -f "$ROOT/packages/sii-simulator/package.json" ] &&
+    node -e 'process.exit(require(process.argv[1]).scripts?.start ? 0 : 1)' "$ROOT/packages/sii-simulator/package.json"
+}
+
+local_env() {
+  local f="$STACK_DIR/local.env"
+  if [ ! -f "$f" ]; then
+    umask 077
+    {
+      echo "# Generated once by scripts/start-local.sh for this checkout's local run. Not for production."
+      echo "MASTER_KEY=$(head -c 32 /dev/urandom | base64)"
+      echo "MASTER_KEY_ID=local1"
+      echo "SESSION_SECRET=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+      echo "SMTP_URL=smtp://127.0.0.1:$((1025 + PORT_OFFSET))"
+    } >"$f"
+  fi
+  local line key
+  while IFS= read -r line; do
+    [[ "$line" =~ ^([A-Z_][A-Z0-9_]*)=(.*)$ ]] || continue
+    key="${BASH_REMATCH[1]}"
+    [ -n "${!key:-}" ] || export "$key=${BASH_REMATCH[2]}"
+  done <"$f"
+}
+
+export_service_env() {
+  eval "$(bash "$HERE/stack.sh" env | sed 's/^/export /')"
+  export SII_BASE_URL="${SII_BASE_URL:-http://127.0.0.1:$SII_PORT}"
+  export SII_SIMULATOR_HOST="${SII_SIMULATOR_HOST:-127.0.0.1}"
+  export SII_SIMULATOR_PORT="${SII_SIMULATOR_PORT:-$SII_PORT}"
+  export API_PORT="${API_PORT:-$(service_port api)}"
+  export SIGNER_HEALTH_PORT="${SIGNER_HEALTH_PORT:-$(service_port signer)}"
+  export SII_UPLOADER_HEALTH_PORT="${SII_UPLOADER_HEALTH_PORT:-$(service_port sii-uploader)}"
+  export SII_POLLER_HEALTH_PORT="${SII_POLLER_HEALTH_PORT:-$(service_port sii-poller)}"
+  export WEBHOOKS_HEALTH_PORT="${WEBHOOKS_HEALTH_PORT:-$(service_port webhooks)}"
+  export RCV_SYNC_HEALTH_PORT="${RCV_SYNC_HEALTH_PORT:-$(service_port rcv-sync)}"
+  local_env
+}
+
+# start_one NAME WORKSPACE: npm start of the workspace in a session of its own, logged and recorded.
+start_one() {
+  local name="$1" ws="$2" pid port log="$LOG_DIR/$1.log"
+  port="$(service_port "$name")"
+  if pid="$(running_pid "svc-$name")"; then
+    say "$name: already running (pid $pid), reused"
+    return 0
+  fi
+  if port_open "$port"; then
+    fail "$name" "" "port $port is taken by a process this checkout did not start"
+    return 1
+  fi
+  : >"$log"
+  (cd "$ROOT" && exec setsid npm start --silent -w "$ws") </dev/null >>"$log" 2>&1 &
+  pid=$!
+  echo "$pid" >"$(pid_file "svc-$name")"
+  say "$name: starting (pid $pid, log $log)"
+}
+
+wait_one() {
+  local name="$1" pid port deadline
+  port="$(service_port "$name")"
+  pid="$(running_pid "svc-$name")" || { fail "$name" "$LOG_DIR/$name.log" "exited during start-up"; return 1; }
+  deadline=$(($(date +%s) + 90))
+  until port_open "$port"; do
+    if ! alive "$pid"; then
+      rm -f "$(pid_file "svc-$name")"
+      fail "$name" "$LOG_DIR/$name.log" "exited during start-up"
+      return 1
+    fi
+    [ "$(date +%s)" -lt "$deadline" ] || { fail "$name" "$LOG_DIR/$name.log" "not listening on $port after 90s"; return 1; }
+    sleep 0.3
+  done
+}
+
+# The process group of each service (setsid made it a session leader): npm, sh, tsx and node.
+stop_service() {
+  local name="$1" pid
+  pid="$(running_pid "svc-$name")" || return 0
+  kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null
+  if ! wait_until 20 group_gone "$pid"; then
+    warn "$name (pid $pid) did not stop in 20s; killing it"
+    kill -KILL -- "-$pid" 2>/dev/null || true
+  fi
+  rm -f "$(pid_file "svc-$name")"
+  say "$name stopped"
+}
+group_gone() { ! pgrep -g "$1" >/dev/null 2>&1 && not_alive "$1"; }
+
+cmd_start() {
+  local t0 name failed=0
+  t0="$(now_ms)"
+  bash "$HERE/stack.sh" up || return 1
+  export_service_env
+  say "migrations: npm run migrate -w @dte/database"
+  (cd "$ROOT" && npm run --silent migrate -w @dte/database) 2>&1 | sed 's/^/[stack]   /'
+  [ "${PIPESTATUS[0]}" = 0 ] || { fail migrations "" "the migrations failed (see above)"; return 1; }
+  local names=()
+  if simulator_present; then
+    start_one sii-simulator @dte/sii-simulator || failed=1
+    names+=(sii-simulator)
+  else
+    say "sii-simulator: packages/sii-simulator has no start script yet; not started (SII_BASE_URL=$SII_BASE_URL)"
+  fi
+  for name in "${SERVICES[@]}"; do
+    start_one "$name" "@dte/$name" || failed=1
+    names+=("$name")
+  done
+  for name in "${names[@]}"; do
+    wait_one "$name" || failed=1
+  done
+  if [ "$failed" = 1 ]; then
+    warn "some services did not start (see above); the rest keep running: npm run stack -- down stops everything"
+    return 1
+  fi
+  say "everything is up in $(($(now_ms) - t0)) ms:"
+  cmd_status | sed 's/^/[stack]   /'
+  say "stop it all with: npm run stack -- down"
+}
+
+cmd_stop_services() {
+  local name
+  for name in "${SERVICES[@]}" sii-simulator; do stop_service "$name"; done
+}
+
+cmd_status() {
+  local name pid
+  bash "$HERE/stack.sh" status
+  for name in sii-simulator "${SERVICES[@]}"; do
+    if pid="$(running_pid "svc-$name")"; then
+      printf '%-13s running    %s  pid %s\n' "$name" "$(service_url "$name")" "$pid"
+    else
+      printf '%-13s stopped    (would answer on %s)\n' "$name" "$(service_url "$name")"
+    fi
+  done
+}
+
+case "${1:-start}" in
+  start) cmd_start ;;
+  stop) bash "$HERE/stack.sh" down ;;
+  stop-services) cmd_stop_services ;;
+  status) cmd_status ;;
+  *)
+    echo "usage: $0 [start|stop|stop-services|status]" >&2
+    exit 2
+    ;;
+esac
