@@ -85,6 +85,8 @@ export async function consumeRetries(
   clock: Clock,
   run: (due: DueAttempt) => void,
   partitions: number,
+  /** aborting it ends every wait at once (on shutdown), leaving those messages uncommitted */
+  signal?: AbortSignal,
 ) {
   const consumer = await messaging.createConsumer({
     groupId: RETRY_GROUP,
@@ -103,7 +105,8 @@ export async function consumeRetries(
         throw new NotDueYet(wait);
       }
       while (wait > 0) {
-        await new Promise((r) => setTimeout(r, Math.min(wait, 3_000)));
+        await sleep(Math.min(wait, 3_000), signal);
+        if (signal?.aborted) throw new Error('shutting down: retry left for the next consumer');
         await ctx.heartbeat();
         wait = Date.parse(due.due_at) - clock.now();
       }
@@ -111,4 +114,17 @@ export async function consumeRetries(
     run(due);
   });
   return consumer;
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const t = setTimeout(done, ms);
+    function done() {
+      clearTimeout(t);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });
 }

@@ -76,7 +76,8 @@ export async function startWebhooksService(
   holder.runner = runner;
 
   const status = await consumeStatus(messaging, store, clock, run);
-  const retries = await consumeRetries(messaging, clock, run, config.retryPartitions);
+  const stopping = new AbortController();
+  const retries = await consumeRetries(messaging, clock, run, config.retryPartitions, stopping.signal);
 
   const every = (ms: number, what: string, fn: () => Promise<unknown>) => {
     let busy = false;
@@ -112,6 +113,7 @@ export async function startWebhooksService(
     },
     async close() {
       timers.forEach(clearInterval);
+      stopping.abort();
       await status.disconnect().catch(() => undefined);
       await retries.disconnect().catch(() => undefined);
       await runner.idle();
