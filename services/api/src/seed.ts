@@ -69,7 +69,8 @@ export async function seedOrganization(db: DataSource, input: SeedInput): Promis
       `INSERT INTO companies (organization_id, rut, razon_social, giro, direccion, comuna, actividad_economica, signer_ruts)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
        ON CONFLICT (organization_id, rut) DO UPDATE
-         SET signer_ruts = (SELECT array_agg(DISTINCT x) FROM unnest(companies.signer_ruts || EXCLUDED.signer_ruts) x)
+         SET signer_ruts = COALESCE(
+           (SELECT array_agg(DISTINCT x) FROM unnest(companies.signer_ruts || EXCLUDED.signer_ruts) x), '{}')
        RETURNING id`,
       [
         organizationId,

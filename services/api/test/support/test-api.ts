@@ -52,10 +52,12 @@ export async function startTestApi(
     keys?: KeyWrapper;
     deps?: Partial<ApiDeps>;
     sim?: Parameters<typeof startSiiSimulator>[0];
+    /** an existing migrated schema instead of a fresh one */
+    db?: MigratedDatabase;
   } = {},
 ): Promise<TestApi> {
   const stack = await testStack();
-  const db = await migratedDatabase('api');
+  const db = opts.db ?? (await migratedDatabase('api'));
   const redis = new Redis(stack.redisUrl, { keyPrefix: `t:${randomBytes(6).toString('hex')}:` });
   const sim = await startSiiSimulator({ port: 0, autoEnrol: false, cafKeyBits: 512, ...opts.sim });
   const masterKey = randomBytes(32).toString('base64');
