@@ -27,8 +27,9 @@ import type { EmissionContext, EmissionInput } from './types';
  *    dte.sucursal.not_found, dte.field_not_latin1, dte.field_too_long.
  */
 export function validateEmission(body: unknown, ctx: EmissionContext): EmissionInput {
-  const { shape } = precheck(body, ctx.tipos ?? DTE_ENDPOINT_TIPOS);
-  const trimmed = trimStrings(body as Record<string, unknown>);
+  // Every string is trimmed first ("trimmed, not empty"), so each later check sees the same text.
+  const trimmed = trimStrings(body) as Record<string, unknown>;
+  const { shape } = precheck(trimmed, ctx.tipos ?? DTE_ENDPOINT_TIPOS);
   const issues = schemaIssues(shape, trimmed);
   if (issues.length > 0) throw validationFailed(issues);
 

@@ -422,6 +422,8 @@ describe('input: rules with their own catalog codes', () => {
       'interese_moratorio_contractual',
     ]);
     expect(fails(note(56, { nd_reason: undefined })).code).to.equal('dte.nota_debito.invalid_reason');
+    // reasons are trimmed like every text
+    expect(() => validateEmission(note(56, { nd_reason: ' correccion_monto ' }), ctx())).not.to.throw();
     const incoherent = fails(
       note(56, { nd_reason: 'reposicion_nc_anulada', references: [ref({ tipo_doc_ref: 61 })] }),
     );
