@@ -6,6 +6,7 @@ import type { ApiDeps, RouteDef } from './context';
 import { errorEnvelope } from './http/error-envelope';
 import { requestId } from './http/request-id';
 import { buildOpenApi } from './openapi';
+import { branchRoutes } from './routes/branches';
 import { cafRoutes } from './routes/caf';
 import { certificateRoutes } from './routes/certificates';
 import { metaRoutes } from './routes/meta';
@@ -20,6 +21,7 @@ export function apiRoutes(deps: ApiDeps): RouteDef[] {
   const routes: RouteDef[] = [
     ...certificateRoutes(deps, kit.now),
     ...cafRoutes(deps, kit.now),
+    ...branchRoutes(deps),
     ...webhookRoutes(deps, kit.now),
   ];
   let doc: unknown;

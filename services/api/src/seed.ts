@@ -5,7 +5,8 @@
  *   npm run -s seed -w @dte/api -- --org "Demo SpA" --rut 76086428-5 --env cert \
  *     [--razon-social "DEMO SPA"] [--giro ...] [--direccion ...] [--comuna ...] [--actividad 620200] \
  *     [--signer-rut 11111111-1,...] [--scopes dte:read,dte:write,...] [--expires-days 90] \
- *     [--owner-email a@b.cl] [--print json|key]
+ *     [--owner-email a@b.cl] [--resolucion-numero 0 --resolucion-fecha 2024-01-01]
+ *     [--branch "Casa Matriz|Av. Uno 1|Santiago|12345"]... [--print json|key]
  *
  * Prints one JSON line {organization_id, company_id, environment, api_key, scopes[, session_cookie]}
  * (or only the key with --print key). With --owner-email it also creates that user as owner and
@@ -34,6 +35,9 @@ export interface SeedInput {
   ownerEmail?: string;
   /** the role of ownerEmail (owner by default) */
   ownerRole?: 'owner' | 'admin' | 'member';
+  /** SII resolution authorizing the company in `env` */
+  resolucion?: { numero: number; fecha: string };
+  branches?: { nombre: string; direccion: string; comuna: string; codigoSii?: number }[];
 }
 
 export interface SeedResult {
@@ -83,6 +87,20 @@ export async function seedOrganization(db: DataSource, input: SeedInput): Promis
         signerRuts,
       ],
     );
+    if (input.resolucion) {
+      await m.query(
+        `UPDATE companies SET resolucion_${input.env}_numero = $2, resolucion_${input.env}_fecha = $3 WHERE id = $1`,
+        [company[0].id, input.resolucion.numero, input.resolucion.fecha],
+      );
+    }
+    for (const b of input.branches ?? []) {
+      await m.query(
+        `INSERT INTO branches (company_id, nombre, direccion, comuna, codigo_sii)
+         SELECT $1, $2, $3, $4, $5
+          WHERE NOT EXISTS (SELECT 1 FROM branches WHERE company_id = $1 AND nombre = $2 AND closed_at IS NULL)`,
+        [company[0].id, b.nombre, b.direccion, b.comuna, b.codigoSii ?? null],
+      );
+    }
     const key = generateApiKey(input.env);
     const keyRow: { id: string }[] = await m.query(
       `INSERT INTO api_keys (organization_id, company_id, environment, name, prefix, key_hash, scopes, expires_at)
@@ -137,6 +155,9 @@ async function cli(): Promise<void> {
       scopes: { type: 'string' },
       'expires-days': { type: 'string' },
       'owner-email': { type: 'string' },
+      'resolucion-numero': { type: 'string' },
+      'resolucion-fecha': { type: 'string' },
+      branch: { type: 'string', multiple: true },
       print: { type: 'string', default: 'json' },
     },
   });
@@ -146,6 +167,22 @@ async function cli(): Promise<void> {
   const scopes = values.scopes?.split(',').map((s) => s.trim());
   const bad = scopes?.filter((s) => !isScope(s));
   if (bad?.length) throw new Error(`unknown scopes: ${bad.join(', ')} (known: ${SCOPES.join(', ')})`);
+  const resNum = values['resolucion-numero'];
+  const resFecha = values['resolucion-fecha'];
+  if (
+    (resNum === undefined) !== (resFecha === undefined) ||
+    (resNum && !/^\d{1,6}$/.test(resNum)) ||
+    (resFecha && !/^\d{4}-\d{2}-\d{2}$/.test(resFecha))
+  ) {
+    throw new Error('--resolucion-numero N and --resolucion-fecha YYYY-MM-DD go together');
+  }
+  const branches = (values.branch ?? []).map((spec) => {
+    const [nombre, direccion, comuna, codigo] = spec.split('|').map((x) => x.trim());
+    if (!nombre || !direccion || !comuna || (codigo && !/^\d{1,9}$/.test(codigo))) {
+      throw new Error(`--branch "${spec}" must be "nombre|direccion|comuna[|codigo_sii]"`);
+    }
+    return { nombre, direccion, comuna, ...(codigo ? { codigoSii: Number(codigo) } : {}) };
+  });
   const url = process.env.DATABASE_URL ?? 'postgres://dte:dte@127.0.0.1:15432/dte';
   const db = await openApiDatabase({ url, schema: process.env.DATABASE_SCHEMA || undefined, poolSize: 2 });
   try {
@@ -164,6 +201,8 @@ async function cli(): Promise<void> {
         ? new Date(Date.now() + Number(values['expires-days']) * 86400_000)
         : null,
       ownerEmail: values['owner-email'],
+      resolucion: resNum && resFecha ? { numero: Number(resNum), fecha: resFecha } : undefined,
+      branches,
     });
     const out: Record<string, unknown> = { ...res };
     if (res.user_id) {
