@@ -11,6 +11,7 @@ import { cafRoutes } from './routes/caf';
 import { certificateRoutes } from './routes/certificates';
 import { metaRoutes } from './routes/meta';
 import { createRouteKit } from './routes/route-kit';
+import { dteRoutes } from './routes/dtes';
 import { webhookRoutes } from './routes/webhooks';
 
 export const BASE_PATH = '/api/v1';
@@ -23,6 +24,7 @@ export function apiRoutes(deps: ApiDeps): RouteDef[] {
     ...cafRoutes(deps, kit.now),
     ...branchRoutes(deps),
     ...webhookRoutes(deps, kit.now),
+    ...dteRoutes(deps, kit.now),
   ];
   let doc: unknown;
   const openApi = () =>

@@ -1,0 +1,65 @@
+import type { EmisorProfile } from '@dte/engine';
+import type { DataSource, EntityManager } from 'typeorm';
+import { ApiError } from '../http/api-error';
+
+export interface CompanyProfile {
+  id: string;
+  rut: string;
+  emisor: EmisorProfile;
+}
+
+/**
+ * The issuing company of an emission as the engine needs it (EmisorProfile) from the company
+ * register: the fields the body does not carry. Current branches are its sucursales.
+ */
+export async function loadCompanyProfile(
+  db: DataSource | EntityManager,
+  organizationId: string,
+  companyId: string,
+): Promise<CompanyProfile> {
+  const rows: {
+    id: string;
+    rut: string;
+    razon_social: string;
+    giro: string | null;
+    direccion: string | null;
+    comuna: string | null;
+    actividad_economica: number | null;
+  }[] = await db.query(
+    `SELECT id, rut, razon_social, giro, direccion, comuna, actividad_economica
+       FROM companies WHERE id = $1 AND organization_id = $2`,
+    [companyId, organizationId],
+  );
+  const c = rows[0];
+  if (!c) throw new ApiError('empresa.not_found', 'The company of this credential no longer exists.');
+  const branches: {
+    id: string;
+    nombre: string;
+    codigo_sii: number | null;
+    direccion: string;
+    comuna: string;
+  }[] = await db.query(
+    `SELECT id, nombre, codigo_sii, direccion, comuna FROM branches
+        WHERE company_id = $1 AND closed_at IS NULL ORDER BY created_at`,
+    [companyId],
+  );
+  return {
+    id: c.id,
+    rut: c.rut,
+    emisor: {
+      rut: c.rut,
+      razonSocial: c.razon_social,
+      giro: c.giro ?? '',
+      acteco: c.actividad_economica ? [c.actividad_economica] : [],
+      direccion: c.direccion ?? '',
+      comuna: c.comuna ?? '',
+      sucursales: branches.map((b) => ({
+        id: b.id,
+        nombre: b.nombre,
+        ...(b.codigo_sii !== null ? { codigoSii: b.codigo_sii } : {}),
+        direccion: b.direccion,
+        comuna: b.comuna,
+      })),
+    },
+  };
+}

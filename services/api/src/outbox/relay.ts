@@ -1,0 +1,191 @@
+/**
+ * The outbox relay: publishes `outbox` rows to Kafka, at least once, in id order.
+ *
+ * - One active relay: each relay instance holds a dedicated connection and takes the session
+ *   advisory lock `outbox-relay:<schema>` with pg_try_advisory_lock; only the holder publishes.
+ *   The others retry the lock every `lockRetryMs` (the lock goes when its connection dies).
+ * - Unpublished rows are `published_at IS NULL` (never `id > last_id`: ids commit out of order,
+ *   a late-committing lower id would be skipped). They are read in id order, sent and acked
+ *   (acks = all, idempotent producer), then marked published. A crash between send and mark
+ *   re-sends them: consumers dedupe on the payload's event_id.
+ * - LISTEN outbox (a trigger NOTIFYs on insert) only wakes the loop; it polls every `pollMs`
+ *   anyway, so a lost notification only delays.
+ * - A failed send leaves the rows unpublished (attempts + 1) and backs off up to `maxBackoffMs`.
+ */
+import type { Logger } from '@dte/service-runtime';
+import type { AvroProducer, Messaging } from '@dte/messaging';
+import type { DataSource, QueryRunner } from 'typeorm';
+
+export interface RelayOptions {
+  dataSource: DataSource;
+  messaging: Messaging;
+  logger: Logger;
+  /** fallback polling period (ms) */
+  pollMs?: number;
+  batchSize?: number;
+  lockRetryMs?: number;
+  maxBackoffMs?: number;
+  /** purge rows published longer ago than this (ms); 0 keeps them */
+  retainPublishedMs?: number;
+}
+
+interface OutboxRow {
+  id: string;
+  topic: string;
+  schema: string;
+  message_key: string | null;
+  payload: Record<string, unknown>;
+}
+
+interface PgNotifyingClient {
+  on(event: 'notification', fn: () => void): void;
+  removeListener(event: 'notification', fn: () => void): void;
+}
+
+export interface OutboxRelay {
+  /** true while this instance holds the lock */
+  isActive(): boolean;
+  /** published rows so far by this instance */
+  published(): number;
+  stop(): Promise<void>;
+}
+
+export async function startOutboxRelay(opts: RelayOptions): Promise<OutboxRelay> {
+  const pollMs = opts.pollMs ?? 1000;
+  const batchSize = opts.batchSize ?? 200;
+  const lockRetryMs = opts.lockRetryMs ?? 2000;
+  const maxBackoffMs = opts.maxBackoffMs ?? 10000;
+  const retainMs = opts.retainPublishedMs ?? 24 * 3600 * 1000;
+  const log = opts.logger;
+  let stopped = false;
+  let active = false;
+  let count = 0;
+  let wake: (() => void) | undefined;
+  const sleep = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const t = setTimeout(done, ms);
+      function done() {
+        clearTimeout(t);
+        wake = undefined;
+        resolve();
+      }
+      wake = done;
+    });
+  const onNotify = () => wake?.();
+
+  let producer: AvroProducer | undefined;
+  let runner: QueryRunner | undefined;
+  let lastPurge = 0;
+
+  const releaseRunner = async () => {
+    const r = runner;
+    runner = undefined;
+    active = false;
+    if (!r) return;
+    try {
+      const client = (await r.connect()) as PgNotifyingClient;
+      client.removeListener('notification', onNotify);
+      await r.query('UNLISTEN outbox');
+      await r.query('SELECT pg_advisory_unlock_all()');
+    } catch {
+      // the connection is gone: so is the lock
+    }
+    await r.release().catch(() => undefined);
+  };
+
+  const tryLock = async (): Promise<boolean> => {
+    if (!runner) {
+      runner = opts.dataSource.createQueryRunner();
+      const client = (await runner.connect()) as PgNotifyingClient;
+      client.on('notification', onNotify);
+      await runner.query('LISTEN outbox');
+    }
+    const rows: { ok: boolean }[] = await runner.query(
+      `SELECT pg_try_advisory_lock(hashtext('outbox-relay:' || current_schema())) AS ok`,
+    );
+    return rows[0]?.ok === true;
+  };
+
+  const publishBatch = async (): Promise<number> => {
+    const rows: OutboxRow[] = await runner!.query(
+      `SELECT id, topic, schema, message_key, payload FROM outbox
+        WHERE published_at IS NULL ORDER BY id LIMIT $1`,
+      [batchSize],
+    );
+    if (rows.length === 0) return 0;
+    producer ??= await opts.messaging.createProducer();
+    // one send per run of consecutive rows of the same topic: order is kept within each topic
+    let i = 0;
+    while (i < rows.length) {
+      let j = i;
+      while (j < rows.length && rows[j].topic === rows[i].topic && rows[j].schema === rows[i].schema) j++;
+      const run = rows.slice(i, j);
+      await producer.send({
+        topic: run[0].topic,
+        schema: run[0].schema,
+        messages: run.map((r) => ({ key: r.message_key, value: r.payload })),
+      });
+      await runner!.query('UPDATE outbox SET published_at = now() WHERE id = ANY($1::bigint[])', [
+        run.map((r) => r.id),
+      ]);
+      count += run.length;
+      i = j;
+    }
+    return rows.length;
+  };
+
+  const loop = async () => {
+    let backoff = pollMs;
+    while (!stopped) {
+      try {
+        if (!active) {
+          active = await tryLock();
+          if (!active) {
+            await sleep(lockRetryMs);
+            continue;
+          }
+          log.info('outbox relay: active (advisory lock held)');
+        }
+        const n = await publishBatch();
+        backoff = pollMs;
+        if (retainMs > 0 && Date.now() - lastPurge > 60_000) {
+          lastPurge = Date.now();
+          await runner!.query(
+            `DELETE FROM outbox WHERE published_at IS NOT NULL AND published_at < now() - ($1 || ' milliseconds')::interval`,
+            [String(retainMs)],
+          );
+        }
+        if (n < batchSize) await sleep(pollMs);
+      } catch (err) {
+        if (stopped) break;
+        log.warn({ err }, 'outbox relay: publish failed; will retry');
+        try {
+          if (runner && active)
+            await runner.query(
+              `UPDATE outbox SET attempts = attempts + 1
+                WHERE id IN (SELECT id FROM outbox WHERE published_at IS NULL ORDER BY id LIMIT $1)`,
+              [batchSize],
+            );
+        } catch {
+          // the connection failed: start over with a new one (and a new lock attempt)
+          await releaseRunner();
+        }
+        await sleep(backoff);
+        backoff = Math.min(backoff * 2, maxBackoffMs);
+      }
+    }
+  };
+  const done = loop();
+
+  return {
+    isActive: () => active,
+    published: () => count,
+    async stop() {
+      stopped = true;
+      wake?.();
+      await done;
+      await releaseRunner();
+      await producer?.disconnect().catch(() => undefined);
+    },
+  };
+}

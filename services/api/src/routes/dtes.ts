@@ -1,0 +1,211 @@
+import type { Context } from 'koa';
+import type { ApiDeps, Principal, RouteDef } from '../context';
+import type { DteScope } from '../dtes/dte-row';
+import { emitDte } from '../dtes/emission';
+import { listDtes, LIST_SORTS, parseListQuery, RECEPTOR_ESTADOS } from '../dtes/list';
+import { parsePreferWait, waitForSii } from '../dtes/prefer-wait';
+import { detailRecord, emissionResponse } from '../dtes/records';
+import { dteEvents, getDteOr404, signedXml } from '../dtes/reads';
+import { refreshStatus } from '../dtes/refresh-status';
+import { principalOf } from './route-kit';
+
+const scopeOf = (p: Principal): DteScope => ({
+  organizationId: p.organizationId,
+  environment: p.environment,
+  companyId: p.companyId,
+});
+
+const idOf = (ctx: Context) => String(ctx.params.id);
+
+const POST_HEADERS = {
+  'Idempotency-Key': 'required: the same key and body return the same document',
+  'X-Cert-Id': 'certificate to sign with (Authentication 4)',
+};
+
+/** The /dtes routes (issue 6): emission, reads, list and refresh-status. */
+export function dteRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
+  const db = deps.dataSource;
+  return [
+    {
+      method: 'post',
+      path: '/dtes',
+      operationId: 'emitDte',
+      summary:
+        'Issue a DTE (33, 34, 46, 52, 56, 61, 110, 112): folio assigned and queued for signing and sending',
+      tag: 'dtes',
+      auth: 'bearer',
+      scope: 'dte:write',
+      body: { kind: 'json', schema: 'dte-emission-body.schema.json' },
+      headers: {
+        ...POST_HEADERS,
+        Prefer:
+          'wait=N (seconds, at most 60): answer 201 if the document reaches the SII (track id) within N seconds',
+      },
+      responses: {
+        201: { description: 'issued and sent to the SII within the Prefer: wait (no verdict yet)' },
+        202: { description: 'issued and queued (the emission response)' },
+      },
+      errors: [
+        'idempotency_key_missing',
+        'idempotency_conflict',
+        'dte.tipo_not_supported',
+        'dte.sii_env_credential_mismatch',
+        'emisor_rut_mismatch',
+        'emisor.profile_incompleto',
+        'items_empty',
+        'items_exceed_max',
+        'references_required',
+        'amount_arithmetic',
+        'dte.52.dispatch_required',
+        'dte.sucursal.not_found',
+        'dte.field_too_long',
+        'dte.field_not_latin1',
+        'dte.tipo_cambio_unavailable',
+        'cert_id_missing',
+        'cert_id_ambiguous',
+        'cert_not_found',
+        'cert_expired',
+        'caf_not_found',
+        'caf_expired',
+        'caf_exhausted',
+      ],
+      handler: async (ctx) => {
+        const wait = parsePreferWait(ctx.get('Prefer') || undefined);
+        const { row } = await emitDte(
+          db,
+          principalOf(ctx),
+          {
+            body: ctx.state.body,
+            idempotencyKey: ctx.get('Idempotency-Key') || undefined,
+            certIdHeader: ctx.get('X-Cert-Id') || undefined,
+          },
+          now(),
+        );
+        let current = row;
+        let sent = false;
+        if (wait !== undefined) {
+          ({ row: current, sent } = await waitForSii(db, row, wait));
+          ctx.set('Preference-Applied', `wait=${wait}`);
+        }
+        ctx.status = sent ? 201 : 202;
+        ctx.set('Location', emissionResponse(current).links.self);
+        ctx.body = emissionResponse(current);
+      },
+    },
+    {
+      method: 'get',
+      path: '/dtes',
+      operationId: 'listDtes',
+      summary: 'List documents: filters, sort, dir and an opaque keyset cursor ({data, next_cursor})',
+      tag: 'dtes',
+      auth: 'bearer',
+      scope: 'dte:read',
+      query: {
+        limit: { description: '1-100, default 20 (clamped)', schema: { type: 'integer' } },
+        sort: { description: 'default created_at', schema: { type: 'string', enum: [...LIST_SORTS] } },
+        dir: { description: 'default desc', schema: { type: 'string', enum: ['asc', 'desc'] } },
+        cursor: {
+          description: 'next_cursor of the previous page, with the same sort and dir',
+          schema: { type: 'string' },
+        },
+        polled_since: {
+          description: 'ISO-8601 instant: last SII poll at or after',
+          schema: { type: 'string' },
+        },
+        tipo_dte: { description: 'numeric type code', schema: { type: 'integer' } },
+        folio: { description: 'integer of up to 10 digits', schema: { type: 'integer' } },
+        rut_receptor: { description: 'RUT 12345678-9', schema: { type: 'string' } },
+        fecha_emision_desde: { description: 'YYYY-MM-DD', schema: { type: 'string', format: 'date' } },
+        fecha_emision_hasta: { description: 'YYYY-MM-DD', schema: { type: 'string', format: 'date' } },
+        receptor_estado: {
+          description: 'receptor state',
+          schema: { type: 'string', enum: [...RECEPTOR_ESTADOS] },
+        },
+        sii_status: { description: 'a member of the sii_status vocabulary', schema: { type: 'string' } },
+      },
+      responses: { 200: { description: '{data: [row], next_cursor}' } },
+      errors: [
+        'dte.list.cursor_invalido',
+        'dte.list.status_desconocido',
+        'dte.list.tipo_invalido',
+        'dte.list.folio_invalido',
+        'dte.list.rut_receptor_invalido',
+        'dte.list.fecha_invalida',
+        'dte.list.polled_since_invalido',
+        'dte.list.receptor_estado_invalido',
+      ],
+      handler: async (ctx) => {
+        const q = parseListQuery(ctx.query);
+        ctx.body = await listDtes(db, scopeOf(principalOf(ctx)), q);
+      },
+    },
+    {
+      method: 'get',
+      path: '/dtes/:id',
+      operationId: 'getDte',
+      summary: 'Detail of a document with its EstadoDte block',
+      tag: 'dtes',
+      auth: 'bearer',
+      scope: 'dte:read',
+      responses: { 200: { description: 'the document' } },
+      errors: ['not_found'],
+      handler: async (ctx) => {
+        ctx.body = detailRecord(await getDteOr404(db, scopeOf(principalOf(ctx)), idOf(ctx)));
+      },
+    },
+    {
+      method: 'get',
+      path: '/dtes/:id/events',
+      operationId: 'getDteEvents',
+      summary: "Chronological feed of the document's status changes with the SII's gloss",
+      tag: 'dtes',
+      auth: 'bearer',
+      scope: 'dte:read',
+      responses: {
+        200: { description: '{data: [{event_id, sii_status, glosa, track_id, source, observed_at}]}' },
+      },
+      errors: ['not_found'],
+      handler: async (ctx) => {
+        ctx.body = await dteEvents(db, scopeOf(principalOf(ctx)), idOf(ctx));
+      },
+    },
+    {
+      method: 'get',
+      path: '/dtes/:id/xml',
+      operationId: 'getDteXml',
+      summary: 'The signed document (application/xml)',
+      tag: 'dtes',
+      auth: 'bearer',
+      scope: 'dte:read',
+      responses: { 200: { description: 'signed DTE XML', contentType: 'application/xml' } },
+      errors: ['not_found', 'dte.xml.not_yet_available'],
+      handler: async (ctx) => {
+        const xml = await signedXml(db, scopeOf(principalOf(ctx)), idOf(ctx));
+        ctx.type = /encoding=["']ISO-8859-1["']/i.test(xml.subarray(0, 100).toString('latin1'))
+          ? 'application/xml; charset=ISO-8859-1'
+          : 'application/xml; charset=utf-8';
+        ctx.body = xml;
+      },
+    },
+    {
+      method: 'post',
+      path: '/dtes/:id/refresh-status',
+      operationId: 'refreshDteStatus',
+      summary: 'Re-poll the SII for a stuck or sin_permiso_sii document',
+      tag: 'dtes',
+      auth: 'bearer',
+      scope: 'dte:write',
+      headers: { 'X-Cert-Id': 'accepted as on every /dtes POST; the re-poll uses the active certificate' },
+      responses: {
+        202: { description: '{id, status: refresh_enqueued}' },
+        200: { description: 'nothing to do: {id, status: nothing_to_do, sii_status, estado}' },
+      },
+      errors: ['not_found', 'dte.refresh_status.no_track_id', 'dte.refresh_status.no_cert'],
+      handler: async (ctx) => {
+        const out = await refreshStatus(db, scopeOf(principalOf(ctx)), idOf(ctx), now());
+        ctx.status = out.status;
+        ctx.body = out.body;
+      },
+    },
+  ];
+}
