@@ -16,7 +16,8 @@
  *   freshSchema(l)         a new PostgreSQL schema, with drop()
  *   adminQuery(sql, args)  one statement on a connection of its own (outside test schemas)
  *   migratedDatabase(l)    a fresh schema with every migration applied, as a typeorm DataSource
- *   testMessaging(l)       a @dte/messaging handle under a unique topic prefix, with cleanup()
+ *   testMessaging(l)       a @dte/messaging handle under a unique topic prefix; cleanup() deletes
+ *                          the topics it ensured and their registry subjects
  *   siiSharedDir()         the SII schemas and docs (SII_SHARED_DIR, else ../shared/sii)
  *   repoRoot               the repository root
  *
@@ -236,7 +237,7 @@ export async function migratedDatabase(l = 'db'): Promise<MigratedDatabase> {
 export interface TestMessaging {
   messaging: Messaging;
   prefix: string;
-  /** disconnects every client and deletes the run's topics */
+  /** disconnects every client and deletes the run's topics and their subjects */
   cleanup(): Promise<void>;
 }
 
@@ -271,6 +272,15 @@ export async function testMessaging(l = 'msg'): Promise<TestMessaging> {
         await admin.deleteTopics([...created]);
       } finally {
         await admin.disconnect();
+      }
+      // The run's subjects go too (soft, then permanent delete), so the registry does not grow.
+      for (const name of created) {
+        const subject = encodeURIComponent(`${messaging.topic(name)}-value`);
+        for (const query of ['', '?permanent=true']) {
+          const res = await fetch(`${s.schemaRegistryUrl}/subjects/${subject}${query}`, { method: 'DELETE' });
+          if (!res.ok && res.status !== 404)
+            throw new Error(`registry: DELETE subject ${subject}${query}: ${res.status}`);
+        }
       }
     },
   };
