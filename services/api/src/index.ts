@@ -22,3 +22,4 @@ export { FolioGrantError } from './caf/folio-grant-client';
 export { SiiFolioGrantClient } from './caf/sii-folio-grant-client';
 export type { CafDocumentsProbe } from './caf/documents-probe';
 export { SqlCafDocumentsProbe } from './caf/documents-probe';
+export { currentBranch } from './routes/branches';
