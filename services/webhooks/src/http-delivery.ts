@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { isServiceError } from '@dte/error-catalog';
@@ -22,6 +23,46 @@ export interface PostResult {
   /** the address that was checked and connected to */
   address?: string;
   durationMs: number;
+}
+
+/**
+ * Keep-alive agents, one per (host name, checked address, port, CA set): a reused connection is
+ * always one that was opened to the very address checked for this attempt, so reuse never lets a
+ * re-pointed name through. Bounded; the least recently used agent is closed first.
+ */
+const MAX_AGENTS = 500;
+const agents = new Map<string, https.Agent>();
+
+function agentFor(hostname: string, address: string, port: number, ca: string[] | undefined): https.Agent {
+  const trust = ca ? crypto.createHash('sha256').update(ca.join('\n')).digest('hex') : 'system';
+  const key = `${hostname}|${address}|${port}|${trust}`;
+  let agent = agents.get(key);
+  if (agent) {
+    agents.delete(key);
+    agents.set(key, agent);
+    return agent;
+  }
+  agent = new https.Agent({
+    keepAlive: true,
+    keepAliveMsecs: 1000,
+    maxSockets: 8,
+    maxFreeSockets: 4,
+    timeout: 30_000,
+    ...(ca ? { ca } : {}),
+  });
+  agents.set(key, agent);
+  if (agents.size > MAX_AGENTS) {
+    const [oldestKey, oldest] = agents.entries().next().value as [string, https.Agent];
+    agents.delete(oldestKey);
+    oldest.destroy();
+  }
+  return agent;
+}
+
+/** Closes every pooled connection (service shutdown, tests). */
+export function closeDeliveryAgents(): void {
+  for (const a of agents.values()) a.destroy();
+  agents.clear();
 }
 
 /** Hands the connection exactly the address that was checked, whatever DNS says by now. */
@@ -77,9 +118,8 @@ export async function postWebhook(
         'User-Agent': USER_AGENT,
         'Content-Length': String(payload.length),
       },
-      agent: false,
+      agent: agentFor(parsed.hostname, target.address, parsed.port, opts.ca),
       lookup: pinnedLookup(target.address, target.family),
-      ...(opts.ca ? { ca: opts.ca } : {}),
     });
     const timer = setTimeout(() => {
       finish({ ok: false, error: 'timeout' });

@@ -5,6 +5,7 @@ import type { DataSource } from 'typeorm';
 import { systemClock, type Clock } from './clock';
 import type { Config } from './config';
 import { Dispatcher } from './dispatcher';
+import { closeDeliveryAgents } from './http-delivery';
 import { consumeRetries, consumeStatus, KafkaTierScheduler, retryTopicSpecs } from './kafka-side';
 import { MailDisableNotifier } from './notifier';
 import { PgWebhookStore, pgOwnerLookup } from './pg-store';
@@ -118,6 +119,7 @@ export async function startWebhooksService(
       await retries.disconnect().catch(() => undefined);
       await runner.idle();
       await health.close();
+      closeDeliveryAgents();
       notifier.close();
       if (!deps.messaging) await messaging.disconnect();
       else await producer.disconnect().catch(() => undefined);
