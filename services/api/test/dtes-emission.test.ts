@@ -1,0 +1,259 @@
+import { expect } from 'chai';
+import { randomUUID } from 'node:crypto';
+import { classify } from '@dte/status';
+import { call, startTestApi, type TestApi } from './support/test-api';
+import { body, emit, nextFolio, orgWithCafs, today, type DteOrg } from './dtes-fixtures';
+
+describe('POST /dtes over HTTP', function () {
+  this.timeout(180_000);
+  let t: TestApi;
+  let o: DteOrg;
+  const TIPOS = [33, 34, 46, 52, 56, 61, 110, 112];
+
+  before(async () => {
+    t = await startTestApi();
+    o = await orgWithCafs(t, { tipos: TIPOS });
+  });
+  after(async () => t?.close());
+
+  it('issues a factura: 202 with the emission response, document and outbox written together', async () => {
+    const folioBefore = await nextFolio(t, o, 33);
+    const res = await emit(t, o, body(33, o.rut, 10000));
+    expect(res.status, res.text).to.equal(202);
+    expect(res.headers.get('x-request-id')).to.be.a('string');
+    const b = res.body as Record<string, unknown>;
+    expect(b).to.include({
+      status: 'queued',
+      sii_status: 'queued',
+      folio: folioBefore,
+      tipo_dte: 33,
+      rut_emisor: o.rut,
+      rut_receptor: '77777777-7',
+      monto_neto: 10000,
+      monto_exento: 0,
+      iva: 1900,
+      monto_total: 11900,
+      sii_env: 'cert',
+      fecha_emision: today(),
+    });
+    expect(b.id).to.match(/^[0-9a-f-]{36}$/);
+    expect(b.estado).to.deep.equal(classify('queued'));
+    expect((b.estado as { terminal: boolean }).terminal).to.equal(false);
+    expect(b.links).to.deep.equal({
+      self: `/api/v1/dtes/${b.id}`,
+      pdf: `/api/v1/dtes/${b.id}/pdf`,
+      xml: `/api/v1/dtes/${b.id}/xml`,
+      events: `/api/v1/dtes/${b.id}/events`,
+    });
+    expect(await nextFolio(t, o, 33)).to.equal(folioBefore + 1);
+    const outbox: { topic: string; message_key: string; payload: Record<string, unknown> }[] =
+      await t.db.dataSource.query(
+        `SELECT topic, message_key, payload FROM outbox WHERE message_key = $1 ORDER BY id`,
+        [b.id],
+      );
+    expect(outbox.map((r) => r.topic)).to.deep.equal(['dte.commands', 'dte-status']);
+    expect(outbox[0].payload).to.include({
+      dte_id: b.id,
+      tipo_dte: 33,
+      folio: folioBefore,
+      certificate_id: o.certId,
+      sii_env: 'cert',
+    });
+    expect(outbox[1].payload).to.include({ dte_id: b.id, sii_status: 'queued', source: 'api' });
+    expect(outbox[0].payload.event_id).to.not.equal(outbox[1].payload.event_id);
+    // the stored document is the engine's build with the assigned folio
+    const doc: { document: { Encabezado: { IdDoc: { Folio: number; TipoDTE: number } } } }[] =
+      await t.db.dataSource.query('SELECT document FROM dtes WHERE id = $1', [b.id]);
+    expect(doc[0].document.Encabezado.IdDoc).to.include({ Folio: folioBefore, TipoDTE: 33 });
+  });
+
+  it('issues every supported type (33, 34, 46, 52, 56, 61, 110, 112), each from its own folio sequence', async () => {
+    for (const tipo of TIPOS) {
+      const before = await nextFolio(t, o, tipo);
+      const res = await emit(t, o, body(tipo, o.rut));
+      expect(res.status, `${tipo}: ${res.text}`).to.equal(202);
+      expect(res.body).to.include({ tipo_dte: tipo, folio: before, sii_status: 'queued' });
+    }
+    const exp = await emit(t, o, body(110, o.rut));
+    expect(exp.body).to.include({ monto_exento: 19475, monto_total: 19475, iva: 0 });
+  });
+
+  it('answers dte.tipo_not_supported for boletas 39 and 41', async () => {
+    for (const tipo of [39, 41]) {
+      const res = await emit(t, o, { ...body(33, o.rut), tipo_dte: tipo });
+      expect(res.status).to.equal(400);
+      expect(res.body).to.include({ code: 'dte.tipo_not_supported', next_action: 'fix_tipo_dte_and_retry' });
+    }
+  });
+
+  it('answers the engine validation codes and consumes no folio', async () => {
+    const before = await nextFolio(t, o, 33);
+    let res = await emit(t, o, { ...body(33, o.rut), items: [] });
+    expect(res.body.code).to.equal('items_empty');
+    res = await emit(t, o, { ...body(33, o.rut), receptor: { rut: '77777777-7', razon_social: 'X' } });
+    expect(res.status).to.equal(400);
+    expect(res.body.code).to.equal('validation_failed');
+    expect(res.body.issues).to.be.an('array').that.is.not.empty;
+    res = await emit(t, o, { ...body(33, o.rut), monto_total: 1 });
+    expect(res.body.code).to.equal('amount_arithmetic');
+    res = await emit(t, o, { ...body(33, o.rut), fecha_emision: '2020-01-01' });
+    expect(res.body.code).to.equal('validation_failed');
+    expect(await nextFolio(t, o, 33)).to.equal(before);
+  });
+
+  it('answers dte.tipo_cambio_unavailable for an export without a rate, with no folio used', async () => {
+    const before = await nextFolio(t, o, 110);
+    const { otra_moneda: _o, ...noRate } = body(110, o.rut);
+    void _o;
+    const res = await emit(t, o, noRate);
+    expect(res.status).to.equal(503);
+    expect(res.body.code).to.equal('dte.tipo_cambio_unavailable');
+    expect(await nextFolio(t, o, 110)).to.equal(before);
+  });
+
+  it('answers emisor_rut_mismatch when rut_emisor is not the key company', async () => {
+    const res = await emit(t, o, body(33, '76086428-5'));
+    expect(res.status).to.equal(422);
+    expect(res.body.code).to.equal('emisor_rut_mismatch');
+  });
+
+  it('takes sii_env as a confirmation only: a contradiction is 422 with solicitado/credencial and nothing issued', async () => {
+    const before = await nextFolio(t, o, 33);
+    const count = async () =>
+      Number(
+        (
+          await t.db.dataSource.query('SELECT count(*) AS n FROM dtes WHERE organization_id = $1', [o.orgId])
+        )[0].n,
+      );
+    const docs = await count();
+    const res = await emit(t, o, { ...body(33, o.rut), sii_env: 'prod' });
+    expect(res.status).to.equal(422);
+    expect(res.body).to.include({
+      code: 'dte.sii_env_credential_mismatch',
+      next_action: 'use_api_key_matching_sii_env',
+    });
+    expect(res.body.detail).to.deep.equal({ solicitado: 'prod', credencial: 'cert' });
+    expect(await nextFolio(t, o, 33)).to.equal(before);
+    expect(await count()).to.equal(docs);
+    const ok = await emit(t, o, { ...body(33, o.rut), sii_env: 'cert' });
+    expect(ok.status).to.equal(202);
+    expect(ok.body.sii_env).to.equal('cert');
+  });
+
+  it('requires Idempotency-Key (idempotency_key_missing)', async () => {
+    const res = await emit(t, o, body(33, o.rut), { idem: null });
+    expect(res.status).to.equal(400);
+    expect(res.body).to.include({
+      code: 'idempotency_key_missing',
+      next_action: 'send_idempotency_key_header',
+    });
+  });
+
+  it('returns the same document for the same key and body, and 409 idempotency_conflict for another body', async () => {
+    const key = randomUUID();
+    const b = body(33, o.rut, 777);
+    const first = await emit(t, o, b, { idem: key });
+    expect(first.status).to.equal(202);
+    const before = await nextFolio(t, o, 33);
+    // same body with keys in another order is the same body
+    const reordered = Object.fromEntries(Object.entries(b).reverse());
+    const again = await emit(t, o, reordered, { idem: key });
+    expect(again.status).to.equal(202);
+    expect(again.body.id).to.equal(first.body.id);
+    expect(again.body.folio).to.equal(first.body.folio);
+    expect(await nextFolio(t, o, 33)).to.equal(before);
+    const other = await emit(t, o, body(33, o.rut, 778), { idem: key });
+    expect(other.status).to.equal(409);
+    expect(other.body.code).to.equal('idempotency_conflict');
+    expect(other.body.detail).to.deep.equal({ existingDteId: first.body.id });
+  });
+
+  it('creates exactly one document and consumes one folio for concurrent duplicates', async () => {
+    const key = randomUUID();
+    const before = await nextFolio(t, o, 34);
+    const b = body(34, o.rut, 4321);
+    const answers = await Promise.all(Array.from({ length: 8 }, () => emit(t, o, b, { idem: key })));
+    expect(answers.map((a) => a.status)).to.deep.equal(Array(8).fill(202));
+    expect(new Set(answers.map((a) => a.body.id)).size).to.equal(1);
+    expect(await nextFolio(t, o, 34)).to.equal(before + 1);
+    const rows = await t.db.dataSource.query(
+      'SELECT id FROM dtes WHERE organization_id = $1 AND idempotency_key = $2',
+      [o.orgId, key],
+    );
+    expect(rows).to.have.length(1);
+    const cmds = await t.db.dataSource.query(
+      `SELECT id FROM outbox WHERE topic = 'dte.commands' AND message_key = $1`,
+      [answers[0].body.id],
+    );
+    expect(cmds).to.have.length(1);
+  });
+
+  it('hands out distinct consecutive folios to concurrent emissions with different keys', async () => {
+    const before = await nextFolio(t, o, 46);
+    const answers = await Promise.all(Array.from({ length: 6 }, () => emit(t, o, body(46, o.rut))));
+    expect(answers.map((a) => a.status)).to.deep.equal(Array(6).fill(202));
+    const folios = answers.map((a) => a.body.folio as number).sort((a, b) => a - b);
+    expect(folios).to.deep.equal([0, 1, 2, 3, 4, 5].map((i) => before + i));
+  });
+
+  it('answers caf_not_found, cert_id_missing and cert_not_found before taking any folio', async () => {
+    const bare = await orgWithCafs(t, { tipos: [], withCert: true });
+    let res = await emit(t, bare, body(33, bare.rut));
+    expect(res.status).to.equal(404);
+    expect(res.body).to.include({ code: 'caf_not_found' });
+    expect(res.body.detail).to.deep.equal({ tipoDte: 33 });
+    const noCert = await orgWithCafs(t, { tipos: [], withCert: false });
+    res = await emit(t, noCert, body(33, noCert.rut));
+    expect(res.status).to.equal(400);
+    expect(res.body).to.include({ code: 'cert_id_missing', next_action: 'send_cert_id_header' });
+    res = await emit(t, o, body(33, o.rut), { headers: { 'X-Cert-Id': randomUUID() } });
+    expect(res.status).to.equal(404);
+    expect(res.body.code).to.equal('cert_not_found');
+  });
+
+  it('needs the dte:write scope', async () => {
+    const s = await t.seed({ rut: o.rut, env: 'cert', scopes: ['dte:read'] });
+    const res = await call(t.url, 'POST', '/dtes', {
+      key: s.api_key,
+      json: body(33, o.rut),
+      headers: { 'Idempotency-Key': randomUUID() },
+    });
+    expect(res.status).to.equal(403);
+    expect(res.body.code).to.equal('forbidden');
+  });
+
+  it('Prefer: wait=N answers 202 when the document does not reach the SII in time, 201 when it does', async () => {
+    let started = Date.now();
+    const slow = await emit(t, o, body(33, o.rut), { headers: { Prefer: 'wait=1' } });
+    expect(slow.status).to.equal(202);
+    expect(Date.now() - started).to.be.at.least(900);
+    // the uploader records the track id (its column) while the request waits
+    started = Date.now();
+    const key = randomUUID();
+    const pending = emit(t, o, body(33, o.rut, 5555), { idem: key, headers: { Prefer: 'wait=10' } });
+    let id: string | undefined;
+    for (let i = 0; i < 50 && !id; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      id = (await t.db.dataSource.query('SELECT id FROM dtes WHERE idempotency_key = $1', [key]))[0]?.id;
+    }
+    await t.db.dataSource.query(`UPDATE dtes SET track_id = '1234567890' WHERE id = $1`, [id]);
+    const fast = await pending;
+    expect(fast.status).to.equal(201);
+    expect(fast.body).to.include({ id, track_id: 1234567890 });
+    expect(Date.now() - started).to.be.below(9000);
+    // a retry with the same key answers from the stored document, sent already
+    const retry = await emit(t, o, body(33, o.rut, 5555), { idem: key, headers: { Prefer: 'wait=5' } });
+    expect(retry.status).to.equal(201);
+  });
+
+  it('is listed in the OpenAPI document', async () => {
+    const res = await call(t.url, 'GET', '/openapi.json');
+    const paths = res.body.paths as Record<string, Record<string, { operationId: string }>>;
+    expect(paths['/dtes'].post.operationId).to.equal('emitDte');
+    expect(paths['/dtes'].get.operationId).to.equal('listDtes');
+    expect(paths['/dtes/{id}'].get.operationId).to.equal('getDte');
+    expect(paths['/dtes/{id}/events'].get.operationId).to.equal('getDteEvents');
+    expect(paths['/dtes/{id}/xml'].get.operationId).to.equal('getDteXml');
+    expect(paths['/dtes/{id}/refresh-status'].post.operationId).to.equal('refreshDteStatus');
+  });
+});

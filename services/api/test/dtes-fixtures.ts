@@ -1,0 +1,157 @@
+/**
+ * Fixtures of the /dtes tests: an organization with a certificate and CAFs loaded over HTTP, and
+ * an emission body of every supported type. Bodies are dated today in America/Santiago.
+ */
+import { randomUUID } from 'node:crypto';
+import { createTestCaf, santiagoDate } from '@dte/engine';
+import { cafForm, call, newRut, uploadCert, type Answer, type TestApi } from './support/test-api';
+
+export interface DteOrg {
+  key: string;
+  rut: string;
+  orgId: string;
+  companyId: string;
+  certId: string;
+}
+
+/** A company with full profile, one certificate and a CAF (folios 1..hasta) of each type. */
+export async function orgWithCafs(
+  t: TestApi,
+  opts: { tipos?: number[]; hasta?: number; withCert?: boolean; env?: 'cert' | 'prod' } = {},
+): Promise<DteOrg> {
+  const rut = newRut();
+  const s = await t.seed({
+    rut,
+    env: opts.env ?? 'cert',
+    giro: 'Venta de ferretería',
+    direccion: 'Av. Providencia 1234',
+    comuna: 'Providencia',
+    actividadEconomica: 467300,
+  });
+  let certId = '';
+  if (opts.withCert !== false) certId = (await uploadCert(t, s.api_key, rut)).id;
+  for (const tipo of opts.tipos ?? [33]) {
+    const xml = createTestCaf({
+      siiKey: t.sim.siiKeys.cert,
+      rutEmisor: rut,
+      razonSocial: 'EMPRESA DE PRUEBA',
+      tipoDte: tipo,
+      desde: 1,
+      hasta: opts.hasta ?? 50,
+      fechaAutorizacion: santiagoDate(new Date()),
+      keyBits: 512,
+    });
+    const res = await call(t.url, 'POST', '/caf', { key: s.api_key, form: cafForm(xml) });
+    if (res.status !== 201) throw new Error(`CAF upload failed: ${res.status} ${res.text}`);
+  }
+  return { key: s.api_key, rut, orgId: s.organization_id, companyId: s.company_id, certId };
+}
+
+export const today = () => santiagoDate(new Date());
+
+const RECEPTOR = {
+  rut: '77777777-7',
+  razon_social: 'Cliente de Prueba SpA',
+  giro: 'Servicios informáticos',
+  direccion: 'Calle Falsa 123',
+  comuna: 'Ñuñoa',
+};
+
+const ref = (tipo: number, cod: number) => ({
+  line_num: 1,
+  tipo_doc_ref: tipo,
+  folio_ref: 120,
+  fecha_ref: today(),
+  cod_ref: cod,
+  razon_ref: 'Según acuerdo comercial',
+});
+
+/** A valid body of `tipo` for the emisor `rut` (amounts in `precio` CLP where it matters). */
+export function body(tipo: number, rut: string, precio = 10000): Record<string, unknown> {
+  const base = { rut_emisor: rut, receptor: { ...RECEPTOR }, fecha_emision: today() };
+  const item = (exento = false) => ({
+    nombre: 'Martillo',
+    cantidad: 1,
+    precio_unitario: precio,
+    exento,
+    monto_item: precio,
+  });
+  switch (tipo) {
+    case 33:
+      return { ...base, tipo_dte: 33, forma_pago: 1, items: [item()] };
+    case 34:
+      return { ...base, tipo_dte: 34, forma_pago: 1, items: [item(true)] };
+    case 46:
+      return { ...base, tipo_dte: 46, forma_pago: 1, items: [item()] };
+    case 52:
+      return {
+        ...base,
+        tipo_dte: 52,
+        items: [item()],
+        despacho: {
+          ind_traslado: 1,
+          tipo_despacho: 2,
+          direccion_origen: 'Bodega Quilicura 100',
+          comuna_origen: 'Quilicura',
+          direccion_destino: 'Obra Los Álamos 55',
+          comuna_destino: 'Maipú',
+          transportista: { rut: '60803000-K', razon_social: 'Transportes Sur' },
+          conductor: { rut: '14-0', nombre: 'Juan Pérez' },
+          vehiculo: { patente: 'ABCD12' },
+        },
+      };
+    case 56:
+      return {
+        ...base,
+        tipo_dte: 56,
+        nd_reason: 'interese_moratorio_contractual',
+        items: [item()],
+        references: [ref(33, 3)],
+      };
+    case 61:
+      return { ...base, tipo_dte: 61, nc_reason: 'devolucion', items: [item()], references: [ref(33, 3)] };
+    case 110:
+    case 112:
+      return {
+        tipo_dte: tipo,
+        fecha_emision: today(),
+        receptor: { razon_social: 'ACME Imports Inc.' },
+        items: [
+          { nombre: 'Vino tinto', cantidad: 2, precio_unitario: 10.25, monto_item: 20.5, exento: true },
+        ],
+        tpo_moneda: 'DOLAR USA',
+        monto_total: 20.5,
+        otra_moneda: { tpo_moneda: 'PESO CL', tpo_cambio: 950, mnt_exe: 19475, mnt_total: 19475 },
+        ...(tipo === 112
+          ? {
+              referencias: [
+                { tipo_doc_ref: 110, folio_ref: 9, fecha_ref: today(), codigo_ref: 1, razon_ref: 'Anula' },
+              ],
+            }
+          : {}),
+      };
+    default:
+      return { ...base, tipo_dte: tipo, items: [item()] };
+  }
+}
+
+/** POST /dtes with a fresh (or given) Idempotency-Key and the org's certificate. */
+export function emit(
+  t: TestApi,
+  o: DteOrg,
+  json: unknown,
+  opts: { idem?: string | null; headers?: Record<string, string> } = {},
+): Promise<Answer> {
+  const headers: Record<string, string> = { ...(o.certId ? { 'X-Cert-Id': o.certId } : {}), ...opts.headers };
+  if (opts.idem !== null) headers['Idempotency-Key'] = opts.idem ?? randomUUID();
+  return call(t.url, 'POST', '/dtes', { key: o.key, json, headers });
+}
+
+/** next_folio of the org's CAF of `tipo`, read independently of the api. */
+export async function nextFolio(t: TestApi, o: DteOrg, tipo: number): Promise<number> {
+  const rows: { next_folio: string }[] = await t.db.dataSource.query(
+    'SELECT next_folio FROM cafs WHERE organization_id = $1 AND tipo_dte = $2',
+    [o.orgId, tipo],
+  );
+  return Number(rows[0].next_folio);
+}
