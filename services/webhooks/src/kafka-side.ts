@@ -1,4 +1,4 @@
-import { PIPELINE_TOPICS, type AvroProducer, type MessageContext, type Messaging } from '@dte/messaging';
+import { PIPELINE_TOPICS, type AvroProducer, type Messaging } from '@dte/messaging';
 import type { Clock } from './clock';
 import { ingestStatus, type DteStatusRecord, type IngestStore } from './ingest';
 import type { DueAttempt } from './model';
@@ -63,22 +63,18 @@ export async function consumeStatus(
   return consumer;
 }
 
-class NotDueYet extends Error {
-  constructor(ms: number) {
-    super(`retry not due for ${ms} ms; partition paused`);
-    this.name = 'NotDueYet';
-  }
-}
-
-type PausableContext = MessageContext & { pause?: () => () => void };
-
 /**
- * Consumes the retry topics. A message whose due_at has not come pauses its partition until then
- * (messages of one tier are in due order, so the head of the partition is always the next one
- * due) and is consumed again on resume; where the messaging layer offers no pause, the handler
- * waits on a timer, heartbeating, which holds only that partition. Due attempts go to `run`, which
- * returns at once: a slow endpoint never holds a partition. An attempt lost in a crash after its
- * offset was committed is found again by the overdue sweep.
+ * Consumes the retry topics. A message whose due_at has not come holds its partition until then:
+ * the handler sleeps on a timer (no polling, no fetching of that partition) and heartbeats every
+ * few seconds, so the member stays in its group; a rebalance (heartbeat fails) or shutdown (the
+ * signal) ends the wait without committing, and the message is consumed again later. Messages of
+ * one tier are in due order, so the head of a partition is always the next one due, and partitions
+ * are consumed concurrently, so one waiting partition never holds another. Due attempts go to
+ * `run`, which returns at once: a slow endpoint never holds a partition. An attempt lost in a
+ * crash after its offset was committed is found again by the overdue sweep.
+ *
+ * (KafkaJS's pause() inside eachMessage needs a thrown error to keep the message, and every such
+ * throw counts towards the runner's retry budget and restarts the fetch loop, so it is not used.)
  */
 export async function consumeRetries(
   messaging: Messaging,
@@ -97,19 +93,11 @@ export async function consumeRetries(
     if (msg.value === null) return;
     const due = msg.value;
     let wait = Date.parse(due.due_at) - clock.now();
-    if (wait > 0) {
-      const c = ctx as PausableContext;
-      if (typeof c.pause === 'function') {
-        const resume = c.pause();
-        setTimeout(resume, wait).unref();
-        throw new NotDueYet(wait);
-      }
-      while (wait > 0) {
-        await sleep(Math.min(wait, 3_000), signal);
-        if (signal?.aborted) throw new Error('shutting down: retry left for the next consumer');
-        await ctx.heartbeat();
-        wait = Date.parse(due.due_at) - clock.now();
-      }
+    while (wait > 0) {
+      await sleep(Math.min(wait, 3_000), signal);
+      if (signal?.aborted) throw new Error('shutting down: retry left for the next consumer');
+      await ctx.heartbeat();
+      wait = Date.parse(due.due_at) - clock.now();
     }
     run(due);
   });
