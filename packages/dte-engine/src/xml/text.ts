@@ -72,6 +72,16 @@ export function el(name: string, value: string | number): string {
 
 /** Formats a Date as the SII's local timestamp AAAA-MM-DDTHH:MM:SS in America/Santiago. */
 export function siiTimestamp(date: Date): string {
+  // formatting through Intl is slow next to the rest of a document: remember the last second
+  const second = Math.floor(date.getTime() / 1000);
+  if (second === lastStamp.second) return lastStamp.text;
+  const text = formatSantiago(date);
+  lastStamp = { second, text };
+  return text;
+}
+let lastStamp = { second: NaN, text: '' };
+
+function formatSantiago(date: Date): string {
   const parts = SANTIAGO.formatToParts(date);
   const get = (t: string): string => parts.find((p) => p.type === t)?.value ?? '00';
   const hour = get('hour') === '24' ? '00' : get('hour');
