@@ -2,6 +2,7 @@ import { catalogEntry, docsUrl, isServiceError, type ValidationIssue } from '@dt
 import type { Context, Middleware } from 'koa';
 import type { Logger } from '@dte/service-runtime';
 import { ApiError } from './api-error';
+import { databaseError } from '../db/infra-errors';
 
 /** The error body of the spec (Resources > Error envelope), field for field. */
 export interface ErrorEnvelope {
@@ -16,10 +17,11 @@ export interface ErrorEnvelope {
 }
 
 export function toEnvelope(
-  err: unknown,
+  thrown: unknown,
   requestId: string,
   catalogUrl: string,
 ): { status: number; body: ErrorEnvelope } {
+  const err = isServiceError(thrown) ? thrown : (databaseError(thrown) ?? thrown);
   if (!isServiceError(err) || !catalogEntry(err.code)) {
     // Anything that is not a documented ServiceError is a bug: say so, show nothing of it.
     return {
