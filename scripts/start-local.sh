@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `npm start`: the whole pipeline on this machine.
 #
-#   scripts/start-local.sh [start]       stack up, migrations, the SII simulator (when the package
+#   scripts/start-local.sh [start]       stack up, migrations, pipeline topics, the SII simulator (when the package
 #                                        has a start script) and the six services; reuses what runs
 #   scripts/start-local.sh stop          stops the services, then the stack (same as stack.sh down)
 #   scripts/start-local.sh stop-services stops only the services and the simulator
@@ -17,6 +17,11 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 . "$HERE/stack/lib.sh"
 
 SERVICES=(api signer sii-uploader sii-poller webhooks rcv-sync)
+
+# The endpoint variables the caller set (the stack's own are exported later, for the services).
+ENDPOINT_VARS=(DATABASE_URL REDIS_URL KAFKA_BROKERS SCHEMA_REGISTRY_URL)
+UNSET_ENDPOINTS=()
+for v in "${ENDPOINT_VARS[@]}"; do [ -n "${!v:-}" ] || UNSET_ENDPOINTS+=(-u "$v"); done
 
 # The port each service answers on (the api's HTTP port, the others' health ports).
 service_port() {
@@ -137,6 +142,9 @@ cmd_start() {
   say "migrations: npm run migrate -w @dte/database"
   (cd "$ROOT" && npm run --silent migrate -w @dte/database) 2>&1 | sed 's/^/[stack]   /'
   [ "${PIPESTATUS[0]}" = 0 ] || { fail migrations "" "the migrations failed (see above)"; return 1; }
+  say "topics: npm run topics -w @dte/messaging"
+  (cd "$ROOT" && npm run --silent topics -w @dte/messaging) 2>&1 | sed 's/^/[stack]   /'
+  [ "${PIPESTATUS[0]}" = 0 ] || { fail topics "" "creating the pipeline topics failed (see above)"; return 1; }
   local names=()
   if simulator_present; then
     start_one sii-simulator @dte/sii-simulator || failed=1
@@ -167,7 +175,7 @@ cmd_stop_services() {
 
 cmd_status() {
   local name pid
-  bash "$HERE/stack.sh" status
+  env "${UNSET_ENDPOINTS[@]}" bash "$HERE/stack.sh" status
   for name in sii-simulator "${SERVICES[@]}"; do
     if pid="$(running_pid "svc-$name")"; then
       printf '%-13s running    %s  pid %s\n' "$name" "$(service_url "$name")" "$pid"
