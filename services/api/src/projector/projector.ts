@@ -4,9 +4,11 @@
  *
  * Each record is applied in one transaction that (1) claims its event_id in processed_events
  * (consumer `api.projector`): a redelivery or replay finds it and changes nothing; (2) locks the
- * document row; (3) appends the change to the feed unless the feed already holds it (same
- * event_id, or same status and observed_at), so the feed is the full chronological history even
- * when records arrive out of order; (4) moves the row's status only when @dte/status
+ * document row; (3) appends the change to the feed when it moves the
+ * document, or when it is older than the document's current status (a late record of real
+ * history), unless the feed already holds it (same event_id, or same status and observed_at): the
+ * feed is the chronological history even when records arrive out of order, without echoes
+ * observed after a verdict; (4) moves the row's status only when @dte/status
  * `shouldApply` allows it (never backwards, terminal is final), taking the track id when the row
  * has none. Tombstones (null values) and records of documents this database does not hold are
  * acknowledged and skipped, with a log line for the latter.
@@ -20,7 +22,7 @@ import type { DteStatusRecord } from '../dtes/status-record';
 
 export const PROJECTOR_CONSUMER = 'api.projector';
 
-export type ApplyResult = 'duplicate' | 'unknown_document' | 'applied' | 'feed_only';
+export type ApplyResult = 'duplicate' | 'unknown_document' | 'applied' | 'not_applied';
 
 /** Applies one dte-status record (exported for the consumer and for direct use). */
 export async function applyStatusRecord(db: DataSource, rec: DteStatusRecord): Promise<ApplyResult> {
@@ -35,18 +37,22 @@ export async function applyStatusRecord(db: DataSource, rec: DteStatusRecord): P
     );
     const current = rows[0];
     if (!current) return 'unknown_document';
-    await m.query(
-      `INSERT INTO dte_events (dte_id, event_id, sii_status, glosa, track_id, source, observed_at)
-       SELECT $1, $2, $3, $4, $5, $6, $7
-        WHERE NOT EXISTS (
-          SELECT 1 FROM dte_events
-           WHERE event_id = $2 OR (dte_id = $1 AND sii_status = $3 AND observed_at = $7))`,
-      [rec.dte_id, rec.event_id, rec.sii_status, rec.sii_glosa, rec.track_id, rec.source, observedAt],
-    );
     const apply = shouldApply(
       { sii_status: current.sii_status, observed_at: new Date(current.observed_at).toISOString() },
       { sii_status: rec.sii_status, observed_at: observedAt.toISOString() },
     );
+    // history: what moved the document, and older observations arriving late (they fit in the
+    // chronology); not a non-terminal echo observed after the document had moved past it
+    if (apply || observedAt.getTime() < new Date(current.observed_at).getTime()) {
+      await m.query(
+        `INSERT INTO dte_events (dte_id, event_id, sii_status, glosa, track_id, source, observed_at)
+         SELECT $1, $2, $3, $4, $5, $6, $7
+          WHERE NOT EXISTS (
+            SELECT 1 FROM dte_events
+             WHERE event_id = $2 OR (dte_id = $1 AND sii_status = $3 AND observed_at = $7))`,
+        [rec.dte_id, rec.event_id, rec.sii_status, rec.sii_glosa, rec.track_id, rec.source, observedAt],
+      );
+    }
     if (apply) {
       await m.query(
         `UPDATE dtes SET sii_status = $2, sii_glosa = $3, observed_at = $4, track_id = COALESCE(track_id, $5)
@@ -59,7 +65,7 @@ export async function applyStatusRecord(db: DataSource, rec: DteStatusRecord): P
         rec.track_id,
       ]);
     }
-    return apply ? 'applied' : 'feed_only';
+    return apply ? 'applied' : 'not_applied';
   });
 }
 
