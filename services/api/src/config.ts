@@ -23,6 +23,8 @@ export interface Config {
   lowFoliosThreshold: number;
   /** how long a folio request holds the Redis lock of its (organization, environment, type) */
   cafRequestLockSec: number;
+  /** seconds between automatic stamping sweeps; 0 disables them in this process */
+  cafAutoIntervalSec: number;
   siiBaseUrl: string;
   siiTimeoutMs: number;
 }
@@ -64,6 +66,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       rateLimitWindowSec: { env: 'RATE_LIMIT_WINDOW_SEC', default: 60, parse: positive },
       lowFoliosThreshold: { env: 'LOW_FOLIOS_THRESHOLD', default: 20, parse: parse.int },
       cafRequestLockSec: { env: 'CAF_REQUEST_LOCK_SEC', default: 120, parse: positive },
+      cafAutoIntervalSec: { env: 'CAF_AUTO_INTERVAL_SEC', default: 300, parse: parse.int },
       siiBaseUrl: { env: 'SII_BASE_URL', default: 'http://127.0.0.1:18080', parse: url },
       siiTimeoutMs: { env: 'SII_TIMEOUT_MS', default: 15000, parse: positive },
     },

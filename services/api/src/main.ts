@@ -3,6 +3,7 @@ import { loadConfig } from './config';
 import { openApiDatabase } from './db/data-source';
 import { productionDeps } from './deps';
 import { startApi } from './app';
+import { startAutoStamping } from './caf/auto-stamping-loop';
 
 async function main(): Promise<void> {
   const logger = createLogger('api');
@@ -10,7 +11,9 @@ async function main(): Promise<void> {
   const dataSource = await openApiDatabase({ url: config.databaseUrl, schema: config.databaseSchema });
   const deps = productionDeps(config, dataSource, logger);
   const api = await startApi(deps, { port: config.port, host: config.host });
+  const sweep = startAutoStamping(deps);
   onShutdown(logger, [
+    async () => sweep.stop(),
     () => api.close(),
     () => deps.redis.quit().then(() => undefined),
     () => dataSource.destroy(),
