@@ -6,6 +6,7 @@ import { CertificateInfo } from './crypto/certificate';
 import { rsaSha1Verify } from './crypto/keys';
 import { verifySignatureElement } from './crypto/verify-signature';
 import { verifyTed } from './ted';
+import { checkTotalsArithmetic } from './totals-check';
 import { decodeXml } from './xml/decode';
 import { childElements, childText, firstChild, flatSerialize, parseXml } from './xml/dom';
 
@@ -22,6 +23,9 @@ export interface EnvioDocumentVerification {
   certificate?: CertificateInfo;
   tedValid: boolean;
   tedError?: string;
+  /** header arithmetic (IVA, MntTotal) as checkTotalsArithmetic reads it */
+  totalsValid: boolean;
+  totalsError?: string;
   /** present when siiPublicKeys was given */
   cafSignatureValid?: boolean;
   cafError?: string;
@@ -118,6 +122,7 @@ function verifyOneDte(
     ? verifySignatureElement(dteText, signature, `#${id}`)
     : { valid: false, error: 'the DTE has no Signature' };
   const ted = verifyTed(dteText);
+  const totalsError = documento ? checkTotalsArithmetic(documento) : 'no Documento';
   const out: EnvioDocumentVerification = {
     id,
     tipoDte: Number(enc ? childText(enc, 'IdDoc', 'TipoDTE') : NaN),
@@ -131,6 +136,8 @@ function verifyOneDte(
     ...('certificate' in sig && sig.certificate ? { certificate: sig.certificate } : {}),
     tedValid: ted.valid,
     ...(ted.error ? { tedError: ted.error } : {}),
+    totalsValid: !totalsError,
+    ...(totalsError ? { totalsError } : {}),
     caf: {
       desde: Number(daEl ? childText(daEl, 'RNG', 'D') : NaN),
       hasta: Number(daEl ? childText(daEl, 'RNG', 'H') : NaN),

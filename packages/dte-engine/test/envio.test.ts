@@ -117,6 +117,7 @@ describe('EnvioDTE of every type, checked by xmllint, xmlsec1 and openssl', func
     for (const d of v.documents) {
       expect(d.signatureValid, `${d.id}: ${d.signatureError}`).to.equal(true);
       expect(d.tedValid, `${d.id}: ${d.tedError}`).to.equal(true);
+      expect(d.totalsValid, `${d.id}: ${d.totalsError}`).to.equal(true);
       expect(d.cafSignatureValid, `${d.id}: ${d.cafError}`).to.equal(true);
       expect(d.caf).to.include({ desde: 1, hasta: 500, idk: 100, tipoDte: d.tipoDte, rutEmisor: EMISOR_RUT });
     }

@@ -59,6 +59,17 @@ describe('tampered documents are caught by xmlsec1, openssl and verifyEnvioDte',
     expect(v.envelopeSignature.valid).to.equal(false);
     expect(v.documents[0]?.signatureValid).to.equal(false);
     expect(v.documents[0]?.tedValid).to.equal(false);
+    expect(v.documents[0]?.totalsValid).to.equal(true);
+  });
+
+  it('a total that does not add up is reported by the header arithmetic check', function () {
+    const forged = Buffer.from(
+      envio.toString('latin1').replace('<IVA>16340</IVA>', '<IVA>16341</IVA>'),
+      'latin1',
+    );
+    const d = verifyEnvioDte(forged).documents[0];
+    expect(d?.totalsValid).to.equal(false);
+    expect(d?.totalsError).to.match(/IVA 16341/);
   });
 
   it('a change in the Caratula breaks only the envelope signature', function () {
