@@ -23,3 +23,4 @@ export { SiiFolioGrantClient } from './caf/sii-folio-grant-client';
 export type { CafDocumentsProbe } from './caf/documents-probe';
 export { SqlCafDocumentsProbe } from './caf/documents-probe';
 export { currentBranch } from './routes/branches';
+export { runAutoStamping, type AutoStampingOutcome } from './caf/auto-stamping';
