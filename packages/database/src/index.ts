@@ -6,3 +6,4 @@ export * from './migrate';
 export * from './idempotency';
 export * from './entities';
 export { migrations } from './migrations';
+export * from './pipeline-outbox';

@@ -8,6 +8,7 @@ export { SiiClient } from './client';
 export type { GetTokenOptions, SendEnvioInput, SiiClientOptions, WithTokenOptions } from './client';
 export { SiiSession } from './session';
 export { DEFAULT_TOKEN_TTL_SECONDS, InMemoryTokenCache, tokenCacheKey } from './auth';
+export { RedisTokenCache } from './redis-token-cache';
 export type { SeedSigner, TokenCache } from './auth';
 export * from './config';
 export {

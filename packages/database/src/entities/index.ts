@@ -16,6 +16,8 @@ import { WebhookDocumentState } from './webhook-document-state';
 import { Dte } from './dte';
 import { OutboxMessage } from './outbox-message';
 import { DteEvent } from './dte-event';
+import { SiiUpload } from './sii-upload';
+import { SiiPoll } from './sii-poll';
 
 export { ProcessedEvent };
 // api core (issue 5)
@@ -25,6 +27,8 @@ export type { MemberRole };
 export { WebhookSubscription, WebhookDelivery, WebhookDocumentState };
 // emission pipeline (issue 6)
 export { Dte, OutboxMessage, DteEvent };
+// emission pipeline workers (issue 6)
+export { SiiUpload, SiiPoll };
 
 // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
 export const entities: Function[] = [
@@ -44,4 +48,6 @@ export const entities: Function[] = [
   Dte,
   OutboxMessage,
   DteEvent,
+  SiiUpload,
+  SiiPoll,
 ];

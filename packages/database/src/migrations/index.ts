@@ -6,6 +6,7 @@ import { ApiCore1763780100000 } from './1763780100000-api-core';
 import { Webhooks1763790000000 } from './1763790000000-webhooks';
 import { DtePipeline1763800000000 } from './1763800000000-dte-pipeline';
 import { DteCessions1763800100000 } from './1763800100000-dte-cessions';
+import { SiiUploadsPolls1763800500000 } from './1763800500000-sii-uploads-polls';
 
 export const migrations: (new () => MigrationInterface)[] = [
   ProcessedEvents1763780000000,
@@ -13,4 +14,5 @@ export const migrations: (new () => MigrationInterface)[] = [
   Webhooks1763790000000,
   DtePipeline1763800000000,
   DteCessions1763800100000,
+  SiiUploadsPolls1763800500000,
 ];

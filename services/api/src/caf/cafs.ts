@@ -4,7 +4,8 @@ import type { DataSource } from 'typeorm';
 import type { Principal } from '../context';
 import type { SiiEnv } from '../auth/scopes';
 import { ApiError } from '../http/api-error';
-import { seal, type KeyWrapper } from '../crypto/envelope';
+import { assertOrganizationHasRut } from '../companies';
+import { cafKeyAad, seal, type KeyWrapper } from '../crypto/envelope';
 import { mapKmsError } from '../crypto/kms-errors';
 import { isUuid, returnedRows } from '../db/pg-errors';
 import type { CafDocumentsProbe } from './documents-probe';
@@ -67,6 +68,7 @@ async function companyForCaf(db: DataSource, principal: Principal, rutEmisor: st
     [principal.organizationId, rutEmisor, principal.companyId],
   );
   if (!rows[0]) {
+    await assertOrganizationHasRut(db, principal.organizationId);
     throw new ApiError('emisor_rut_mismatch', `The CAF is for ${rutEmisor}, which is not this emitter.`, {
       detail: { rutEmisor },
     });
@@ -96,7 +98,7 @@ export async function storeCaf(
   const id = randomUUID();
   let sealed;
   try {
-    sealed = await seal(keys, Buffer.from(caf.rsaPrivateKeyPem, 'utf8'), `caf:${id}:rsask`);
+    sealed = await seal(keys, Buffer.from(caf.rsaPrivateKeyPem, 'utf8'), cafKeyAad(id));
   } catch (err) {
     throw mapKmsError(err, 'caf');
   }

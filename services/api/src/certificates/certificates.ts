@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { readP12, type SigningCredential } from '@dte/engine';
 import type { DataSource, EntityManager } from 'typeorm';
 import { ApiError } from '../http/api-error';
-import { open, seal, type KeyWrapper } from '../crypto/envelope';
+import { certificateAad, open, seal, type KeyWrapper } from '../crypto/envelope';
 import { mapKmsError } from '../crypto/kms-errors';
 import { isUniqueViolation, isUuid, returnedRows } from '../db/pg-errors';
 import { normalizeRut } from '../rut';
@@ -45,7 +45,7 @@ export function certificateRecord(row: CertificateRow, now: Date) {
 const duplicate = (fingerprintSha256: string) =>
   new ApiError('cert.duplicate', 'This certificate is already loaded.', { detail: { fingerprintSha256 } });
 
-const aad = (id: string, part: 'p12' | 'password') => `certificate:${id}:${part}`;
+const aad = (id: string, part: 'p12' | 'password') => certificateAad(id, part);
 
 /** RUTs that may sign for the organization: each company's own RUT and its declared signers. */
 async function allowedSignerRuts(

@@ -1,0 +1,8 @@
+/**
+ * What each sealed secret is bound to (the AAD of both encryption layers): a sealed value copied
+ * onto another row, or used as another part, does not open.
+ */
+export const certificateAad = (certificateId: string, part: 'p12' | 'password'): string =>
+  `certificate:${certificateId}:${part}`;
+
+export const cafKeyAad = (cafId: string): string => `caf:${cafId}:rsask`;
