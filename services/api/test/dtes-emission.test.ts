@@ -101,14 +101,27 @@ describe('POST /dtes over HTTP', function () {
     expect(await nextFolio(t, o, 33)).to.equal(before);
   });
 
-  it('answers dte.tipo_cambio_unavailable for an export without a rate, with no folio used', async () => {
-    const before = await nextFolio(t, o, 110);
+  it('prices an export without otra_moneda at the rate source, and answers dte.tipo_cambio_unavailable (no folio used) without one', async () => {
     const { otra_moneda: _o, ...noRate } = body(110, o.rut);
     void _o;
-    const res = await emit(t, o, noRate);
+    let before = await nextFolio(t, o, 110);
+    let res = await emit(t, o, noRate); // the source has no USD rate yet
     expect(res.status).to.equal(503);
-    expect(res.body.code).to.equal('dte.tipo_cambio_unavailable');
+    expect(res.body).to.include({ code: 'dte.tipo_cambio_unavailable', next_action: 'retry_later' });
     expect(await nextFolio(t, o, 110)).to.equal(before);
+    res = await emit(t, o, { ...noRate, tpo_moneda: 'ESCUDO' });
+    expect(res.body.code).to.equal('dte.tipo_cambio_unavailable');
+    const put = await fetch(`${t.sim.url}/admin/exchange-rates`, {
+      method: 'PUT',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ moneda: 'USD', fecha: today(), valor: 912.5 }),
+    });
+    expect(put.status).to.equal(200);
+    before = await nextFolio(t, o, 110);
+    res = await emit(t, o, noRate);
+    expect(res.status, res.text).to.equal(202);
+    // 20.5 USD at 912.5 CLP = 18706.25 -> 18706 CLP
+    expect(res.body).to.include({ folio: before, monto_exento: 18706, monto_total: 18706 });
   });
 
   it('answers emisor_rut_mismatch when rut_emisor is not the key company', async () => {

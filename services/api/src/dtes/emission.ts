@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import {
   buildDocument,
   computeTotals,
+  needsExchangeRate,
   normalizeRut,
   validateEmission,
   type EmissionInput,
@@ -16,6 +17,7 @@ import { enqueueOutbox } from '../outbox/enqueue';
 import { bodyHash } from './canonical-json';
 import { loadCompanyProfile } from './company-profile';
 import { DTE_COLUMNS, type DteRow } from './dte-row';
+import type { ExchangeRateSource } from './exchange-rate';
 import { statusOutboxEntry } from './status-record';
 
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
@@ -69,6 +71,7 @@ export async function emitDte(
   principal: Principal,
   req: EmissionRequest,
   now: Date,
+  opts: { rates?: ExchangeRateSource } = {},
 ): Promise<EmissionResult> {
   const key = req.idempotencyKey?.trim();
   if (!key) {
@@ -110,6 +113,13 @@ export async function emitDte(
   const certId =
     req.certIdHeader?.trim() || (typeof input.certificate_id === 'string' ? input.certificate_id : undefined);
   const cert = await resolveSigningCertificate(db, principal.organizationId, certId, { path: 'dte', now });
+  // exports without otra_moneda: the rate is fetched before the transaction (no folio is held
+  // while waiting on the network); without a source, buildDocument raises tipo_cambio_unavailable
+  let exchangeRate: number | undefined;
+  if (needsExchangeRate(input) && opts.rates) {
+    exchangeRate = await opts.rates.rate((input as { tpo_moneda: string }).tpo_moneda, input.fecha_emision);
+  }
+  const rateOpt = exchangeRate === undefined ? {} : { exchangeRate };
 
   return db.transaction(async (m) => {
     await m.query('SELECT pg_advisory_xact_lock(hashtext($1))', [
@@ -128,8 +138,8 @@ export async function emitDte(
       },
       now,
     );
-    const document = buildDocument(input, { emisor: company.emisor, folio });
-    const totals = computeTotals(input);
+    const document = buildDocument(input, { emisor: company.emisor, folio, ...rateOpt });
+    const totals = computeTotals(input, rateOpt);
     const clp = totals.clp ?? {
       montoNeto: totals.montoNeto ?? 0,
       montoExento: totals.montoExento ?? 0,

@@ -2,6 +2,7 @@ import type { Context } from 'koa';
 import type { ApiDeps, Principal, RouteDef } from '../context';
 import type { DteScope } from '../dtes/dte-row';
 import { emitDte } from '../dtes/emission';
+import { HttpExchangeRateSource } from '../dtes/exchange-rate';
 import { listDtes, LIST_SORTS, parseListQuery, RECEPTOR_ESTADOS } from '../dtes/list';
 import { parsePreferWait, waitForSii } from '../dtes/prefer-wait';
 import { detailRecord, emissionResponse } from '../dtes/records';
@@ -25,6 +26,8 @@ const POST_HEADERS = {
 /** The /dtes routes (issue 6): emission, reads, list and refresh-status. */
 export function dteRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
   const db = deps.dataSource;
+  // the exchange-rate source of exports lives beside the SII endpoints (the simulator serves it)
+  const rates = new HttpExchangeRateSource(deps.config.siiBaseUrl, deps.config.siiTimeoutMs);
   return [
     {
       method: 'post',
@@ -80,6 +83,7 @@ export function dteRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
             certIdHeader: ctx.get('X-Cert-Id') || undefined,
           },
           now(),
+          { rates },
         );
         let current = row;
         let sent = false;
