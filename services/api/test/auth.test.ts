@@ -127,6 +127,34 @@ describe('api authentication, scopes, sessions, CSRF and rate limit', function (
       expect(res.body).to.not.have.property('next_action');
     });
 
+    it('answers 412 org.rut_missing for an organization without a company RUT', async () => {
+      const [o] = await t.db.dataSource.query(
+        `INSERT INTO organizations (name) VALUES ('sin rut') RETURNING id`,
+      );
+      await t.db.dataSource.query(
+        `INSERT INTO memberships (user_id, organization_id, role) VALUES ($1, $2, 'owner')`,
+        [owner, o.id],
+      );
+      const res = await call(t.url, 'PUT', '/caf/auto', {
+        cookie: t.sessionCookie(owner, o.id),
+        json: { tipo_dte: 33, enabled: true },
+        headers: { Origin: DASHBOARD_ORIGIN },
+      });
+      // a session acts in cert by default: ask in prod to reach the company rule
+      expect(res.body.code).to.equal('caf.auto_requires_production');
+      const prod = await fetch(`${t.url}/caf/auto?sii_env=prod`, {
+        method: 'PUT',
+        headers: {
+          Cookie: `dte_session=${t.sessionCookie(owner, o.id)}`,
+          Origin: DASHBOARD_ORIGIN,
+          'Content-Type': 'application/json',
+        },
+        body: JSON.stringify({ tipo_dte: 33, enabled: true }),
+      });
+      expect(prod.status).to.equal(412);
+      expect(((await prod.json()) as { code: string }).code).to.equal('org.rut_missing');
+    });
+
     it('refuses forged or expired cookies with 401 unauthorized', async () => {
       const good = t.sessionCookie(owner, org);
       const forged = good.slice(0, -2) + (good.endsWith('AA') ? 'BB' : 'AA');

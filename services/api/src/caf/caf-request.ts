@@ -3,6 +3,7 @@ import { parseCaf, type Caf } from '@dte/engine';
 import { isServiceError } from '@dte/error-catalog';
 import type { ApiDeps, Principal } from '../context';
 import { ApiError } from '../http/api-error';
+import { assertOrganizationHasRut } from '../companies';
 import { loadSigningCredential, resolveActiveCertificate } from '../certificates/certificates';
 import { storeCaf, type CafRow } from './cafs';
 import { FolioGrantError } from './folio-grant-client';
@@ -26,6 +27,7 @@ export async function companyOfRequest(
     [principal.organizationId, principal.companyId, rutEmisor ?? null],
   );
   if (rows.length === 0) {
+    await assertOrganizationHasRut(deps.dataSource, principal.organizationId);
     throw new ApiError(
       'emisor_rut_mismatch',
       `${rutEmisor ?? 'The emitter'} is not a company of this credential.`,

@@ -1,6 +1,13 @@
 import { ApiError } from '../http/api-error';
 
-const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EPIPE']);
+const UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENOTFOUND',
+  'EPIPE',
+]);
 
 /**
  * Database failures that are the infrastructure's, not the request's, mapped to the catalog's
@@ -9,7 +16,11 @@ const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'E
  * db.unavailable. Anything else → undefined (a bug: internal_error).
  */
 export function databaseError(err: unknown): ApiError | undefined {
-  const e = err as { code?: string; message?: string; driverError?: { code?: string; message?: string } } | null;
+  const e = err as {
+    code?: string;
+    message?: string;
+    driverError?: { code?: string; message?: string };
+  } | null;
   if (!e || typeof e !== 'object') return undefined;
   const code = e.driverError?.code ?? e.code ?? '';
   const message = e.driverError?.message ?? e.message ?? '';

@@ -23,6 +23,7 @@ export function cafRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
       responses: { 201: { description: 'granted CAF, stored', schema: 'caf.schema.json' } },
       errors: [
         'emisor_rut_mismatch',
+        'org.rut_missing',
         'caf.request_in_flight',
         'cert.missing',
         'cert.not_found',
@@ -57,7 +58,7 @@ export function cafRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
       roles: [...OWNER_ADMIN],
       body: { kind: 'json', schema: 'caf-auto.schema.json' },
       responses: { 200: { description: 'the setting', schema: 'caf-auto-setting.schema.json' } },
-      errors: ['caf.auto_requires_production', 'emisor_rut_mismatch'],
+      errors: ['caf.auto_requires_production', 'emisor_rut_mismatch', 'org.rut_missing'],
       handler: async (ctx) => {
         ctx.body = await setCafAuto(deps, principalOf(ctx), ctx.state.body as CafAutoBody);
       },
@@ -82,6 +83,7 @@ export function cafRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
         'caf.duplicate',
         'sii_env_mismatch',
         'emisor_rut_mismatch',
+        'org.rut_missing',
         'caf.kms_unavailable',
         'caf.insert_failed',
       ],
