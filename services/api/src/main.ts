@@ -4,6 +4,7 @@ import { openApiDatabase } from './db/data-source';
 import { productionDeps } from './deps';
 import { startApi } from './app';
 import { startAutoStamping } from './caf/auto-stamping-loop';
+import { startApiPipeline } from './projector/pipeline';
 
 async function main(): Promise<void> {
   const logger = createLogger('api');
@@ -12,9 +13,11 @@ async function main(): Promise<void> {
   const deps = productionDeps(config, dataSource, logger);
   const api = await startApi(deps, { port: config.port, host: config.host });
   const sweep = startAutoStamping(deps);
+  const pipeline = await startApiPipeline(dataSource, logger);
   onShutdown(logger, [
     async () => sweep.stop(),
     () => api.close(),
+    () => pipeline.stop(),
     () => deps.redis.quit().then(() => undefined),
     () => dataSource.destroy(),
   ]);

@@ -1,0 +1,40 @@
+/**
+ * The api's side of the pipeline, started inside the api process by main.ts (and by the
+ * standalone entry point projector/main.ts): the outbox relay, which publishes what POST /dtes and
+ * refresh-status commit, and the dte-status projector, which keeps the read model and the events
+ * feed. Every api replica runs both: the advisory lock keeps one relay active and the projector
+ * instances share one consumer group. API_PIPELINE=off leaves them out (an HTTP-only replica).
+ * Reads KAFKA_BROKERS, SCHEMA_REGISTRY_URL, KAFKA_TOPIC_PREFIX and PIPELINE_PARTITIONS.
+ */
+import { createKafka, messagingConfigFromEnv, pipelineTopicSpecs } from '@dte/messaging';
+import type { Logger } from '@dte/service-runtime';
+import type { DataSource } from 'typeorm';
+import { startOutboxRelay } from '../outbox/relay';
+import { startProjector } from './projector';
+
+export interface ApiPipeline {
+  stop(): Promise<void>;
+}
+
+export async function startApiPipeline(
+  dataSource: DataSource,
+  logger: Logger,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<ApiPipeline> {
+  if (env.API_PIPELINE === 'off') {
+    logger.warn('API_PIPELINE=off: this process runs neither the outbox relay nor the projector');
+    return { stop: async () => undefined };
+  }
+  const messaging = createKafka({ ...messagingConfigFromEnv('api', env), log: logger });
+  await messaging.ensureTopics(pipelineTopicSpecs());
+  const relay = await startOutboxRelay({ dataSource, messaging, logger });
+  const projector = await startProjector({ dataSource, messaging, logger });
+  logger.info('api pipeline running: outbox relay and dte-status projector');
+  return {
+    async stop() {
+      await relay.stop();
+      await projector.stop();
+      await messaging.disconnect();
+    },
+  };
+}
