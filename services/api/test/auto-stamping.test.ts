@@ -66,7 +66,10 @@ describe('automatic stamping (production, SII simulator in-process)', function (
       runAutoStamping(t.deps, new Date()),
       runAutoStamping(t.deps, new Date()),
     ]);
-    expect([...x, ...y].map((o) => o.result).sort()).to.deep.equal(['granted', 'skipped']);
+    // the slower sweep either meets the lock (skipped) or already sees the new CAF (nothing due)
+    const results = [...x, ...y].map((o) => o.result);
+    expect(results.filter((r) => r === 'granted')).to.have.length(1);
+    expect(results.filter((r) => r !== 'granted' && r !== 'skipped')).to.deep.equal([]);
     inv = await call(t.url, 'GET', '/caf', { key: s.api_key });
     expect((inv.body.data as unknown[]).length).to.equal(3);
   });
