@@ -58,7 +58,13 @@ export interface StatusDocRef {
 /** A dte-status change (key = document id) as an outbox entry. */
 export function statusChangeEntry(
   doc: StatusDocRef,
-  change: { siiStatus: string; glosa?: string | null; trackId?: string | null; observedAt: Date; source: string },
+  change: {
+    siiStatus: string;
+    glosa?: string | null;
+    trackId?: string | null;
+    observedAt: Date;
+    source: string;
+  },
 ): PipelineOutboxEntry & { payload: DteStatusValue } {
   return {
     topic: 'dte-status',

@@ -13,7 +13,10 @@ export interface SealedCertificate {
   passwordSealed: unknown;
 }
 
-export async function openSigningCredential(keys: KeyWrapper, cert: SealedCertificate): Promise<SigningCredential> {
+export async function openSigningCredential(
+  keys: KeyWrapper,
+  cert: SealedCertificate,
+): Promise<SigningCredential> {
   const p12 = await open(keys, cert.p12Sealed, certificateAad(cert.id, 'p12'));
   try {
     const password = await open(keys, cert.passwordSealed, certificateAad(cert.id, 'password'));

@@ -1,12 +1,52 @@
+import { createDataSource } from '@dte/database';
+import { createKafka, messagingConfigFromEnv, pipelineTopicSpecs } from '@dte/messaging';
+import { localKeyWrapper } from '@dte/secrets';
 import { createLogger, onShutdown, startHealthServer } from '@dte/service-runtime';
+import { RedisTokenCache, SiiClient, siiClientOptions } from '@dte/sii-client';
+import { Redis } from 'ioredis';
 import { loadConfig } from './config';
+import { Uploader } from './uploader';
 
 async function main(): Promise<void> {
   const logger = createLogger('sii-uploader');
   const config = loadConfig();
-  const health = await startHealthServer(config.healthPort);
-  onShutdown(logger, [() => health.close()]);
-  logger.info({ healthPort: health.port }, 'sii-uploader ready');
+  const dataSource = createDataSource({
+    url: config.databaseUrl,
+    schema: config.databaseSchema,
+    applicationName: 'sii-uploader',
+  });
+  await dataSource.initialize();
+  const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 2 });
+  const sii = new SiiClient({
+    ...siiClientOptions(config),
+    tokenCache: new RedisTokenCache(redis),
+    tokenCacheKeyPrefix: config.tokenCachePrefix,
+  });
+  const messaging = createKafka({ ...messagingConfigFromEnv('sii-uploader'), log: logger });
+  await messaging.ensureTopics(pipelineTopicSpecs());
+  const uploader = new Uploader({
+    dataSource,
+    keys: localKeyWrapper(config.masterKey, config.masterKeyId),
+    sii,
+    logger,
+    settings: config,
+  });
+  await uploader.start(messaging);
+  const health = await startHealthServer(config.healthPort, [
+    { name: 'database', check: async () => void (await dataSource.query('SELECT 1')) },
+    { name: 'redis', check: async () => void (await redis.ping()) },
+  ]);
+  onShutdown(logger, [
+    () => health.close(),
+    () => uploader.stop(),
+    () => messaging.disconnect(),
+    () => redis.quit().then(() => undefined),
+    () => dataSource.destroy(),
+  ]);
+  logger.info(
+    { healthPort: health.port, maxDocs: config.maxDocs, maxWaitMs: config.maxWaitMs },
+    'sii-uploader ready',
+  );
 }
 
 main().catch((err) => {

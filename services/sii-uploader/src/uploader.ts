@@ -1,0 +1,495 @@
+/**
+ * The sii-uploader: signed documents → EnvioDTEs → DTEUpload → track id.
+ *
+ * The database is the work list; dte.signed only wakes the loop (a periodic sweep is the
+ * fallback, so a lost or early message delays nothing for long):
+ *
+ * 1. Grouping. Signed documents without an upload (dtes.signed_xml set, upload_id null) are
+ *    grouped per (company, environment, certificate); a group leaves when it holds maxDocs
+ *    documents or its oldest has waited maxWaitMs. Claiming binds the documents to a new
+ *    `sii_uploads` row (state `claimed`) in one transaction with FOR UPDATE SKIP LOCKED on the
+ *    documents: a document belongs to at most one upload, ever, whatever the number of instances.
+ * 2. Building. The EnvioDTE (company resolution from `companies`, certificate opened in memory)
+ *    is built once and its exact bytes are stored with state `sending` BEFORE any DTEUpload.
+ * 3. Sending. Each attempt counts in `attempts` (committed before the HTTP call); the same
+ *    stored bytes are sent every time.
+ * 4. The answer is recorded in one transaction with its messages (outbox): accepted → track id
+ *    on the upload and its documents, dte.uploaded and dte-status `sending` (with the track id)
+ *    per document; repeated → `envio_repetido`; refused (no permission, schema, signature, size,
+ *    protocol, a login the SII refuses) → `emision_fallida`; transient → retried after a backoff
+ *    until maxAttempts, then `emision_fallida`.
+ *
+ * Recovery rule (a process that dies at any instant): an instance owns an upload while its
+ * lease (lease_until) runs; afterwards any instance takes it up again from its state.
+ *   - `claimed`: nothing was sent; it is built and sent.
+ *   - `sending`: a DTEUpload may have reached the SII (died during the call, or between the
+ *     answer and its commit). Only the stored bytes are re-sent, never a new envelope with
+ *     these documents: if the SII had registered them it answers the repeated file (STATUS 99)
+ *     and the documents end `envio_repetido` (requiere_accion), so no document is processed
+ *     twice; if it had not, this is the first upload. A transient failure after the request was
+ *     sent (SiiError.requestSent) follows the same rule.
+ *   - `accepted`, `failed`, `repeated`: final; their messages were committed with the state.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+
+import { statusChangeEntry, writeOutbox, type PipelineOutboxEntry, type StatusDocRef } from '@dte/database';
+import { buildEnvioDte, type SigningCredential } from '@dte/engine';
+import { PIPELINE_SCHEMAS, PIPELINE_TOPICS, type AvroConsumer, type Messaging } from '@dte/messaging';
+import { KmsUnavailableError, openSigningCredential, type KeyWrapper } from '@dte/secrets';
+import type { Logger } from '@dte/service-runtime';
+import { SiiError, type SiiClient, type UploadOutcome } from '@dte/sii-client';
+import type { DataSource, EntityManager } from 'typeorm';
+
+import type { UploaderSettings } from './config';
+
+export const UPLOADER_CONSUMER = 'sii-uploader';
+const SOURCE = 'sii-uploader';
+/** how long an opened certificate stays in memory for the next envelopes */
+const CREDENTIAL_TTL_MS = 5 * 60 * 1000;
+
+export interface UploaderDeps {
+  dataSource: DataSource;
+  keys: KeyWrapper;
+  sii: SiiClient;
+  logger: Logger;
+  settings: UploaderSettings;
+  clock?: () => Date;
+}
+
+interface UploadRow {
+  id: string;
+  organization_id: string;
+  company_id: string;
+  sii_env: 'cert' | 'prod';
+  rut_emisor: string;
+  certificate_id: string;
+  dte_ids: string[];
+  state: 'claimed' | 'sending' | 'accepted' | 'failed' | 'repeated';
+  envio_xml: Buffer | null;
+  attempts: number;
+}
+
+/** The envelope cannot be built (certificate, resolution, engine rule): emision_fallida. */
+class CannotBuild extends Error {}
+
+function pgArray(ids: string[]): string {
+  return `{${ids.join(',')}}`;
+}
+
+export class Uploader {
+  private readonly now: () => Date;
+  private readonly credentials = new Map<string, { credential: SigningCredential; until: number }>();
+  private stopped = false;
+  private wake?: () => void;
+  private loop?: Promise<void>;
+  private consumer?: AvroConsumer;
+
+  constructor(private readonly deps: UploaderDeps) {
+    this.now = deps.clock ?? (() => new Date());
+  }
+
+  /** Starts the work loop and, with messaging, the dte.signed consumer that wakes it. */
+  async start(messaging?: Messaging): Promise<void> {
+    this.loop = this.run();
+    if (messaging) {
+      this.consumer = await messaging.createConsumer({
+        groupId: messaging.topic(UPLOADER_CONSUMER),
+        topics: [PIPELINE_TOPICS.signed],
+        fromBeginning: true,
+      });
+      await this.consumer.run(async () => this.poke());
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.poke();
+    await this.consumer?.disconnect();
+    await this.loop;
+  }
+
+  /** Something changed (a document was signed): look at the work list now. */
+  poke(): void {
+    this.wake?.();
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopped) {
+      let delay = this.deps.settings.sweepMs;
+      try {
+        delay = Math.min(delay, await this.tick());
+      } catch (err) {
+        this.deps.logger.warn({ err }, 'sii-uploader: work loop failed; retrying');
+      }
+      if (this.stopped) break;
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(done, Math.max(delay, 10));
+        function done() {
+          clearTimeout(t);
+          resolve();
+        }
+        this.wake = done;
+      });
+      this.wake = undefined;
+    }
+  }
+
+  /** One pass: form due envelopes, then send due uploads. Returns ms until the next due group. */
+  async tick(): Promise<number> {
+    const next = await this.formUploads();
+    await this.processDueUploads();
+    return next;
+  }
+
+  /** Claims documents into new uploads for every group that is due; ms until the next one is. */
+  async formUploads(): Promise<number> {
+    const { maxDocs, maxWaitMs } = this.deps.settings;
+    const now = this.now();
+    const groups: {
+      company_id: string;
+      sii_env: 'cert' | 'prod';
+      certificate_id: string;
+      n: number;
+      oldest: Date;
+    }[] = await this.deps.dataSource.query(
+      `SELECT company_id, sii_env, certificate_id, count(*)::int AS n, min(signed_at) AS oldest
+           FROM dtes WHERE upload_id IS NULL AND signed_xml IS NOT NULL
+          GROUP BY company_id, sii_env, certificate_id`,
+    );
+    let next = Number.POSITIVE_INFINITY;
+    for (const g of groups) {
+      const dueAt = new Date(g.oldest).getTime() + maxWaitMs;
+      if (g.n < maxDocs && dueAt > now.getTime()) {
+        next = Math.min(next, dueAt - now.getTime());
+        continue;
+      }
+      // a full group may hold several envelopes' worth
+      for (;;) {
+        const claimed = await this.claimGroup(g.company_id, g.sii_env, g.certificate_id);
+        if (claimed < maxDocs) break;
+      }
+    }
+    return next;
+  }
+
+  private async claimGroup(companyId: string, env: 'cert' | 'prod', certificateId: string): Promise<number> {
+    const { maxDocs, maxWaitMs } = this.deps.settings;
+    const now = this.now();
+    return this.deps.dataSource.transaction(async (m) => {
+      const picked: { id: string; organization_id: string; rut_emisor: string; signed_at: Date }[] =
+        await m.query(
+          `SELECT id, organization_id, rut_emisor, signed_at FROM dtes
+          WHERE company_id = $1 AND sii_env = $2 AND certificate_id = $3
+            AND upload_id IS NULL AND signed_xml IS NOT NULL
+          ORDER BY signed_at, id LIMIT $4 FOR UPDATE SKIP LOCKED`,
+          [companyId, env, certificateId, maxDocs],
+        );
+      if (picked.length === 0) return 0;
+      // another instance may hold part of the group: a partial group still waits its turn
+      const oldest = Math.min(...picked.map((p) => new Date(p.signed_at).getTime()));
+      if (picked.length < maxDocs && oldest + maxWaitMs > now.getTime()) return 0;
+      const id = randomUUID();
+      const ids = picked.map((p) => p.id);
+      await m.query(`UPDATE dtes SET upload_id = $1 WHERE id = ANY($2::uuid[]) AND upload_id IS NULL`, [
+        id,
+        ids,
+      ]);
+      await m.query(
+        `INSERT INTO sii_uploads (id, organization_id, company_id, sii_env, rut_emisor, certificate_id, dte_ids,
+           state, attempts, next_attempt_at, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7::uuid[], 'claimed', 0, $8, $8, $8)`,
+        [
+          id,
+          picked[0].organization_id,
+          companyId,
+          env,
+          picked[0].rut_emisor,
+          certificateId,
+          pgArray(ids),
+          now,
+        ],
+      );
+      this.deps.logger.debug({ uploadId: id, documents: ids.length }, 'sii-uploader: envelope claimed');
+      return picked.length;
+    });
+  }
+
+  /** Takes the due uploads (their lease) and works each to its next state. */
+  async processDueUploads(): Promise<void> {
+    const { concurrency, leaseMs } = this.deps.settings;
+    for (;;) {
+      const now = this.now();
+      const taken: UploadRow[] = await this.deps.dataSource.query(
+        `UPDATE sii_uploads SET lease_until = $2, updated_at = $1
+          WHERE id IN (
+            SELECT id FROM sii_uploads
+             WHERE state IN ('claimed', 'sending') AND next_attempt_at <= $1
+               AND (lease_until IS NULL OR lease_until <= $1)
+             ORDER BY next_attempt_at LIMIT $3 FOR UPDATE SKIP LOCKED)
+          RETURNING id, organization_id, company_id, sii_env, rut_emisor, certificate_id, dte_ids::text[] AS dte_ids,
+                    state, envio_xml, attempts`,
+        [now, new Date(now.getTime() + leaseMs), concurrency],
+      );
+      const rows = (Array.isArray(taken[0]) ? (taken[0] as unknown as UploadRow[]) : taken).map((r) => ({
+        ...r,
+        dte_ids: typeof r.dte_ids === 'string' ? parsePgArray(r.dte_ids) : r.dte_ids,
+      }));
+      if (rows.length === 0) return;
+      await Promise.all(
+        rows.map((u) =>
+          this.work(u).catch((err) =>
+            this.deps.logger.warn(
+              { err, uploadId: u.id },
+              'sii-uploader: upload step failed; the lease will expire',
+            ),
+          ),
+        ),
+      );
+      if (rows.length < concurrency) return;
+    }
+  }
+
+  private async credential(certificateId: string): Promise<SigningCredential> {
+    const now = this.now().getTime();
+    const hit = this.credentials.get(certificateId);
+    if (hit && hit.until > now) return hit.credential;
+    const rows: { id: string; p12_sealed: unknown; password_sealed: unknown }[] =
+      await this.deps.dataSource.query(
+        'SELECT id, p12_sealed, password_sealed FROM certificates WHERE id = $1',
+        [certificateId],
+      );
+    if (!rows[0]) throw new CannotBuild(`certificate ${certificateId} does not exist`);
+    let credential: SigningCredential;
+    try {
+      credential = await openSigningCredential(this.deps.keys, {
+        id: rows[0].id,
+        p12Sealed: rows[0].p12_sealed,
+        passwordSealed: rows[0].password_sealed,
+      });
+    } catch (err) {
+      if (err instanceof KmsUnavailableError) throw err;
+      throw new CannotBuild(`the stored certificate cannot be opened: ${(err as Error).message}`);
+    }
+    this.credentials.set(certificateId, { credential, until: now + CREDENTIAL_TTL_MS });
+    return credential;
+  }
+
+  private async work(u: UploadRow): Promise<void> {
+    let credential: SigningCredential;
+    try {
+      credential = await this.credential(u.certificate_id);
+      if (u.state === 'claimed') u.envio_xml = await this.build(u, credential);
+    } catch (err) {
+      if (!(err instanceof CannotBuild)) throw err;
+      await this.finish(u, 'failed', { outcome: 'build', glosa: err.message });
+      return;
+    }
+    await this.send(u, credential);
+  }
+
+  /** Builds the envelope and stores its bytes with state `sending` (before any DTEUpload). */
+  private async build(u: UploadRow, credential: SigningCredential): Promise<Buffer> {
+    const db = this.deps.dataSource;
+    const company: {
+      resolucion_cert_numero: number | null;
+      resolucion_cert_fecha: string | null;
+      resolucion_prod_numero: number | null;
+      resolucion_prod_fecha: string | null;
+    }[] = await db.query(
+      `SELECT resolucion_cert_numero, to_char(resolucion_cert_fecha, 'YYYY-MM-DD') AS resolucion_cert_fecha,
+              resolucion_prod_numero, to_char(resolucion_prod_fecha, 'YYYY-MM-DD') AS resolucion_prod_fecha
+         FROM companies WHERE id = $1`,
+      [u.company_id],
+    );
+    const c = company[0];
+    const nroResol = u.sii_env === 'cert' ? c?.resolucion_cert_numero : c?.resolucion_prod_numero;
+    const fchResol = u.sii_env === 'cert' ? c?.resolucion_cert_fecha : c?.resolucion_prod_fecha;
+    if (!c || nroResol == null || !fchResol)
+      throw new CannotBuild(`the company has no SII resolution for ${u.sii_env} (FchResol/NroResol)`);
+    const docs: { id: string; signed_xml: string }[] = await db.query(
+      'SELECT id, signed_xml FROM dtes WHERE id = ANY($1::uuid[])',
+      [u.dte_ids],
+    );
+    const byId = new Map(docs.map((d) => [d.id, d.signed_xml]));
+    const signed = u.dte_ids.map((id) => byId.get(id));
+    if (signed.some((x) => !x)) throw new CannotBuild('a document of the envelope has no signed XML');
+    let xml: Buffer;
+    try {
+      xml = buildEnvioDte(signed as string[], {
+        rutEmisor: u.rut_emisor,
+        rutEnvia: credential.info.rut,
+        fchResol,
+        nroResol,
+        credential,
+        timestamp: this.now(),
+      });
+    } catch (err) {
+      throw new CannotBuild(`the EnvioDTE cannot be built: ${(err as Error).message}`);
+    }
+    const sha = createHash('sha256').update(xml).digest('hex');
+    const updated: unknown[] = await db.query(
+      `UPDATE sii_uploads SET state = 'sending', envio_xml = $2, envio_sha256 = $3, updated_at = $4
+        WHERE id = $1 AND state = 'claimed' RETURNING id`,
+      [u.id, xml, sha, this.now()],
+    );
+    if (rowsOf(updated).length !== 1) throw new Error(`upload ${u.id} left state claimed under us`);
+    u.state = 'sending';
+    return xml;
+  }
+
+  private async send(u: UploadRow, credential: SigningCredential): Promise<void> {
+    const { maxAttempts, retryDelayMs, retryMaxDelayMs } = this.deps.settings;
+    const db = this.deps.dataSource;
+    // the attempt is on record before the request can leave
+    await db.query('UPDATE sii_uploads SET attempts = attempts + 1, updated_at = $2 WHERE id = $1', [
+      u.id,
+      this.now(),
+    ]);
+    u.attempts += 1;
+    let outcome: UploadOutcome;
+    try {
+      outcome = await this.deps.sii
+        .session(credential)
+        .uploadEnvio({ env: u.sii_env, rutCompany: u.rut_emisor, xml: u.envio_xml! });
+    } catch (err) {
+      // only the login throws: nothing was uploaded
+      if (!(err instanceof SiiError)) throw err;
+      outcome =
+        err.kind === 'transient' ? { kind: 'transient', error: err } : { kind: 'protocol', error: err };
+      if (err.kind === 'auth' || err.kind === 'rejected') {
+        await this.finish(u, 'failed', {
+          outcome: 'login',
+          glosa: `Login en el SII rechazado: ${err.message}`,
+        });
+        return;
+      }
+    }
+    switch (outcome.kind) {
+      case 'accepted':
+        await this.finish(u, 'accepted', { outcome: 'accepted', trackId: outcome.trackId });
+        return;
+      case 'repeated':
+        await this.finish(u, 'repeated', {
+          outcome: 'repeated',
+          glosa: `El SII informó el envío como repetido (STATUS ${outcome.status})`,
+        });
+        return;
+      case 'transient': {
+        const glosa = `Error transitorio del SII: ${outcome.error.message}`;
+        if (u.attempts >= maxAttempts) {
+          await this.finish(u, 'failed', {
+            outcome: 'transient',
+            glosa: `${glosa} (${u.attempts} intentos)`,
+          });
+          return;
+        }
+        const delay = Math.min(retryDelayMs * 2 ** (u.attempts - 1), retryMaxDelayMs);
+        await db.query(
+          `UPDATE sii_uploads SET next_attempt_at = $2, lease_until = NULL, outcome = 'transient', outcome_glosa = $3,
+                  updated_at = $4 WHERE id = $1`,
+          [u.id, new Date(this.now().getTime() + delay), glosa, this.now()],
+        );
+        this.deps.logger.info(
+          { uploadId: u.id, attempts: u.attempts, delay },
+          'sii-uploader: transient failure; retrying',
+        );
+        return;
+      }
+      default: {
+        const e = outcome.error;
+        const glosa = `Envío rechazado por el SII (${outcome.kind}${e.siiCode ? ` ${e.siiCode}` : ''}): ${e.glosa ?? e.message}`;
+        await this.finish(u, 'failed', { outcome: outcome.kind, glosa });
+      }
+    }
+  }
+
+  /** Records the final state of an upload with its messages, in one transaction. */
+  private async finish(
+    u: UploadRow,
+    state: 'accepted' | 'failed' | 'repeated',
+    r: { outcome: string; glosa?: string; trackId?: string },
+  ): Promise<void> {
+    const now = this.now();
+    await this.deps.dataSource.transaction(async (m) => {
+      const moved: unknown[] = await m.query(
+        `UPDATE sii_uploads SET state = $2, outcome = $3, outcome_glosa = $4, track_id = $5, lease_until = NULL,
+                uploaded_at = CASE WHEN $2 = 'accepted' THEN $6::timestamptz ELSE uploaded_at END, updated_at = $6
+          WHERE id = $1 AND state IN ('claimed', 'sending') RETURNING id`,
+        [u.id, state, r.outcome, r.glosa ?? null, r.trackId ?? null, now],
+      );
+      if (rowsOf(moved).length !== 1) return; // another instance finished it
+      const docs = await this.docRefs(m, u.dte_ids);
+      const entries: PipelineOutboxEntry[] = [];
+      if (state === 'accepted') {
+        await m.query('UPDATE dtes SET track_id = $2 WHERE id = ANY($1::uuid[])', [u.dte_ids, r.trackId]);
+        entries.push({
+          topic: PIPELINE_TOPICS.uploaded,
+          schema: PIPELINE_SCHEMAS[PIPELINE_TOPICS.uploaded],
+          key: u.id,
+          payload: {
+            event_id: randomUUID(),
+            upload_id: u.id,
+            organization_id: u.organization_id,
+            company_id: u.company_id,
+            rut_emisor: u.rut_emisor,
+            sii_env: u.sii_env,
+            certificate_id: u.certificate_id,
+            track_id: r.trackId!,
+            dte_ids: u.dte_ids,
+            uploaded_at: now.toISOString(),
+            refresh: false,
+          },
+        });
+      }
+      const status =
+        state === 'accepted' ? 'sending' : state === 'repeated' ? 'envio_repetido' : 'emision_fallida';
+      for (const d of docs)
+        entries.push(
+          statusChangeEntry(d, {
+            siiStatus: status,
+            glosa: r.glosa ?? null,
+            trackId: r.trackId ?? null,
+            observedAt: now,
+            source: SOURCE,
+          }),
+        );
+      await writeOutbox(m, entries);
+    });
+    const log = state === 'accepted' ? this.deps.logger.info : this.deps.logger.warn;
+    log.call(
+      this.deps.logger,
+      { uploadId: u.id, state, trackId: r.trackId, glosa: r.glosa },
+      `sii-uploader: upload ${state}`,
+    );
+  }
+
+  private async docRefs(m: EntityManager, ids: string[]): Promise<StatusDocRef[]> {
+    const rows: {
+      id: string;
+      organization_id: string;
+      sii_env: 'cert' | 'prod';
+      tipo_dte: number;
+      folio: string;
+    }[] = await m.query(
+      'SELECT id, organization_id, sii_env, tipo_dte, folio FROM dtes WHERE id = ANY($1::uuid[])',
+      [ids],
+    );
+    return rows.map((r) => ({
+      id: r.id,
+      organizationId: r.organization_id,
+      siiEnv: r.sii_env,
+      tipoDte: r.tipo_dte,
+      folio: r.folio,
+    }));
+  }
+}
+
+/** typeorm answers UPDATE … RETURNING as [rows, count]. */
+function rowsOf(result: unknown[]): unknown[] {
+  return Array.isArray(result[0]) ? (result[0] as unknown[]) : result;
+}
+
+function parsePgArray(text: string): string[] {
+  const inner = text.replace(/^\{|\}$/g, '');
+  return inner ? inner.split(',') : [];
+}
