@@ -85,7 +85,13 @@ export function verifyEnvioDte(
     ? pick(verifySignatureElement(text, envSig, `#${setId}`))
     : { valid: false, error: 'the EnvioDTE has no Signature' };
 
-  const documents = cutOutDtes(text).map((dteText) => verifyOneDte(dteText, opts.siiPublicKeys));
+  const documents = cutOutDtes(text).map((dteText, i) => {
+    try {
+      return verifyOneDte(dteText, opts.siiPublicKeys);
+    } catch (err) {
+      return unreadableDocument(i, (err as Error).message);
+    }
+  });
   return { caratula, envelopeSignature, documents };
 }
 
@@ -98,6 +104,27 @@ function pick(check: { valid: boolean; error?: string; certificate?: Certificate
     valid: check.valid,
     ...(check.error ? { error: check.error } : {}),
     ...(check.certificate ? { certificate: check.certificate } : {}),
+  };
+}
+
+/** A DTE that cannot even be parsed standalone: reported, not thrown, so the others still count. */
+function unreadableDocument(index: number, message: string): EnvioDocumentVerification {
+  const error = `DTE ${index + 1} cannot be read as a standalone document: ${message}`;
+  return {
+    id: '',
+    tipoDte: NaN,
+    folio: NaN,
+    rutEmisor: '',
+    rutReceptor: '',
+    fchEmis: '',
+    mntTotal: NaN,
+    signatureValid: false,
+    signatureError: error,
+    tedValid: false,
+    tedError: error,
+    totalsValid: false,
+    totalsError: error,
+    caf: { desde: NaN, hasta: NaN, idk: NaN, tipoDte: NaN, rutEmisor: '', fechaAutorizacion: '' },
   };
 }
 

@@ -123,3 +123,35 @@ describe('tampered documents are caught by xmlsec1, openssl and verifyEnvioDte',
     expect(v.envelopeSignature.certificate?.rut).to.equal('7880442-4');
   });
 });
+
+describe('verifyEnvioDte on a DTE that only parses inside its envelope', function () {
+  it('reports that DTE as unreadable standalone instead of throwing', function () {
+    const { credential } = testCredentials();
+    const timestamp = new Date();
+    const dte = stampAndSignDte(sampleDocument(34, 90, today()), {
+      caf: cafFor(34).caf,
+      credential,
+      timestamp,
+    });
+    const envio = buildEnvioDte([dte], {
+      rutEmisor: EMISOR_RUT,
+      rutEnvia: SENDER_RUT,
+      fchResol: '2014-08-22',
+      nroResol: 0,
+      credential,
+      timestamp,
+    });
+    // a prefix declared on the root and used inside the DTE: fine in place, unbound once cut out
+    const text = envio
+      .toString('latin1')
+      .replace(
+        '<EnvioDTE xmlns="http://www.sii.cl/SiiDte"',
+        '<EnvioDTE xmlns:x="urn:x" xmlns="http://www.sii.cl/SiiDte"',
+      )
+      .replace('<Encabezado>', '<Encabezado x:a="1">');
+    const v = verifyEnvioDte(text);
+    expect(v.documents).to.have.length(1);
+    expect(v.documents[0]?.signatureValid).to.equal(false);
+    expect(v.documents[0]?.signatureError).to.match(/cannot be read as a standalone document/);
+  });
+});
