@@ -224,6 +224,22 @@ describe('POST /dtes over HTTP', function () {
     expect(res.body.code).to.equal('cert_not_found');
   });
 
+  it('in production, answers dte.production_resolucion_missing until the company has its SII resolution', async () => {
+    const prod = await orgWithCafs(t, { tipos: [], env: 'prod' });
+    let res = await emit(t, prod, body(33, prod.rut));
+    expect(res.status).to.equal(409);
+    expect(res.body).to.include({
+      code: 'dte.production_resolucion_missing',
+      next_action: 'capture_sii_resolucion',
+    });
+    await t.db.dataSource.query(
+      `UPDATE companies SET resolucion_prod_numero = 80, resolucion_prod_fecha = '2014-08-22' WHERE id = $1`,
+      [prod.companyId],
+    );
+    res = await emit(t, prod, body(33, prod.rut));
+    expect(res.body.code).to.equal('caf_not_found'); // past the check, on to the folio
+  });
+
   it('needs the dte:write scope', async () => {
     const s = await t.seed({ rut: o.rut, env: 'cert', scopes: ['dte:read'] });
     const res = await call(t.url, 'POST', '/dtes', {

@@ -6,6 +6,8 @@ export interface CompanyProfile {
   id: string;
   rut: string;
   emisor: EmisorProfile;
+  /** the SII resolution authorizing the company to issue in each environment (Caratula NroResol/FchResol) */
+  resolucion: Record<'cert' | 'prod', { numero: number; fecha: string } | null>;
 }
 
 /**
@@ -25,8 +27,14 @@ export async function loadCompanyProfile(
     direccion: string | null;
     comuna: string | null;
     actividad_economica: number | null;
+    cert_numero: number | null;
+    cert_fecha: string | null;
+    prod_numero: number | null;
+    prod_fecha: string | null;
   }[] = await db.query(
-    `SELECT id, rut, razon_social, giro, direccion, comuna, actividad_economica
+    `SELECT id, rut, razon_social, giro, direccion, comuna, actividad_economica,
+            resolucion_cert_numero AS cert_numero, to_char(resolucion_cert_fecha, 'YYYY-MM-DD') AS cert_fecha,
+            resolucion_prod_numero AS prod_numero, to_char(resolucion_prod_fecha, 'YYYY-MM-DD') AS prod_fecha
        FROM companies WHERE id = $1 AND organization_id = $2`,
     [companyId, organizationId],
   );
@@ -43,9 +51,12 @@ export async function loadCompanyProfile(
         WHERE company_id = $1 AND closed_at IS NULL ORDER BY created_at`,
     [companyId],
   );
+  const resol = (numero: number | null, fecha: string | null) =>
+    numero !== null && fecha !== null ? { numero, fecha } : null;
   return {
     id: c.id,
     rut: c.rut,
+    resolucion: { cert: resol(c.cert_numero, c.cert_fecha), prod: resol(c.prod_numero, c.prod_fecha) },
     emisor: {
       rut: c.rut,
       razonSocial: c.razon_social,

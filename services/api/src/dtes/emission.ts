@@ -61,7 +61,8 @@ function replay(existing: DteRow, hash: string): EmissionResult {
  * POST /dtes. Order of checks: Idempotency-Key present; a key already used answers from the
  * stored document (same body) or idempotency_conflict (another body) before anything else, so a
  * retry gets the original even if rules or the clock moved; sii_env as confirmation; the engine's
- * validation; rut_emisor against the key's company; the signing certificate (X-Cert-Id rules).
+ * validation; rut_emisor against the key's company; in production, the company's SII resolution
+ * (dte.production_resolucion_missing); the signing certificate (X-Cert-Id rules).
  * Then, in ONE transaction serialized per (organization, key) by an advisory lock: re-check the
  * key, take the folio (THE allocator), build the document, insert it with the dte.commands and
  * dte-status `queued` outbox rows and the first feed row. A failure rolls the folio back.
@@ -108,6 +109,12 @@ export async function emitDte(
       {
         detail: { rut_emisor: input.rut_emisor, expected: company.rut },
       },
+    );
+  }
+  if (principal.environment === 'prod' && !company.resolucion.prod) {
+    throw new ApiError(
+      'dte.production_resolucion_missing',
+      'The company has no production SII resolution (number and date) on record; capture it before issuing in production.',
     );
   }
   const certId =

@@ -54,6 +54,7 @@ export function dteRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
         'dte.tipo_not_supported',
         'dte.sii_env_credential_mismatch',
         'emisor_rut_mismatch',
+        'dte.production_resolucion_missing',
         'emisor.profile_incompleto',
         'items_empty',
         'items_exceed_max',
