@@ -2,7 +2,9 @@
 # Paths, the port table (one place), progress output, pid files and readiness waits.
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-STACK_DIR="$ROOT/.stack"
+# DTE_STACK_DIR moves the state (data, logs, pids) elsewhere; with DTE_STACK_PORT_OFFSET it gives
+# a second, independent stack (the foundation tests use one for start/stop checks).
+STACK_DIR="${DTE_STACK_DIR:-$ROOT/.stack}"
 CACHE_DIR="$ROOT/.cache"
 RUN_DIR="$STACK_DIR/run"
 LOG_DIR="$STACK_DIR/logs"
