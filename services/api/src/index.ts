@@ -24,3 +24,4 @@ export type { CafDocumentsProbe } from './caf/documents-probe';
 export { SqlCafDocumentsProbe } from './caf/documents-probe';
 export { currentBranch } from './routes/branches';
 export { runAutoStamping, type AutoStampingOutcome } from './caf/auto-stamping';
+export { createApiKey, listApiKeys, revokeApiKey, type ApiKeyInfo } from './api-keys';
