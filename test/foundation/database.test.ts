@@ -27,10 +27,10 @@ describe('foundation: database migrations and the processed_events table', funct
       [db.schema],
     );
     expect(tables.map((t) => t.table_name)).to.include.members(['migrations', 'processed_events']);
-    const inPublic = await adminQuery(
-      `SELECT 1 FROM information_schema.tables WHERE table_schema = 'public' AND table_name = 'processed_events'`,
+    const recorded = await adminQuery<{ name: string }>(
+      `SELECT name FROM "${db.schema}".migrations ORDER BY id`,
     );
-    expect(inPublic, 'nothing leaks into public').to.have.length(0);
+    expect(recorded.map((r) => r.name)).to.have.members(db.applied);
     expect(await runMigrations(db.dataSource)).to.deep.equal([]);
   });
 
