@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { classify } from '@dte/status';
 import { call, startTestApi, type TestApi } from './support/test-api';
-import { body, emit, nextFolio, orgWithCafs, today, type DteOrg } from './dtes-fixtures';
+import { body, emit, expectSchema, nextFolio, orgWithCafs, today, type DteOrg } from './dtes-fixtures';
 
 describe('POST /dtes over HTTP', function () {
   this.timeout(180_000);
@@ -22,6 +22,7 @@ describe('POST /dtes over HTTP', function () {
     expect(res.status, res.text).to.equal(202);
     expect(res.headers.get('x-request-id')).to.be.a('string');
     const b = res.body as Record<string, unknown>;
+    expectSchema('dte-emission-response.schema.json', b);
     expect(b).to.include({
       status: 'queued',
       sii_status: 'queued',

@@ -4,6 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createTestCaf, santiagoDate } from '@dte/engine';
+import { validateBody } from '../src/http/validate';
 import { cafForm, call, newRut, uploadCert, type Answer, type TestApi } from './support/test-api';
 
 export interface DteOrg {
@@ -154,4 +155,13 @@ export async function nextFolio(t: TestApi, o: DteOrg, tipo: number): Promise<nu
     [o.orgId, tipo],
   );
   return Number(rows[0].next_folio);
+}
+
+/** Checks an answer body against its schemas/http file (the one the OpenAPI document shows). */
+export function expectSchema(file: string, value: unknown): void {
+  try {
+    validateBody(file, value);
+  } catch (err) {
+    throw new Error(`${file}: ${JSON.stringify((err as { issues?: unknown }).issues ?? String(err))}`);
+  }
 }

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { classify } from '@dte/status';
 import { call, startTestApi, type TestApi } from './support/test-api';
-import { body, emit, orgWithCafs, today, type DteOrg } from './dtes-fixtures';
+import { body, emit, expectSchema, orgWithCafs, today, type DteOrg } from './dtes-fixtures';
 
 interface Row {
   id: string;
@@ -87,6 +87,7 @@ describe('GET /dtes, /dtes/:id, /events, /xml over HTTP', function () {
 
   it('defaults to created_at desc, limit 20; unknown sort/dir fall back to the defaults', async () => {
     const def = await get('/dtes');
+    expectSchema('dte-list.schema.json', def.body);
     const data = def.body.data as Row[];
     expect(data).to.have.length(ids.length);
     expect(def.body.next_cursor).to.equal(null);
@@ -203,6 +204,7 @@ describe('GET /dtes, /dtes/:id, /events, /xml over HTTP', function () {
   it('GET /dtes/:id gives the detail with items and EstadoDte; unknown ids are 404', async () => {
     const res = await get(`/dtes/${ids[11]}`);
     expect(res.status).to.equal(200);
+    expectSchema('dte-detail.schema.json', res.body);
     expect(res.body).to.include({
       id: ids[11],
       tipo_dte: 33,
@@ -239,6 +241,7 @@ describe('GET /dtes, /dtes/:id, /events, /xml over HTTP', function () {
   it('GET /dtes/:id/events starts with queued', async () => {
     const res = await get(`/dtes/${ids[0]}/events`);
     expect(res.status).to.equal(200);
+    expectSchema('dte-events.schema.json', res.body);
     const data = res.body.data as { sii_status: string; glosa: string | null; observed_at: string }[];
     expect(data).to.have.length(1);
     expect(data[0]).to.include({ sii_status: 'queued', glosa: null });

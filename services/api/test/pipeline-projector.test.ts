@@ -19,7 +19,7 @@ import { startOutboxRelay, type OutboxRelay } from '../src/outbox/relay';
 import { startProjector, type Projector } from '../src/projector/projector';
 import type { DteStatusRecord } from '../src/dtes/status-record';
 import { call, startTestApi, type TestApi } from './support/test-api';
-import { body, emit, orgWithCafs, type DteOrg } from './dtes-fixtures';
+import { body, emit, expectSchema, orgWithCafs, type DteOrg } from './dtes-fixtures';
 
 const logger = pino({ level: process.env.API_TEST_LOG ?? 'silent' });
 
@@ -178,6 +178,7 @@ describe('pipeline (api side) on the real broker: outbox relay, dte-status proje
       return d.body.sii_status === 'EPR' && d.body;
     });
     expect(detail).to.include({ sii_glosa: 'Envio Procesado', track_id: 4242 });
+    expectSchema('dte-detail.schema.json', detail);
     expect(detail.estado).to.deep.equal(classify('EPR'));
     expect((detail.estado as { terminal: boolean }).terminal).to.equal(true);
     await barrier(doc.id);
@@ -281,6 +282,7 @@ describe('pipeline (api side) on the real broker: outbox relay, dte-status proje
     res = await refresh(stuck.id);
     expect(res.status).to.equal(202);
     expect(res.body).to.deep.equal({ id: stuck.id, status: 'refresh_enqueued' });
+    expectSchema('dte-refresh-status.schema.json', res.body);
     const req = await until('the re-poll request on dte.uploaded', async () =>
       seen.find(
         (m) =>
@@ -307,6 +309,7 @@ describe('pipeline (api side) on the real broker: outbox relay, dte-status proje
     res = await refresh(stuck.id);
     expect(res.status).to.equal(200);
     expect(res.body).to.include({ id: stuck.id, status: 'nothing_to_do', sii_status: 'EPR' });
+    expectSchema('dte-refresh-status.schema.json', res.body);
 
     const noPerm = await issue();
     const t1 = Date.now();

@@ -45,8 +45,14 @@ export function dteRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
           'wait=N (seconds, at most 60): answer 201 if the document reaches the SII (track id) within N seconds',
       },
       responses: {
-        201: { description: 'issued and sent to the SII within the Prefer: wait (no verdict yet)' },
-        202: { description: 'issued and queued (the emission response)' },
+        201: {
+          description: 'issued and sent to the SII within the Prefer: wait (no verdict yet)',
+          schema: 'dte-emission-response.schema.json',
+        },
+        202: {
+          description: 'issued and queued (the emission response)',
+          schema: 'dte-emission-response.schema.json',
+        },
       },
       errors: [
         'idempotency_key_missing',
@@ -128,7 +134,7 @@ export function dteRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
         },
         sii_status: { description: 'a member of the sii_status vocabulary', schema: { type: 'string' } },
       },
-      responses: { 200: { description: '{data: [row], next_cursor}' } },
+      responses: { 200: { description: '{data: [row], next_cursor}', schema: 'dte-list.schema.json' } },
       errors: [
         'dte.list.cursor_invalido',
         'dte.list.status_desconocido',
@@ -152,7 +158,7 @@ export function dteRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
       tag: 'dtes',
       auth: 'bearer',
       scope: 'dte:read',
-      responses: { 200: { description: 'the document' } },
+      responses: { 200: { description: 'the document', schema: 'dte-detail.schema.json' } },
       errors: ['not_found'],
       handler: async (ctx) => {
         ctx.body = detailRecord(await getDteOr404(db, scopeOf(principalOf(ctx)), idOf(ctx)));
@@ -166,9 +172,7 @@ export function dteRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
       tag: 'dtes',
       auth: 'bearer',
       scope: 'dte:read',
-      responses: {
-        200: { description: '{data: [{event_id, sii_status, glosa, track_id, source, observed_at}]}' },
-      },
+      responses: { 200: { description: 'the feed, oldest first', schema: 'dte-events.schema.json' } },
       errors: ['not_found'],
       handler: async (ctx) => {
         ctx.body = await dteEvents(db, scopeOf(principalOf(ctx)), idOf(ctx));
@@ -202,8 +206,8 @@ export function dteRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
       scope: 'dte:write',
       headers: { 'X-Cert-Id': 'accepted as on every /dtes POST; the re-poll uses the active certificate' },
       responses: {
-        202: { description: '{id, status: refresh_enqueued}' },
-        200: { description: 'nothing to do: {id, status: nothing_to_do, sii_status, estado}' },
+        202: { description: '{id, status: refresh_enqueued}', schema: 'dte-refresh-status.schema.json' },
+        200: { description: 'nothing to do', schema: 'dte-refresh-status.schema.json' },
       },
       errors: ['not_found', 'dte.refresh_status.no_track_id', 'dte.refresh_status.no_cert'],
       handler: async (ctx) => {
