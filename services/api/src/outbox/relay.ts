@@ -61,17 +61,29 @@ export async function startOutboxRelay(opts: RelayOptions): Promise<OutboxRelay>
   let active = false;
   let count = 0;
   let wake: (() => void) | undefined;
+  // a notification that arrives while a batch is being published must not be lost: it is kept
+  // until the next sleep, which then returns at once
+  let notified = false;
   const sleep = (ms: number) =>
     new Promise<void>((resolve) => {
+      if (notified || stopped) {
+        notified = false;
+        resolve();
+        return;
+      }
       const t = setTimeout(done, ms);
       function done() {
         clearTimeout(t);
         wake = undefined;
+        notified = false;
         resolve();
       }
       wake = done;
     });
-  const onNotify = () => wake?.();
+  const onNotify = () => {
+    notified = true;
+    wake?.();
+  };
 
   let producer: AvroProducer | undefined;
   let runner: QueryRunner | undefined;
