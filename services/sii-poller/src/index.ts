@@ -1,0 +1,4 @@
+// @dte/sii-poller: the poller worker, for its main and for in-process tests.
+export * from './poller';
+export * from './verdicts';
+export { loadConfig, backoffDelay, type Config, type PollerSettings } from './config';

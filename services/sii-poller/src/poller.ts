@@ -1,0 +1,418 @@
+/**
+ * The sii-poller: a durable poll schedule in PostgreSQL (`sii_polls`).
+ *
+ * - dte.uploaded → one `active` row per upload (claim of the event id + insert in one
+ *   transaction; a replay changes nothing), first poll after firstDelayMs. A refresh record
+ *   (refresh = true, from POST /dtes/:id/refresh-status through the api's outbox) re-arms the
+ *   row: active, attempts 0, due now, with the certificate the api chose, for the refreshed
+ *   documents (added to those already watched when the row is still active).
+ * - The loop takes due rows (FOR UPDATE SKIP LOCKED; next_poll_at is pushed ahead by a lease and
+ *   `version` grows, in the same statement), asks QueryEstUp and records the answer in one
+ *   transaction guarded by that version, with its dte-status messages in the outbox:
+ *     -11 and intermediate codes (REC, SOK, CRT, FOK, PDR, PRD, unknown ones as they are):
+ *       published for each document when the code differs from the last one published;
+ *       the next poll after backoffDelay(attempts);
+ *     EPR: from the counts, every document EPR / RCH / RPR when they leave no doubt, else
+ *       QueryEstDte per document;
+ *     RFR, RCT, RSC: that verdict for every document;
+ *     no permission (-3, -6, -10, -13, or a login the SII refuses): sin_permiso_sii;
+ *     SII failures: nothing published, polled again;
+ *   after maxAttempts polls without a verdict: `stuck`.
+ * - Survives restarts: the schedule is the table; a process that dies mid-poll leaves its
+ *   rows due again when the lease ends, and a result recorded after a re-arm is discarded.
+ */
+import { claimEvent, statusChangeEntry, writeOutbox, type PipelineOutboxEntry } from '@dte/database';
+import type { SigningCredential } from '@dte/engine';
+import { PIPELINE_TOPICS, type AvroConsumer, type Messaging } from '@dte/messaging';
+import { KmsUnavailableError, openSigningCredential, type KeyWrapper } from '@dte/secrets';
+import type { Logger } from '@dte/service-runtime';
+import { SiiError, type SiiClient, type SiiSession, type UploadStatus } from '@dte/sii-client';
+import type { DataSource } from 'typeorm';
+
+import { backoffDelay, type PollerSettings } from './config';
+import { documentVerdict, readUploadStatus, uniformVerdict } from './verdicts';
+
+export const POLLER_CONSUMER = 'sii-poller';
+const SOURCE = 'sii-poller';
+const CREDENTIAL_TTL_MS = 5 * 60 * 1000;
+
+/** Value of dte.uploaded (schemas/avro/dte-uploaded.avsc). */
+export interface EnvioUploaded {
+  event_id: string;
+  upload_id: string;
+  organization_id: string;
+  company_id: string;
+  rut_emisor: string;
+  sii_env: 'cert' | 'prod';
+  certificate_id: string;
+  track_id: string;
+  dte_ids: string[];
+  uploaded_at: string;
+  refresh: boolean;
+}
+
+export interface PollerDeps {
+  dataSource: DataSource;
+  keys: KeyWrapper;
+  sii: SiiClient;
+  logger: Logger;
+  settings: PollerSettings;
+  clock?: () => Date;
+}
+
+interface PollRow {
+  upload_id: string;
+  organization_id: string;
+  rut_emisor: string;
+  sii_env: 'cert' | 'prod';
+  certificate_id: string;
+  track_id: string;
+  dte_ids: string[];
+  attempts: number;
+  last_estado: string | null;
+  version: number;
+}
+
+interface DocRow {
+  id: string;
+  organization_id: string;
+  sii_env: 'cert' | 'prod';
+  tipo_dte: number;
+  folio: string;
+  rut_receptor: string | null;
+  fecha_emision: string;
+  monto_total: string;
+}
+
+/** Per document status to publish, or one for all. */
+interface Publication {
+  estado: string;
+  glosa?: string | null;
+  perDoc?: Map<string, { estado: string; glosa?: string }>;
+  /** observed_at = the poll's instant + this (orders two changes recorded by one poll) */
+  offsetMs?: number;
+}
+
+type PollResult =
+  | { next: 'again'; publish?: Publication; countsAsAttempt: boolean }
+  | { next: 'done' | 'no_permission'; publish: Publication };
+
+class CannotQuery extends Error {}
+
+export class Poller {
+  private readonly now: () => Date;
+  private readonly credentials = new Map<string, { credential: SigningCredential; until: number }>();
+  private stopped = false;
+  private wake?: () => void;
+  private loop?: Promise<void>;
+  private consumer?: AvroConsumer;
+
+  constructor(private readonly deps: PollerDeps) {
+    this.now = deps.clock ?? (() => new Date());
+  }
+
+  async start(messaging?: Messaging): Promise<void> {
+    this.loop = this.run();
+    if (messaging) {
+      this.consumer = await messaging.createConsumer({
+        groupId: messaging.topic(POLLER_CONSUMER),
+        topics: [PIPELINE_TOPICS.uploaded],
+        fromBeginning: true,
+      });
+      await this.consumer.run<EnvioUploaded>(async (msg) => {
+        if (msg.value === null) return;
+        await this.schedule(msg.value);
+      });
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.wake?.();
+    await this.consumer?.disconnect();
+    await this.loop;
+  }
+
+  /** Records an upload (or a refresh request) in the schedule; idempotent per event id. */
+  async schedule(rec: EnvioUploaded): Promise<'scheduled' | 'rearmed' | 'duplicate'> {
+    const now = this.now();
+    const result = await this.deps.dataSource.transaction(async (m) => {
+      if (!(await claimEvent(m, POLLER_CONSUMER, rec.event_id))) return 'duplicate' as const;
+      const values = [
+        rec.upload_id,
+        rec.organization_id,
+        rec.company_id,
+        rec.rut_emisor,
+        rec.sii_env,
+        rec.certificate_id,
+        rec.track_id,
+        rec.dte_ids,
+      ];
+      if (!rec.refresh) {
+        await m.query(
+          `INSERT INTO sii_polls (upload_id, organization_id, company_id, rut_emisor, sii_env, certificate_id,
+             track_id, dte_ids, state, attempts, next_poll_at, created_at, updated_at)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8::uuid[], 'active', 0, $9, $10, $10)
+           ON CONFLICT (upload_id) DO NOTHING`,
+          [...values, new Date(now.getTime() + this.deps.settings.firstDelayMs), now],
+        );
+        return 'scheduled' as const;
+      }
+      await m.query(
+        `INSERT INTO sii_polls (upload_id, organization_id, company_id, rut_emisor, sii_env, certificate_id,
+           track_id, dte_ids, state, attempts, next_poll_at, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8::uuid[], 'active', 0, $9, $9, $9)
+         ON CONFLICT (upload_id) DO UPDATE SET
+           dte_ids = CASE WHEN sii_polls.state = 'active'
+                          THEN ARRAY(SELECT DISTINCT unnest(sii_polls.dte_ids || EXCLUDED.dte_ids))
+                          ELSE EXCLUDED.dte_ids END,
+           certificate_id = EXCLUDED.certificate_id, track_id = EXCLUDED.track_id,
+           state = 'active', attempts = 0, next_poll_at = $9, last_estado = NULL, last_glosa = NULL,
+           version = sii_polls.version + 1, updated_at = $9`,
+        [...values, now],
+      );
+      return 'rearmed' as const;
+    });
+    if (result !== 'duplicate') this.wake?.();
+    return result;
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopped) {
+      try {
+        await this.tick();
+      } catch (err) {
+        this.deps.logger.warn({ err }, 'sii-poller: schedule loop failed; retrying');
+      }
+      if (this.stopped) break;
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(done, this.deps.settings.tickMs);
+        function done() {
+          clearTimeout(t);
+          resolve();
+        }
+        this.wake = done;
+      });
+      this.wake = undefined;
+    }
+  }
+
+  /** Polls every due row once (in batches of `concurrency`). */
+  async tick(): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const rows = await this.takeDue();
+      if (rows.length === 0) return total;
+      total += rows.length;
+      await Promise.all(
+        rows.map((p) =>
+          this.poll(p).catch((err) =>
+            this.deps.logger.warn(
+              { err, uploadId: p.upload_id },
+              'sii-poller: poll failed; due again after the lease',
+            ),
+          ),
+        ),
+      );
+      if (rows.length < this.deps.settings.concurrency) return total;
+    }
+  }
+
+  private async takeDue(): Promise<PollRow[]> {
+    const now = this.now();
+    const res: unknown[] = await this.deps.dataSource.query(
+      `UPDATE sii_polls SET next_poll_at = $2, version = version + 1, updated_at = $1
+        WHERE upload_id IN (
+          SELECT upload_id FROM sii_polls WHERE state = 'active' AND next_poll_at <= $1
+           ORDER BY next_poll_at LIMIT $3 FOR UPDATE SKIP LOCKED)
+        RETURNING upload_id, organization_id, rut_emisor, sii_env, certificate_id, track_id,
+                  dte_ids::text[] AS dte_ids, attempts, last_estado, version`,
+      [now, new Date(now.getTime() + this.deps.settings.leaseMs), this.deps.settings.concurrency],
+    );
+    return (Array.isArray(res[0]) ? res[0] : res) as PollRow[];
+  }
+
+  private async credential(certificateId: string): Promise<SigningCredential> {
+    const now = this.now().getTime();
+    const hit = this.credentials.get(certificateId);
+    if (hit && hit.until > now) return hit.credential;
+    const rows: { id: string; p12_sealed: unknown; password_sealed: unknown }[] =
+      await this.deps.dataSource.query(
+        'SELECT id, p12_sealed, password_sealed FROM certificates WHERE id = $1',
+        [certificateId],
+      );
+    if (!rows[0]) throw new CannotQuery(`certificate ${certificateId} does not exist`);
+    let credential: SigningCredential;
+    try {
+      credential = await openSigningCredential(this.deps.keys, {
+        id: rows[0].id,
+        p12Sealed: rows[0].p12_sealed,
+        passwordSealed: rows[0].password_sealed,
+      });
+    } catch (err) {
+      if (err instanceof KmsUnavailableError) throw err;
+      throw new CannotQuery(`the stored certificate cannot be opened: ${(err as Error).message}`);
+    }
+    this.credentials.set(certificateId, { credential, until: now + CREDENTIAL_TTL_MS });
+    return credential;
+  }
+
+  /** One poll of one upload, recorded (exported through tick for tests). */
+  async poll(p: PollRow): Promise<void> {
+    let result: PollResult;
+    try {
+      const session = this.deps.sii.session(await this.credential(p.certificate_id));
+      result = await this.ask(session, p);
+    } catch (err) {
+      if (err instanceof CannotQuery) {
+        result = { next: 'again', countsAsAttempt: true };
+        this.deps.logger.warn({ uploadId: p.upload_id, reason: err.message }, 'sii-poller: cannot query');
+      } else if (err instanceof SiiError) {
+        if (err.kind === 'auth' || err.kind === 'rejected') {
+          result = {
+            next: 'no_permission',
+            publish: { estado: 'sin_permiso_sii', glosa: err.glosa ?? err.message },
+          };
+        } else {
+          result = { next: 'again', countsAsAttempt: true };
+          this.deps.logger.info(
+            { uploadId: p.upload_id, err: err.message },
+            'sii-poller: SII failure; polling again',
+          );
+        }
+      } else throw err;
+    }
+    await this.record(p, result);
+  }
+
+  private async ask(session: SiiSession, p: PollRow): Promise<PollResult> {
+    const st: UploadStatus = await session.queryUploadStatus({
+      env: p.sii_env,
+      rutCompany: p.rut_emisor,
+      trackId: p.track_id,
+    });
+    const r = readUploadStatus(st);
+    switch (r.kind) {
+      case 'retry':
+        return { next: 'again', countsAsAttempt: true };
+      case 'progress':
+        return {
+          next: 'again',
+          countsAsAttempt: true,
+          ...(r.estado !== p.last_estado ? { publish: { estado: r.estado, glosa: r.glosa ?? null } } : {}),
+        };
+      case 'no_permission':
+        return { next: 'no_permission', publish: { estado: 'sin_permiso_sii', glosa: r.glosa ?? null } };
+      case 'verdict_all':
+        return { next: 'done', publish: { estado: r.estado, glosa: r.glosa ?? null } };
+      case 'processed': {
+        const uniform = uniformVerdict(r.status);
+        if (uniform) return { next: 'done', publish: { estado: uniform, glosa: r.status.glosa ?? null } };
+        const docs = await this.docs(p.dte_ids);
+        const perDoc = new Map<string, { estado: string; glosa?: string }>();
+        for (const d of docs) {
+          if (!d.rut_receptor) throw new CannotQuery(`document ${d.id} has no receiver to query`);
+          const ds = await session.queryDocumentStatus({
+            env: p.sii_env,
+            rutCompany: p.rut_emisor,
+            rutReceptor: d.rut_receptor,
+            tipoDte: d.tipo_dte,
+            folio: Number(d.folio),
+            fechaEmision: d.fecha_emision,
+            montoTotal: Number(d.monto_total),
+          });
+          perDoc.set(d.id, documentVerdict(ds));
+        }
+        return { next: 'done', publish: { estado: 'EPR', glosa: r.status.glosa ?? null, perDoc } };
+      }
+    }
+  }
+
+  private async docs(ids: string[]): Promise<DocRow[]> {
+    return this.deps.dataSource.query(
+      `SELECT id, organization_id, sii_env, tipo_dte, folio, rut_receptor,
+              to_char(fecha_emision, 'YYYY-MM-DD') AS fecha_emision, monto_total
+         FROM dtes WHERE id = ANY($1::uuid[]) ORDER BY id`,
+      [ids],
+    );
+  }
+
+  private async record(p: PollRow, result: PollResult): Promise<void> {
+    const s = this.deps.settings;
+    const now = this.now();
+    const publish: Publication[] = result.publish ? [result.publish] : [];
+    if (result.next !== 'again') {
+      await this.write(p, now, result.next, p.attempts, now, result.publish.estado, publish);
+      return;
+    }
+    const attempts = p.attempts + (result.countsAsAttempt ? 1 : 0);
+    const lastEstado = result.publish?.estado ?? p.last_estado;
+    if (attempts < s.maxAttempts) {
+      const next = new Date(now.getTime() + backoffDelay(s, attempts));
+      await this.write(p, now, 'active', attempts, next, lastEstado, publish);
+      return;
+    }
+    // exhausted: the code just seen (if new), then stuck one millisecond later in the same commit
+    publish.push({
+      estado: 'stuck',
+      glosa: `Sin veredicto del SII después de ${attempts} consultas (último estado ${lastEstado ?? 'ninguno'})`,
+      offsetMs: publish.length,
+    });
+    await this.write(p, now, 'stuck', attempts, now, lastEstado, publish);
+  }
+
+  /** Records a poll's outcome and its messages, unless the row was re-armed or taken since. */
+  private async write(
+    p: PollRow,
+    now: Date,
+    state: 'active' | 'done' | 'stuck' | 'no_permission',
+    attempts: number,
+    nextPollAt: Date,
+    lastEstado: string | null,
+    publish: Publication[],
+  ): Promise<void> {
+    await this.deps.dataSource.transaction(async (m) => {
+      const res: unknown[] = await m.query(
+        `UPDATE sii_polls SET state = $3, attempts = $4, next_poll_at = $5, last_estado = $6, last_glosa = $7,
+                updated_at = $8
+          WHERE upload_id = $1 AND version = $2 RETURNING upload_id`,
+        [p.upload_id, p.version, state, attempts, nextPollAt, lastEstado, publish.at(-1)?.glosa ?? null, now],
+      );
+      const rows = Array.isArray(res[0]) ? (res[0] as unknown[]) : res;
+      if (rows.length !== 1) return; // re-armed meanwhile: this answer is stale
+      await m.query('UPDATE dtes SET sii_last_polled = $2 WHERE id = ANY($1::uuid[])', [p.dte_ids, now]);
+      if (publish.length === 0) return;
+      const docs: DocRow[] = await m.query(
+        `SELECT id, organization_id, sii_env, tipo_dte, folio FROM dtes WHERE id = ANY($1::uuid[]) ORDER BY id`,
+        [p.dte_ids],
+      );
+      const entries: PipelineOutboxEntry[] = publish.flatMap((pub) =>
+        docs.map((d) => {
+          const own = pub.perDoc?.get(d.id);
+          return statusChangeEntry(
+            {
+              id: d.id,
+              organizationId: d.organization_id,
+              siiEnv: d.sii_env,
+              tipoDte: d.tipo_dte,
+              folio: d.folio,
+            },
+            {
+              siiStatus: own?.estado ?? pub.estado,
+              glosa: own ? (own.glosa ?? null) : (pub.glosa ?? null),
+              trackId: p.track_id,
+              observedAt: new Date(now.getTime() + (pub.offsetMs ?? 0)),
+              source: SOURCE,
+            },
+          );
+        }),
+      );
+      await writeOutbox(m, entries);
+    });
+    if (publish.length > 0)
+      this.deps.logger.debug(
+        { uploadId: p.upload_id, estados: publish.map((x) => x.estado), state },
+        'sii-poller: status published',
+      );
+  }
+}

@@ -1,0 +1,53 @@
+/**
+ * What a QueryEstUp answer means for the documents of the upload (the poller's one table of
+ * SII answers; what each status means for a client is @dte/status's).
+ */
+import type { DocumentStatus, UploadStatus } from '@dte/sii-client';
+
+/** Envelope rejections: the whole send, hence every document of it. */
+export const ENVELOPE_REJECTIONS: readonly string[] = ['RFR', 'RCT', 'RSC'];
+
+export type UploadReading =
+  /** publish `estado` for every document when it changed; poll again */
+  | { kind: 'progress'; estado: string; glosa?: string }
+  /** the SII failed to answer; poll again, publish nothing */
+  | { kind: 'retry'; reason: string }
+  /** the certificate's user may not query this company: sin_permiso_sii */
+  | { kind: 'no_permission'; glosa?: string }
+  /** the same verdict for every document */
+  | { kind: 'verdict_all'; estado: string; glosa?: string }
+  /** EPR: per document, from the counts or QueryEstDte */
+  | { kind: 'processed'; status: UploadStatus };
+
+export function readUploadStatus(st: UploadStatus): UploadReading {
+  if (st.problem === 'no_permission') return { kind: 'no_permission', glosa: st.glosa ?? st.estado };
+  if (st.problem === 'sii_error')
+    return { kind: 'retry', reason: `QueryEstUp ${st.estado} ${st.glosa ?? ''}`.trim() };
+  if (ENVELOPE_REJECTIONS.includes(st.estado))
+    return { kind: 'verdict_all', estado: st.estado, glosa: st.glosa };
+  if (st.estado === 'EPR') return { kind: 'processed', status: st };
+  // -11 and the intermediate codes (REC, SOK, CRT, FOK, PDR, PRD), and unknown codes as they are
+  return { kind: 'progress', estado: st.estado, glosa: st.glosa };
+}
+
+/**
+ * EPR counts → one status for every document when the counts leave no doubt, else undefined
+ * (ask QueryEstDte per document). The SII counts a reparo among the accepted too.
+ */
+export function uniformVerdict(st: UploadStatus): 'EPR' | 'RCH' | 'RPR' | undefined {
+  const t = st.totals;
+  if (t.rechazados === 0 && t.reparos === 0) return 'EPR';
+  if (t.informados > 0 && t.rechazados >= t.informados) return 'RCH';
+  if (t.rechazados === 0 && t.informados > 0 && t.reparos >= t.informados) return 'RPR';
+  return undefined;
+}
+
+/** QueryEstDte of one document of a processed (EPR) upload → its status. */
+export function documentVerdict(d: DocumentStatus): { estado: string; glosa?: string } {
+  const glosa = d.glosaEstado ?? d.glosaErr;
+  const text = `${d.glosaEstado ?? ''} ${d.glosaErr ?? ''}`;
+  if (d.estado === 'DOK') return { estado: /\bRPR\b|reparo/i.test(text) ? 'RPR' : 'EPR', glosa };
+  if (/\bRCH\b|rechazado/i.test(text)) return { estado: 'RCH', glosa };
+  // anything else (DNK, FAU without a rejection, an error code) is published as the SII said it
+  return { estado: d.estado, glosa };
+}
