@@ -17,7 +17,8 @@ import {
 import { testMessaging, type TestMessaging } from '../../../test/support/env';
 import { startOutboxRelay, type OutboxRelay } from '../src/outbox/relay';
 import { startProjector, type Projector } from '../src/projector/projector';
-import type { DteStatusRecord } from '../src/dtes/status-record';
+import { statusOutboxEntry, type DteStatusRecord } from '../src/dtes/status-record';
+import { enqueueOutbox } from '../src/outbox/enqueue';
 import { call, startTestApi, type TestApi } from './support/test-api';
 import { body, emit, expectSchema, orgWithCafs, type DteOrg } from './dtes-fixtures';
 
@@ -334,6 +335,38 @@ describe('pipeline (api side) on the real broker: outbox relay, dte-status proje
     expect(res.status).to.equal(202);
     res = await call(t.url, 'POST', `/dtes/${randomUUID()}/refresh-status`, { key: o.key });
     expect(res.status).to.equal(404);
+  });
+
+  it('publishes an outbox row committed after a later id was already published (no id > last_id gap)', async () => {
+    const doc = await issue();
+    const slow = t.db.dataSource.createQueryRunner();
+    await slow.connect();
+    await slow.startTransaction();
+    let early: DteStatusRecord;
+    try {
+      // the lower id is taken first but committed last
+      const e = statusOutboxEntry(
+        { id: doc.id, organizationId: o.orgId, siiEnv: 'cert', tipoDte: 33, folio: doc.folio },
+        { siiStatus: 'signed', observedAt: new Date(Date.now() + 100) },
+      );
+      early = e.payload;
+      await enqueueOutbox(slow.manager, [e]);
+      const later = await issue(); // commits a higher outbox id at once
+      await until('the later document published', async () =>
+        seen.find((m) => m.topic === PIPELINE_TOPICS.commands && m.value?.dte_id === later.id),
+      );
+      await slow.commitTransaction();
+    } finally {
+      await slow.release();
+    }
+    const got = await until('the early row published', async () =>
+      seen.find((m) => m.topic === PIPELINE_TOPICS.status && m.value?.event_id === early.event_id),
+    );
+    expect(got.key).to.equal(doc.id);
+    await until(
+      'signed applied by the projector',
+      async () => (await get(`/dtes/${doc.id}`)).body.sii_status === 'signed',
+    );
   });
 
   it('keeps one active relay: a second waits on the advisory lock and takes over when the first stops', async () => {
