@@ -42,6 +42,19 @@ async function registryGet(stack: TestStack, p: string): Promise<{ status: numbe
   return { status: res.status, body: await res.json() };
 }
 
+/** The end offset of each partition, read with a plain kafkajs admin client. */
+async function highWatermarks(stack: TestStack, topic: string): Promise<Record<number, string>> {
+  const { Kafka } = await import('kafkajs');
+  const admin = new Kafka({ brokers: stack.kafkaBrokers, logLevel: 0 }).admin();
+  await admin.connect();
+  try {
+    const offsets = await admin.fetchTopicOffsets(topic);
+    return Object.fromEntries(offsets.map((o) => [o.partition, o.high]));
+  } finally {
+    await admin.disconnect();
+  }
+}
+
 describe('foundation: messaging through the real broker and registry', function () {
   this.timeout(90000);
   let stack: TestStack;
@@ -112,6 +125,7 @@ describe('foundation: messaging through the real broker and registry', function 
     const { messaging } = t;
     await messaging.ensureTopics([{ name: 'demo', partitions: 3 }]);
     const producer = await messaging.createProducer();
+    const before = await highWatermarks(stack, messaging.topic('demo'));
     let error: Error | undefined;
     try {
       await producer.send({
@@ -129,6 +143,7 @@ describe('foundation: messaging through the real broker and registry', function 
     }
     expect(error, 'an invalid value must be refused').to.be.instanceOf(Error);
     expect(error!.message).to.match(/amount|invalid/i);
+    expect(await highWatermarks(stack, messaging.topic('demo'))).to.deep.equal(before);
   });
 
   it("places keys on the partitions Kafka's Java partitioner chooses (murmur2)", async () => {
@@ -219,5 +234,37 @@ describe('foundation: messaging through the real broker and registry', function 
     } finally {
       await admin.disconnect();
     }
+  });
+  it('hands a value that is not registry-framed Avro to onDecodeError instead of the handler', async () => {
+    const { messaging } = t;
+    await messaging.ensureTopics([{ name: 'raw', partitions: 1 }]);
+    // A foreign producer (plain kafkajs, outside @dte/messaging) writes bytes without the framing.
+    const { Kafka } = await import('kafkajs');
+    const raw = new Kafka({ brokers: stack.kafkaBrokers, logLevel: 0 }).producer();
+    await raw.connect();
+    await raw.send({ topic: messaging.topic('raw'), messages: [{ key: 'k', value: 'plain text' }] });
+    await raw.disconnect();
+
+    const handled: unknown[] = [];
+    let decodeError: { error: Error; offset: string; value: string } | undefined;
+    let done!: () => void;
+    const seen = new Promise<void>((r) => (done = r));
+    const consumer = await messaging.createConsumer({
+      groupId: `${t.prefix}g3`,
+      topics: ['raw'],
+      fromBeginning: true,
+      onDecodeError: async (error, m) => {
+        decodeError = { error, offset: m.offset, value: m.value.toString() };
+        done();
+      },
+    });
+    await consumer.run(async (m) => {
+      handled.push(m);
+    });
+    await seen;
+    expect(handled).to.have.length(0);
+    expect(decodeError!.value).to.equal('plain text');
+    expect(decodeError!.offset).to.equal('0');
+    expect(decodeError!.error.message).to.match(/magic|schema|framed|invalid/i);
   });
 });
