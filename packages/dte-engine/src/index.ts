@@ -18,6 +18,7 @@ export { verifyEnvioDte, cutOutDtes } from './verify';
 export { checkTotalsArithmetic } from './totals-check';
 export type { EnvioVerification, EnvioDocumentVerification } from './verify';
 export { validateEnvioSchema, schemasDir } from './schema';
+export type { SchemaEngine } from './schema';
 export { signSeedDocument, verifySeedDocument } from './seed';
 export type { SeedVerification } from './seed';
 export { documentId, SII_NS } from './xml/dte-xml';

@@ -46,16 +46,21 @@ describe('EnvioDTE of every type, checked by xmllint, xmlsec1 and openssl', func
     expect(r.ok, r.output).to.equal(true);
   });
 
-  it("is valid for the engine's own schema check (xmllint-wasm), which also rejects a broken one", async function () {
-    expect(await validateEnvioSchema(envio)).to.deep.equal({ valid: true, errors: [] });
-    const broken = Buffer.from(
-      envio.toString('latin1').replace('<NroResol>0</NroResol>', '<NroResol>x</NroResol>'),
-      'latin1',
-    );
-    const r = await validateEnvioSchema(broken);
-    expect(r.valid).to.equal(false);
-    expect(r.errors.join('\n')).to.match(/NroResol/);
-  });
+  for (const engine of ['wasm', 'system'] as const) {
+    it(`passes the engine's own schema check (${engine}), which also rejects a broken one or non-XML`, async function () {
+      expect(await validateEnvioSchema(envio, { engine })).to.deep.equal({ valid: true, errors: [] });
+      const broken = Buffer.from(
+        envio.toString('latin1').replace('<NroResol>0</NroResol>', '<NroResol>x</NroResol>'),
+        'latin1',
+      );
+      const r = await validateEnvioSchema(broken, { engine });
+      expect(r.valid).to.equal(false);
+      expect(r.errors.join('\n')).to.match(/NroResol/);
+      const garbage = await validateEnvioSchema('<EnvioDTE', { engine });
+      expect(garbage.valid).to.equal(false);
+      expect(garbage.errors.length).to.be.greaterThan(0);
+    });
+  }
 
   it('has the form that reads the same both ways: no xmlns:xsi on the root, DTEs declaring the SII namespace', function () {
     const text = envio.toString('latin1');
