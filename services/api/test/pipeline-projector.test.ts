@@ -241,6 +241,27 @@ describe('pipeline (api side) on the real broker: outbox relay, dte-status proje
     expect(res.body).to.include({ id: row[0].id, sii_status: 'sending', track_id: 9001 });
   });
 
+  it('Prefer: wait=N stops waiting with 202 when the upload fails (emision_fallida)', async () => {
+    const key = randomUUID();
+    const started = Date.now();
+    const pending = emit(t, o, body(33, o.rut, 1357), { idem: key, headers: { Prefer: 'wait=20' } });
+    const row: { id: string; folio: string }[] = await until('the row', async () => {
+      const r = await t.db.dataSource.query('SELECT id, folio FROM dtes WHERE idempotency_key = $1', [key]);
+      return r.length > 0 && r;
+    });
+    await publish([
+      status({ id: row[0].id, folio: Number(row[0].folio) }, 'emision_fallida', new Date(Date.now() + 500), {
+        source: 'sii-uploader',
+        sii_glosa: 'upload refused',
+      }),
+    ]);
+    const res = await pending;
+    expect(res.status).to.equal(202);
+    expect(res.body).to.include({ id: row[0].id, sii_status: 'emision_fallida' });
+    expect(res.body.estado).to.include({ categoria: 'requiere_accion' });
+    expect(Date.now() - started).to.be.below(15_000);
+  });
+
   it('refresh-status: 409 without a track id, 202 + a dte.uploaded refresh record for stuck, 200 when nothing to do, no_cert', async () => {
     const refresh = (id: string) =>
       call(t.url, 'POST', `/dtes/${id}/refresh-status`, { key: o.key, headers: { 'X-Cert-Id': o.certId } });

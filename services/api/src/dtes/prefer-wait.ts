@@ -1,3 +1,4 @@
+import { classify } from '@dte/status';
 import type { DataSource } from 'typeorm';
 import { DTE_COLUMNS, type DteRow } from './dte-row';
 
@@ -19,9 +20,16 @@ export function reachedSii(row: DteRow): boolean {
   return row.track_id !== null;
 }
 
+/** True when waiting longer cannot help: a verdict, or an outcome that needs someone to act. */
+function settledElsewhere(row: DteRow): boolean {
+  const e = classify(row.sii_status);
+  return e.terminal || e.categoria === 'requiere_accion';
+}
+
 /**
  * Waits up to `seconds` for the document to reach the SII (track id recorded by the uploader),
- * re-reading the row every `intervalMs`. Returns the last row read and whether it got there.
+ * re-reading the row every `intervalMs`; stops early when the document ended without reaching it
+ * (e.g. emision_fallida). Returns the last row read and whether it got there.
  */
 export async function waitForSii(
   db: DataSource,
@@ -31,7 +39,7 @@ export async function waitForSii(
 ): Promise<{ row: DteRow; sent: boolean }> {
   const deadline = Date.now() + seconds * 1000;
   let current = row;
-  while (!reachedSii(current) && Date.now() < deadline) {
+  while (!reachedSii(current) && !settledElsewhere(current) && Date.now() < deadline) {
     await new Promise((r) => setTimeout(r, Math.min(intervalMs, Math.max(0, deadline - Date.now()))));
     const rows: DteRow[] = await db.query(`SELECT ${DTE_COLUMNS} FROM dtes WHERE id = $1`, [row.id]);
     if (rows[0]) current = rows[0];
