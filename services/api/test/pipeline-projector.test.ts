@@ -204,6 +204,21 @@ describe('pipeline (api side) on the real broker: outbox relay, dte-status proje
     ]);
   });
 
+  it('keeps one feed entry for a status re-published under new event ids and instants (worker restarts)', async () => {
+    const doc = await issue();
+    const t0 = Date.now();
+    await publish([
+      status(doc, 'signed', new Date(t0 + 1000), { source: 'signer' }),
+      status(doc, 'signed', new Date(t0 + 2000), { source: 'signer' }),
+      status(doc, 'sending', new Date(t0 + 3000), { track_id: '31', source: 'sii-uploader' }),
+      status(doc, 'signed', new Date(t0 + 500), { source: 'signer' }), // late copy, older
+      status(doc, 'sending', new Date(t0 + 3500), { track_id: '31', source: 'sii-uploader' }),
+    ]);
+    await barrier(doc.id);
+    expect((await events(doc.id)).map((e) => e.sii_status)).to.deep.equal(['queued', 'signed', 'sending']);
+    expect((await get(`/dtes/${doc.id}`)).body).to.include({ sii_status: 'sending', track_id: 31 });
+  });
+
   it('classifies an unknown SII code as en_proceso / contactar_soporte, never success', async () => {
     const doc = await issue();
     await publish([

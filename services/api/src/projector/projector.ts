@@ -6,9 +6,10 @@
  * (consumer `api.projector`): a redelivery or replay finds it and changes nothing; (2) locks the
  * document row; (3) appends the change to the feed when it moves the
  * document, or when it is older than the document's current status (a late record of real
- * history), unless the feed already holds it (same event_id, or same status and observed_at): the
- * feed is the chronological history even when records arrive out of order, without echoes
- * observed after a verdict; (4) moves the row's status only when @dte/status
+ * history), unless the feed already holds it (same event_id) or it would sit next to an event of the same
+ * status (a status seen again, e.g. re-published by a worker that restarted, is not a
+ * transition): the feed is the chronological history of transitions even when records arrive
+ * out of order or twice under new event ids, without echoes observed after a verdict; (4) moves the row's status only when @dte/status
  * `shouldApply` allows it (never backwards, terminal is final), taking the track id when the row
  * has none. Tombstones (null values) and records of documents this database does not hold are
  * acknowledged and skipped, with a log line for the latter.
@@ -47,9 +48,13 @@ export async function applyStatusRecord(db: DataSource, rec: DteStatusRecord): P
       await m.query(
         `INSERT INTO dte_events (dte_id, event_id, sii_status, glosa, track_id, source, observed_at)
          SELECT $1, $2, $3, $4, $5, $6, $7
-          WHERE NOT EXISTS (
-            SELECT 1 FROM dte_events
-             WHERE event_id = $2 OR (dte_id = $1 AND sii_status = $3 AND observed_at = $7))`,
+          WHERE NOT EXISTS (SELECT 1 FROM dte_events WHERE event_id = $2)
+            AND $3 IS DISTINCT FROM (
+              SELECT sii_status FROM dte_events WHERE dte_id = $1 AND observed_at <= $7
+               ORDER BY observed_at DESC, id DESC LIMIT 1)
+            AND $3 IS DISTINCT FROM (
+              SELECT sii_status FROM dte_events WHERE dte_id = $1 AND observed_at > $7
+               ORDER BY observed_at, id LIMIT 1)`,
         [rec.dte_id, rec.event_id, rec.sii_status, rec.sii_glosa, rec.track_id, rec.source, observedAt],
       );
     }
