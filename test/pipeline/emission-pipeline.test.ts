@@ -3,7 +3,14 @@ import { classify } from '@dte/status';
 import { signCommand, type EmitDteCommand } from '@dte/signer';
 import { body, emit } from '../../services/api/test/dtes-fixtures';
 import { call } from '../../services/api/test/support/test-api';
-import { eventually, pollerSettings, simAdmin, startPipeline, uploaderSettings, type Pipeline } from './harness';
+import {
+  eventually,
+  pollerSettings,
+  simAdmin,
+  startPipeline,
+  uploaderSettings,
+  type Pipeline,
+} from './harness';
 
 interface Row {
   id: string;
@@ -73,7 +80,10 @@ describe('emission pipeline end to end (api, relay, projector, signer, sii-uploa
       expect(f.slice(0, 3)).to.deep.equal(['queued', 'signed', 'sending']);
       expect(f.at(-1)).to.equal('EPR');
       expect(new Set(f).size, f.join(',')).to.equal(f.length);
-      expect(f.some((s) => ['-11', 'REC', 'SOK', 'FOK', 'CRT', 'PDR', 'PRD'].includes(s)), f.join(',')).to.equal(true);
+      expect(
+        f.some((s) => ['-11', 'REC', 'SOK', 'FOK', 'CRT', 'PDR', 'PRD'].includes(s)),
+        f.join(','),
+      ).to.equal(true);
     }
     // the SII received each folio in exactly one upload, the one whose track id the document holds
     const uploads = await simUploads();
@@ -107,7 +117,10 @@ describe('emission pipeline end to end (api, relay, projector, signer, sii-uploa
       [id],
     );
     const outboxBefore = (await db().query('SELECT count(*)::int AS n FROM outbox'))[0].n;
-    const result = await signCommand({ dataSource: db(), keys: p.t.deps.keys, logger: p.logger }, cmd[0].payload);
+    const result = await signCommand(
+      { dataSource: db(), keys: p.t.deps.keys, logger: p.logger },
+      cmd[0].payload,
+    );
     expect(result).to.equal('duplicate');
     // a new command (another event id) for a signed document is refused too
     const again = await signCommand(
@@ -131,7 +144,12 @@ describe('emission pipeline end to end (api, relay, projector, signer, sii-uploa
   });
 
   it('retries a burst of 5xx answers to DTEUpload with the same envelope and still reaches EPR', async () => {
-    await simAdmin(p.t, 'POST', '/admin/triggers', { kind: 'http-error', operation: 'upload', status: 503, times: 2 });
+    await simAdmin(p.t, 'POST', '/admin/triggers', {
+      kind: 'http-error',
+      operation: 'upload',
+      status: 503,
+      times: 2,
+    });
     const id = await issue(33);
     const r = await until(id, ['EPR', 'emision_fallida']);
     expect(r.sii_status).to.equal('EPR');

@@ -67,7 +67,12 @@ export async function enrol(t: TestApi, o: DteOrg): Promise<void> {
   const res = await fetch(`${t.sim.url}/admin/cert/companies/${o.rut}`, {
     method: 'PUT',
     headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ razonSocial: 'EMPRESA DE PRUEBA', fchResol: FCH_RESOL, nroResol: 0, senders: [o.rut] }),
+    body: JSON.stringify({
+      razonSocial: 'EMPRESA DE PRUEBA',
+      fchResol: FCH_RESOL,
+      nroResol: 0,
+      senders: [o.rut],
+    }),
   });
   if (!res.ok) throw new Error(`simulator enrolment failed: ${res.status} ${await res.text()}`);
 }
@@ -110,7 +115,13 @@ export async function startPipeline(): Promise<Pipeline> {
     poller,
     logger,
     async close() {
-      await Promise.allSettled([signer.stop(), uploader.stop(), poller.stop(), projector.stop(), relay.stop()]);
+      await Promise.allSettled([
+        signer.stop(),
+        uploader.stop(),
+        poller.stop(),
+        projector.stop(),
+        relay.stop(),
+      ]);
       await msg.cleanup().catch(() => undefined);
       redis.disconnect();
       await t.close();
@@ -119,7 +130,11 @@ export async function startPipeline(): Promise<Pipeline> {
 }
 
 /** Waits until `check` returns a value (not undefined), polling every 150 ms. */
-export async function eventually<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 45000): Promise<T> {
+export async function eventually<T>(
+  what: string,
+  check: () => Promise<T | undefined>,
+  timeoutMs = 45000,
+): Promise<T> {
   const until = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
@@ -129,12 +144,18 @@ export async function eventually<T>(what: string, check: () => Promise<T | undef
     } catch (err) {
       last = err;
     }
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    if (Date.now() > until)
+      throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
     await new Promise((r) => setTimeout(r, 150));
   }
 }
 
-export async function simAdmin<T = unknown>(t: TestApi, method: string, path: string, body?: unknown): Promise<T> {
+export async function simAdmin<T = unknown>(
+  t: TestApi,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<T> {
   const res = await fetch(`${t.sim.url}${path}`, {
     method,
     headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
