@@ -50,7 +50,10 @@ export interface SeedResult {
   user_id?: string;
 }
 
-/** Creates or reuses the organization (by name) and company (by RUT), then a fresh API key. */
+/**
+ * Creates or reuses the organization (by name) and company (by RUT), then a fresh API key. A reused
+ * company keeps its signer RUTs and gains the ones given (none given: unchanged, never null).
+ */
 export async function seedOrganization(db: DataSource, input: SeedInput): Promise<SeedResult> {
   const rut = normalizeRut(input.rut);
   if (!rut) throw new Error(`--rut ${input.rut} is not a valid RUT`);
@@ -73,8 +76,8 @@ export async function seedOrganization(db: DataSource, input: SeedInput): Promis
       `INSERT INTO companies (organization_id, rut, razon_social, giro, direccion, comuna, actividad_economica, signer_ruts)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
        ON CONFLICT (organization_id, rut) DO UPDATE
-         SET signer_ruts = COALESCE(
-           (SELECT array_agg(DISTINCT x) FROM unnest(companies.signer_ruts || EXCLUDED.signer_ruts) x), '{}')
+         SET signer_ruts = ARRAY(
+           SELECT DISTINCT x FROM unnest(companies.signer_ruts || EXCLUDED.signer_ruts) x ORDER BY x)
        RETURNING id`,
       [
         organizationId,

@@ -5,7 +5,7 @@ import { promisify } from 'node:util';
 import { createDataSource, runMigrations } from '@dte/database';
 import { freshSchema, testStack } from '../../../test/support/env';
 import { verifySession } from '../src/auth/session';
-import { call, newRut, startTestApi } from './support/test-api';
+import { call, newRut, p12Form, startTestApi, testP12, type TestApi } from './support/test-api';
 
 const execFileP = promisify(execFile);
 const apiDir = path.resolve(__dirname, '..');
@@ -64,5 +64,53 @@ describe('seed command', function () {
     } finally {
       await t.close();
     }
+  });
+
+  describe('reusing a company', () => {
+    let t: TestApi;
+    before(async () => {
+      t = await startTestApi();
+    });
+    after(async () => t?.close());
+
+    const signerRuts = async (companyId: string): Promise<string[]> =>
+      (await t.db.dataSource.query('SELECT signer_ruts FROM companies WHERE id = $1', [companyId]))[0]
+        .signer_ruts;
+    const uploadP12 = (key: string, rut: string) =>
+      call(t.url, 'POST', '/certificates', { key, form: p12Form(testP12(rut), 'secreto', 'l') });
+
+    it('seeds the same company twice without signer RUTs: one company, an empty signer list, both keys work', async () => {
+      const org = `org-${newRut()}`;
+      const rut = newRut();
+      const first = await t.seed({ org, rut });
+      const second = await t.seed({ org, rut });
+      expect(second.company_id).to.equal(first.company_id);
+      expect(second.api_key).to.not.equal(first.api_key);
+      expect(await signerRuts(first.company_id)).to.deep.equal([]);
+      for (const key of [first.api_key, second.api_key]) {
+        expect((await call(t.url, 'GET', '/caf', { key })).status).to.equal(200);
+      }
+    });
+
+    it('a second seed without signer RUTs keeps the signers of the first (their certificates still upload)', async () => {
+      const org = `org-${newRut()}`;
+      const rut = newRut();
+      const signer = newRut();
+      const first = await t.seed({ org, rut, signerRuts: [signer] });
+      const second = await t.seed({ org, rut });
+      expect(second.company_id).to.equal(first.company_id);
+      expect(await signerRuts(first.company_id)).to.deep.equal([signer]);
+      expect((await uploadP12(second.api_key, signer)).status).to.equal(201);
+      // someone never declared is still refused
+      const stranger = await uploadP12(second.api_key, newRut());
+      expect(stranger.status).to.equal(422);
+      expect(stranger.body.code).to.equal('cert_subject_mismatch');
+      // a third seed adds a signer without dropping the first, each RUT once
+      const another = newRut();
+      await t.seed({ org, rut, signerRuts: [another, signer] });
+      expect(await signerRuts(first.company_id))
+        .to.have.members([signer, another])
+        .and.to.have.length(2);
+    });
   });
 });
