@@ -7,8 +7,9 @@
  * 1. Grouping. Signed documents without an upload (dtes.signed_xml set, upload_id null) are
  *    grouped per (company, environment, certificate); a group leaves when it holds maxDocs
  *    documents or its oldest has waited maxWaitMs. Claiming binds the documents to a new
- *    `sii_uploads` row (state `claimed`) in one transaction with FOR UPDATE SKIP LOCKED on the
- *    documents: a document belongs to at most one upload, ever, whatever the number of instances.
+ *    `sii_uploads` row (state `claimed`) in one transaction, FOR UPDATE on the
+ *    documents (under a per-group advisory lock): a document belongs to at most one upload, ever,
+ *    whatever the number of instances.
  * 2. Building. The EnvioDTE (company resolution from `companies`, certificate opened in memory)
  *    is built once and its exact bytes are stored with state `sending` BEFORE any DTEUpload.
  * 3. Sending. Each attempt counts in `attempts` (committed before the HTTP call); the same
@@ -176,12 +177,17 @@ export class Uploader {
     const { maxDocs, maxWaitMs } = this.deps.settings;
     const now = this.now();
     return this.deps.dataSource.transaction(async (m) => {
+      // one claim per group at a time across instances; the row locks then wait for short
+      // writers (the projector) instead of skipping their rows and splitting the envelope
+      await m.query('SELECT pg_advisory_xact_lock(hashtext($1))', [
+        `sii-upload-claim:${companyId}:${env}:${certificateId}`,
+      ]);
       const picked: { id: string; organization_id: string; rut_emisor: string; signed_at: Date }[] =
         await m.query(
           `SELECT id, organization_id, rut_emisor, signed_at FROM dtes
           WHERE company_id = $1 AND sii_env = $2 AND certificate_id = $3
             AND upload_id IS NULL AND signed_xml IS NOT NULL
-          ORDER BY signed_at, id LIMIT $4 FOR UPDATE SKIP LOCKED`,
+          ORDER BY signed_at, id LIMIT $4 FOR UPDATE`,
           [companyId, env, certificateId, maxDocs],
         );
       if (picked.length === 0) return 0;
