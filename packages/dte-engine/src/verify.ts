@@ -4,7 +4,10 @@ import { Element } from '@xmldom/xmldom';
 
 import { CertificateInfo } from './crypto/certificate';
 import { rsaSha1Verify } from './crypto/keys';
-import { verifySignatureElement } from './crypto/verify-signature';
+import { CanonicalTexts, verifySignatureElement } from './crypto/verify-signature';
+import { C14N_ALG } from './crypto/xmldsig';
+import { DTE_START } from './xml/canonical';
+import { SII_NS } from './xml/dte-xml';
 import { verifyTed } from './ted';
 import { checkTotalsArithmetic } from './totals-check';
 import { decodeXml } from './xml/decode';
@@ -82,7 +85,7 @@ export function verifyEnvioDte(
   const envSig = childElements(root).find((c) => c.localName === 'Signature');
   const setId = set.getAttribute('ID') ?? '';
   const envelopeSignature = envSig
-    ? pick(verifySignatureElement(text, envSig, `#${setId}`))
+    ? pick(verifySignatureElement(text, envSig, `#${setId}`, C14N_ALG, envelopeTexts(text, setId)))
     : { valid: false, error: 'the EnvioDTE has no Signature' };
 
   const documents = cutOutDtes(text).map((dteText, i) => {
@@ -105,6 +108,35 @@ function pick(check: { valid: boolean; error?: string; certificate?: Certificate
     ...(check.error ? { error: check.error } : {}),
     ...(check.certificate ? { certificate: check.certificate } : {}),
   };
+}
+
+const ENVELOPE_FORM = new RegExp(
+  '^\\uFEFF?(?:<\\?xml [^>]*\\?>)?\\s*<EnvioDTE xmlns="http://www\\.sii\\.cl/SiiDte" version="1\\.0">' +
+    '(<SetDTE ID="[^"]*">[\\s\\S]*</SetDTE>)(<Signature xmlns="http://www\\.w3\\.org/2000/09/xmldsig#">[\\s\\S]*</Signature>)</EnvioDTE>\\s*$',
+);
+const DTE_FORM = new RegExp(
+  `^${DTE_START.replace(/[.]/g, '\\.')}(<(Documento|Exportaciones|Liquidacion) [^>]*>[\\s\\S]*</\\2>)` +
+    '(<Signature xmlns="http://www\\.w3\\.org/2000/09/xmldsig#">[\\s\\S]*</Signature>)</DTE>$',
+);
+
+/** The texts for the fast check when the envelope has exactly the form buildEnvioDte writes. */
+function envelopeTexts(text: string, setId: string): CanonicalTexts | undefined {
+  const m = ENVELOPE_FORM.exec(text);
+  if (!m || occurrences(text, ` ID="${setId}"`) !== 1) return undefined;
+  return { signedText: m[1] as string, inheritedNs: SII_NS, signatureText: m[2] as string };
+}
+
+/** The texts for the fast check when the DTE has exactly the form stampAndSignDte writes. */
+function dteTexts(dteText: string, id: string): CanonicalTexts | undefined {
+  const m = DTE_FORM.exec(dteText);
+  if (!m || occurrences(dteText, ` ID="${id}"`) !== 1) return undefined;
+  return { signedText: m[1] as string, inheritedNs: SII_NS, signatureText: m[3] as string };
+}
+
+function occurrences(text: string, needle: string): number {
+  let n = 0;
+  for (let i = text.indexOf(needle); i >= 0; i = text.indexOf(needle, i + 1)) n++;
+  return n;
 }
 
 /** A DTE that cannot even be parsed standalone: reported, not thrown, so the others still count. */
@@ -146,7 +178,7 @@ function verifyOneDte(
   const daEl = cafEl ? firstChild(cafEl, 'DA') : undefined;
   const signature = childElements(dte).find((c) => c.localName === 'Signature');
   const sig = signature
-    ? verifySignatureElement(dteText, signature, `#${id}`)
+    ? verifySignatureElement(dteText, signature, `#${id}`, C14N_ALG, dteTexts(dteText, id))
     : { valid: false, error: 'the DTE has no Signature' };
   const ted = verifyTed(dteText);
   const totalsError = documento ? checkTotalsArithmetic(documento) : 'no Documento';
