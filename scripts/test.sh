@@ -30,10 +30,12 @@ for v in KAFKA_BROKERS SCHEMA_REGISTRY_URL DATABASE_URL REDIS_URL; do
 done
 if [ "${#given[@]}" -lt 4 ]; then
   before="$(bash scripts/stack.sh status)"
-  if ! grep -qE '^\S+\s+running' <<<"$before"; then
+  bash scripts/stack.sh up || summary_fail "the local stack did not come up (see above)"
+  # This run started the stack when none of it ran before and some of it runs now (parts that
+  # answer but belong to another checkout show as "foreign" and are never stopped here).
+  if ! grep -qE '^\S+\s+running' <<<"$before" && grep -qE '^\S+\s+running' <<<"$(bash scripts/stack.sh status)"; then
     started_stack=1
   fi
-  bash scripts/stack.sh up || summary_fail "the local stack did not come up (see above)"
   eval "$(bash scripts/stack.sh env | sed 's/^/export /')"
   export DTE_TEST_STACK=local
   DTE_STACK_GIVEN="${given[*]:-}"
