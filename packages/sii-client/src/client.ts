@@ -25,6 +25,7 @@ import {
   type SiiEnvironment,
 } from './endpoints';
 import { isTokenError, SiiError } from './errors';
+import { requestFolios, type FolioRequest } from './folios';
 import {
   consultarDocDteCedible,
   consultarFechaRecepcionSii,
@@ -227,6 +228,11 @@ export class SiiClient {
 
   consultarFechaRecepcionSii(q: RegisterDocRef): Promise<string> {
     return consultarFechaRecepcionSii(this.transport, q);
+  }
+
+  /** A folio grant (the simulator's `POST {base}/folios`): resolves to the CAF XML text. */
+  requestFolios(q: FolioRequest): Promise<string> {
+    return requestFolios(this.transport, q);
   }
 }
 

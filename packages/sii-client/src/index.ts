@@ -25,6 +25,8 @@ export type {
   SiiEnvironmentEndpoints,
 } from './endpoints';
 export * from './errors';
+export { FOLIOS_PATH, interpretFolioReply } from './folios';
+export type { FolioRequest } from './folios';
 export { interpretUploadReply, parseRecepcionDte } from './upload';
 export type { RecepcionDte, UploadEnvioInput, UploadOutcome } from './upload';
 export { toDdMmAaaa } from './status';

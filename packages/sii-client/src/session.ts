@@ -7,6 +7,7 @@
 import type { SigningCredential } from '@dte/engine';
 
 import type { SiiClient } from './client';
+import type { FolioRequest } from './folios';
 import type { AccionDoc, RegisterAnswer, RegisterDocRef, RegisterHistory } from './register';
 import type { DocumentStatus, DocumentStatusQuery, UploadStatus, UploadStatusQuery } from './status';
 import type { CallOptions } from './transport';
@@ -86,6 +87,19 @@ export class SiiSession {
       q.env,
       this.credential,
       (token) => this.client.consultarFechaRecepcionSii({ ...q, token }),
+      callOpts(q),
+    );
+  }
+
+  /**
+   * A folio grant for `rutCompany` with this certificate's token (renewed once on HTTP 401):
+   * resolves to the CAF XML text. A failed login throws its SiiError (nothing was asked).
+   */
+  requestFolios(q: WithoutToken<FolioRequest>): Promise<string> {
+    return this.client.withToken(
+      q.env,
+      this.credential,
+      (token) => this.client.requestFolios({ ...q, token }),
       callOpts(q),
     );
   }
