@@ -40,7 +40,7 @@ service_url() {
   local port
   port="$(service_port "$1")"
   case "$1" in
-    api) echo "http://127.0.0.1:$port/api/v1 (health http://127.0.0.1:$port/healthz)" ;;
+    api) echo "http://127.0.0.1:$port/api/v1" ;;
     sii-simulator) echo "http://127.0.0.1:$port" ;;
     *) echo "health http://127.0.0.1:$port/healthz" ;;
   esac
