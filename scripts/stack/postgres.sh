@@ -1,9 +1,13 @@
 # PostgreSQL 15 of the local stack (sourced by scripts/stack.sh): Debian's binaries, a data folder
 # of its own under .stack/pg owned by the unprivileged `postgres` user, loopback TCP only.
 
-PG_HOME="$STACK_DIR/pg"
-PG_DATA="$PG_HOME/data"
-PG_LOG="$PG_HOME/postgres.log"
+# .stack/pg, or where its link points (see pg_prepare_dirs): PostgreSQL gets the real path.
+pg_paths() {
+  PG_HOME="$(readlink -f "$STACK_DIR/pg" 2>/dev/null || echo "$STACK_DIR/pg")"
+  PG_DATA="$PG_HOME/data"
+  PG_LOG="$PG_HOME/postgres.log"
+}
+pg_paths
 
 pg_bin() {
   local d
@@ -19,13 +23,31 @@ pg_bin() {
 pg_ready() { "$(pg_bin)/pg_isready" -q -h 127.0.0.1 -p "$PG_PORT" -d dte -U dte; }
 
 pg_prepare_dirs() {
-  mkdir -p "$PG_HOME"
-  if [ "$(id -u)" = 0 ]; then
-    chown postgres: "$PG_HOME"
-    if ! runuser -u postgres -- test -w "$PG_HOME"; then
-      fail postgres "" "the postgres user cannot reach $PG_HOME (a folder above it is closed to others)"
-      return 1
+  if [ "$(id -u)" != 0 ]; then
+    mkdir -p "$PG_HOME"
+    return 0
+  fi
+  if [ ! -e "$STACK_DIR/pg" ]; then
+    mkdir -p "$STACK_DIR/pg"
+    chown postgres: "$STACK_DIR/pg"
+    if ! runuser -u postgres -- test -w "$STACK_DIR/pg"; then
+      # A folder above the checkout is closed to other users (a clone under /root, say): the
+      # data lives under /var/tmp instead, linked from .stack/pg.
+      rmdir "$STACK_DIR/pg"
+      local alt
+      alt="/var/tmp/dte-pg-$(printf '%s' "$STACK_DIR" | cksum | cut -d' ' -f1)"
+      mkdir -p "$alt"
+      chown postgres: "$alt"
+      chmod 700 "$alt"
+      ln -s "$alt" "$STACK_DIR/pg"
+      say "postgres: the postgres user cannot reach $STACK_DIR; its data lives in $alt (linked from .stack/pg)"
     fi
+    pg_paths
+  fi
+  chown postgres: "$PG_HOME"
+  if ! runuser -u postgres -- test -w "$PG_HOME"; then
+    fail postgres "" "the postgres user cannot write $PG_HOME"
+    return 1
   fi
 }
 
