@@ -104,9 +104,7 @@ export function parseCaf(xml: string | Buffer, opts: { now?: Date; expectedTipo?
     hasta,
     fechaAutorizacion,
     idk,
-    expiresAt: EXPIRING_CAF_TYPES.includes(tipoDte)
-      ? addMonthsSantiago(fechaAutorizacion, CAF_VALID_MONTHS)
-      : null,
+    expiresAt: expiresAtOf(tipoDte, fechaAutorizacion),
     rsaPublicKeyPem: publicKey.export({ type: 'spki', format: 'pem' }) as string,
     rsaPrivateKeyPem: privateKey.export({ type: 'pkcs8', format: 'pem' }) as string,
     cafElementXml: cafText.text,
@@ -186,10 +184,24 @@ export function cafParts(cafElementXml: string): { da: string; frma: string; can
   };
 }
 
-/** Midnight (America/Santiago) of the date `months` after the YYYY-MM-DD date. */
-function addMonthsSantiago(date: string, months: number): Date {
-  const [y, m, d] = date.split('-').map(Number) as [number, number, number];
-  const target = new Date(Date.UTC(y, m - 1 + months, d));
+/**
+ * The one CAF expiry rule: for the types of EXPIRING_CAF_TYPES a CAF stops being usable on the
+ * day CAF_VALID_MONTHS calendar months after its authorization date FA (YYYY-MM-DD; a day that
+ * does not exist in the target month rolls over, as Date does). Returns that first day on which
+ * it is no longer valid, or null for types whose CAF does not expire. A document dated that
+ * day or later cannot use the CAF.
+ */
+export function cafExpiryDate(tipoDte: number, fechaAutorizacion: string): string | null {
+  if (!EXPIRING_CAF_TYPES.includes(tipoDte)) return null;
+  const [y, m, d] = fechaAutorizacion.split('-').map(Number) as [number, number, number];
+  return new Date(Date.UTC(y, m - 1 + CAF_VALID_MONTHS, d)).toISOString().slice(0, 10);
+}
+
+/** The instant the CAF expires: midnight (America/Santiago) of cafExpiryDate. */
+function expiresAtOf(tipoDte: number, fechaAutorizacion: string): Date | null {
+  const day = cafExpiryDate(tipoDte, fechaAutorizacion);
+  if (!day) return null;
+  const target = new Date(`${day}T00:00:00Z`);
   // Chile is UTC-3 or UTC-4: find the offset in force at that date
   const probe = new Date(target.getTime() + 12 * 3600 * 1000);
   const offset = santiagoOffsetMinutes(probe);

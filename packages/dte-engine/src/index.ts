@@ -6,7 +6,7 @@ export * from './model';
 export * from './input';
 export { readCertificate, readP12, RUT_OTHER_NAME_OID } from './crypto/certificate';
 export type { CertificateInfo, SigningCredential } from './crypto/certificate';
-export { parseCaf, verifyCafSignature, EXPIRING_CAF_TYPES } from './caf';
+export { parseCaf, verifyCafSignature, cafExpiryDate, EXPIRING_CAF_TYPES } from './caf';
 export type { Caf } from './caf';
 export { signTed, verifyTed } from './ted';
 export type { TedVerification } from './ted';

@@ -2,7 +2,14 @@ import { expect } from 'chai';
 
 import { ServiceError } from '@dte/error-catalog';
 
-import { createTestCaf, createTestSiiKey, parseCaf, stampAndSignDte, verifyCafSignature } from '../src';
+import {
+  cafExpiryDate,
+  createTestCaf,
+  createTestSiiKey,
+  parseCaf,
+  stampAndSignDte,
+  verifyCafSignature,
+} from '../src';
 import { cafFor, testCredentials, today } from './support/credentials';
 import { EMISOR_RUT, sampleDocument } from './support/documents';
 import { opensslVerify } from './support/oracles';
@@ -52,6 +59,13 @@ describe('CAF parsing and checks', function () {
     const frma = /<FRMA[^>]*>([^<]+)</.exec(xml)?.[1] as string;
     const r = opensslVerify(Buffer.from(da, 'latin1'), frma, sii.publicKeyPem);
     expect(r.ok, r.output).to.equal(true);
+  });
+
+  it('names the first day a CAF is no longer valid, the rule the simulator applies too', function () {
+    expect(cafExpiryDate(33, '2025-01-10')).to.equal('2025-07-10');
+    expect(cafExpiryDate(61, '2025-08-31')).to.equal('2026-03-03');
+    expect(cafExpiryDate(52, '2025-01-10')).to.equal(null);
+    expect(cafExpiryDate(110, '2025-01-10')).to.equal(null);
   });
 
   it('expires 6 months after FA for 33/46/56/61 (caf_expired), never for 52 and exports', function () {

@@ -15,7 +15,7 @@
  *
  * The signature, TED, CAF and schema rules themselves are @dte/engine's.
  */
-import { EXPIRING_CAF_TYPES } from '@dte/engine';
+import { cafExpiryDate } from '@dte/engine';
 import { validateEnvioSchema, verifyEnvioDte, type EnvioVerification } from './engine';
 import { chileDate } from './chile-time';
 import { normalizeRut } from './rut';
@@ -104,8 +104,9 @@ export async function checkEnvelope(input: CheckInput): Promise<CheckOutcome> {
         rejects.push(`folio ${d.folio} fuera del rango autorizado ${caf.desde}-${caf.hasta}`);
       if (d.fchEmis < caf.fechaAutorizacion)
         rejects.push('fecha de emisión anterior a la autorización del CAF');
-      if (EXPIRING_CAF_TYPES.includes(Number(d.tipoDte)) && d.fchEmis > addMonths(caf.fechaAutorizacion, 6))
-        rejects.push(`CAF vencido (autorizado el ${caf.fechaAutorizacion}, vence a los 6 meses)`);
+      const vence = cafExpiryDate(Number(d.tipoDte), caf.fechaAutorizacion);
+      if (vence !== null && d.fchEmis >= vence)
+        rejects.push(`CAF vencido (autorizado el ${caf.fechaAutorizacion}, no válido desde ${vence})`);
     }
     if (!d.tedValid) rejects.push(`timbre electrónico (TED) inválido: ${d.tedError ?? 'no verifica'}`);
     const key = `${rutEmisor}|${d.tipoDte}|${d.folio}`;
@@ -171,12 +172,6 @@ function subTotals(raw: EnvioVerification['caratula']['subTotales']): Map<number
   const out = new Map<number, number>();
   for (const s of raw) out.set(s.tpoDte, (out.get(s.tpoDte) ?? 0) + s.nroDte);
   return out;
-}
-
-function addMonths(date: string, months: number): string {
-  const d = new Date(`${date}T00:00:00Z`);
-  d.setUTCMonth(d.getUTCMonth() + months);
-  return d.toISOString().slice(0, 10);
 }
 
 function daysBetween(from: string, to: string): number {
