@@ -315,6 +315,18 @@ describe('CAF inventory over HTTP', function () {
       expect((await ask(o)).status).to.equal(201);
     });
 
+    it('answers caf.cert_not_authorized when the SII knows the holder but not for this company', async () => {
+      const o = await org();
+      // the certificate's holder is enrolled, but for another company only
+      await enrol(newRut(), o.rut);
+      const res = await ask(o);
+      expect(res.status).to.equal(502);
+      expect(res.body.code).to.equal('caf.cert_not_authorized');
+      expect(res.body.detail).to.have.nested.property('sii.status', 403);
+      await enrol(o.rut, o.rut);
+      expect((await ask(o)).status).to.equal(201);
+    });
+
     it('answers caf.grant_rejected when the SII refuses the grant', async () => {
       const p = await org();
       await enrol(p.rut, p.rut);

@@ -1,123 +1,86 @@
-import { signSeedDocument } from '@dte/engine';
+import { isSiiError, SiiClient, simulatorEndpoints, type SiiError, type TokenCache } from '@dte/sii-client';
 import { FolioGrantError, type FolioGrantClient, type FolioGrantRequest } from './folio-grant-client';
 
-const SOAP_ENV = 'http://schemas.xmlsoap.org/soap/envelope/';
-
-const escapeXml = (s: string) =>
-  s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
-const unescapeXml = (s: string) =>
-  s
-    .replace(/&lt;/g, '<')
-    .replace(/&gt;/g, '>')
-    .replace(/&quot;/g, '"')
-    .replace(/&apos;/g, "'")
-    .replace(/&amp;/g, '&');
-
-function soapEnvelope(method: string, params: Record<string, string>): string {
-  const inner = Object.entries(params)
-    .map(([k, v]) => `<${k}>${escapeXml(v)}</${k}>`)
-    .join('');
-  return `<?xml version="1.0" encoding="UTF-8"?><soapenv:Envelope xmlns:soapenv="${SOAP_ENV}"><soapenv:Body><${method}>${inner}</${method}></soapenv:Body></soapenv:Envelope>`;
-}
-
-/** Text of `<NAME>` (with or without a prefix) in an XML string, or undefined. */
-function tag(xml: string, name: string): string | undefined {
-  const m = new RegExp(
-    `<(?:[A-Za-z0-9]+:)?${name}(?:\\s[^>]*)?>([\\s\\S]*?)</(?:[A-Za-z0-9]+:)?${name}>`,
-  ).exec(xml);
-  return m ? m[1].trim() : undefined;
-}
+export type SiiFolioGrantClientOptions =
+  /** a shared client (its endpoints, deadlines and token cache) */
+  | { client: SiiClient }
+  /** SII_BASE_URL (a SII simulator's root) and SII_TIMEOUT_MS, as the api's configuration has them */
+  | { baseUrl: string; timeoutMs: number; tokenCache?: TokenCache };
 
 /**
- * The SII folio grant over HTTP, as the simulator serves it (packages/sii-simulator,
- * src/routes/folios.ts): SOAP CrSeed.getSeed → sign the seed with the certificate →
- * GetTokenFromSeed.getToken → POST /{env}/folios with Cookie TOKEN and JSON
- * {rutEmisor, tipoDte, cantidad} → 200 application/xml CAF.
+ * The SII folio grant through @dte/sii-client (`session(credential).requestFolios`, which logs in
+ * with the certificate, caches the token and renews it once when refused). This adapter only
+ * translates the client's SiiErrors into FolioGrantError kinds, i.e. the api's caf.* answers:
  *
- * Answers: 200 CAF; 403 the user is not authorized for the issuer → cert_not_authorized; other 4xx
- * → rejected; 5xx, timeouts, network errors and unreadable replies → unavailable. A token
- * refused with ESTADO -07 (certificate RUT not enrolled) → cert_not_authorized.
+ * - `rejected` with HTTP 403 (the user may not stamp for the issuer), or a login refused with
+ *   ESTADO -07 (the certificate's holder is not enrolled at the SII) → cert_not_authorized
+ * - any other `rejected` (quota, type, RUT: the SII said no) → rejected
+ * - `transient`, `protocol` and `auth` (the SII refused even a fresh token, or the signed seed) →
+ *   unavailable
+ *
+ * `siiDetail` keeps the SII's words: `{status, error, message}` for an answer of the grant,
+ * `{estado, glosa}` for a failed login.
  */
 export class SiiFolioGrantClient implements FolioGrantClient {
-  constructor(private readonly opts: { baseUrl: string; timeoutMs: number }) {}
+  private readonly client: SiiClient;
 
-  private async post(
-    url: string,
-    body: string,
-    headers: Record<string, string>,
-  ): Promise<{ status: number; text: string }> {
-    let res: Response;
-    try {
-      res = await fetch(url, {
-        method: 'POST',
-        body,
-        headers,
-        signal: AbortSignal.timeout(this.opts.timeoutMs),
-      });
-      return { status: res.status, text: await res.text() };
-    } catch (err) {
-      throw new FolioGrantError('unavailable', `the SII did not answer: ${(err as Error).message}`);
-    }
-  }
-
-  private async token(req: FolioGrantRequest): Promise<string> {
-    const base = `${this.opts.baseUrl}/${req.environment}/DTEWS`;
-    const soap = { 'Content-Type': 'text/xml; charset=utf-8', SOAPAction: '' };
-    const seedRes = await this.post(`${base}/CrSeed.jws`, soapEnvelope('getSeed', {}), soap);
-    const seedReply = unescapeXml(tag(seedRes.text, 'getSeedReturn') ?? '');
-    const seed = tag(seedReply, 'SEMILLA');
-    if (seedRes.status !== 200 || tag(seedReply, 'ESTADO') !== '00' || !seed) {
-      throw new FolioGrantError('unavailable', `getSeed failed (HTTP ${seedRes.status})`, {
-        estado: tag(seedReply, 'ESTADO') ?? null,
-      });
-    }
-    const signed = signSeedDocument(seed, req.credential);
-    const tokRes = await this.post(
-      `${base}/GetTokenFromSeed.jws`,
-      soapEnvelope('getToken', { pszXml: signed }),
-      soap,
-    );
-    const tokReply = unescapeXml(tag(tokRes.text, 'getTokenReturn') ?? '');
-    const estado = tag(tokReply, 'ESTADO');
-    const token = tag(tokReply, 'TOKEN');
-    if (tokRes.status === 200 && estado === '00' && token) return token;
-    const detail = { estado: estado ?? null, glosa: tag(tokReply, 'GLOSA') ?? null };
-    if (estado === '-07')
-      throw new FolioGrantError(
-        'cert_not_authorized',
-        'the certificate holder is not enrolled at the SII',
-        detail,
-      );
-    throw new FolioGrantError(
-      'unavailable',
-      `getToken failed (HTTP ${tokRes.status}, ESTADO ${estado ?? '?'})`,
-      detail,
-    );
+  constructor(opts: SiiFolioGrantClientOptions) {
+    this.client =
+      'client' in opts
+        ? opts.client
+        : new SiiClient({
+            endpoints: simulatorEndpoints(opts.baseUrl),
+            timeoutMs: opts.timeoutMs,
+            ...(opts.tokenCache ? { tokenCache: opts.tokenCache } : {}),
+          });
   }
 
   async requestFolios(req: FolioGrantRequest): Promise<{ cafXml: string }> {
-    const token = await this.token(req);
-    const res = await this.post(
-      `${this.opts.baseUrl}/${req.environment}/folios`,
-      JSON.stringify({ rutEmisor: req.rutEmisor, tipoDte: req.tipoDte, cantidad: req.cantidad }),
-      { 'Content-Type': 'application/json', Cookie: `TOKEN=${token}` },
-    );
-    if (res.status === 200 && res.text.includes('AUTORIZACION')) return { cafXml: res.text };
-    let sii: Record<string, unknown> = { status: res.status };
     try {
-      sii = { status: res.status, ...(JSON.parse(res.text) as Record<string, unknown>) };
-    } catch {
-      // not JSON: keep the status only
+      const cafXml = await this.client.session(req.credential).requestFolios({
+        env: req.environment,
+        rutCompany: req.rutEmisor,
+        tipoDte: req.tipoDte,
+        cantidad: req.cantidad,
+      });
+      return { cafXml };
+    } catch (err) {
+      throw isSiiError(err) ? folioGrantError(err) : err;
     }
-    if (res.status === 403)
-      throw new FolioGrantError(
-        'cert_not_authorized',
-        'the SII says the user may not stamp for the issuer',
-        sii,
-      );
-    if (res.status === 401) throw new FolioGrantError('unavailable', 'the SII refused its own token', sii);
-    if (res.status >= 400 && res.status < 500)
-      throw new FolioGrantError('rejected', `the SII refused the grant (HTTP ${res.status})`, sii);
-    throw new FolioGrantError('unavailable', `the SII answered HTTP ${res.status}`, sii);
   }
+}
+
+function folioGrantError(err: SiiError): FolioGrantError {
+  const detail = siiDetail(err);
+  const login = err.operation !== 'folios';
+  if (login && err.kind === 'auth' && /^-0*7$/.test(err.siiCode ?? '')) {
+    return new FolioGrantError(
+      'cert_not_authorized',
+      'the certificate holder is not enrolled at the SII',
+      detail,
+    );
+  }
+  if (!login && err.kind === 'rejected' && err.httpStatus === 403) {
+    return new FolioGrantError(
+      'cert_not_authorized',
+      'the SII says the user may not stamp for the issuer',
+      detail,
+    );
+  }
+  if (!login && err.kind === 'rejected') return new FolioGrantError('rejected', err.message, detail);
+  return new FolioGrantError('unavailable', err.message, detail);
+}
+
+/** What the SII said, when it said anything (a network failure or a timeout has no detail). */
+function siiDetail(err: SiiError): Record<string, unknown> | undefined {
+  if (err.operation !== 'folios') {
+    if (err.siiCode === undefined && err.glosa === undefined) return undefined;
+    return { estado: err.siiCode ?? null, glosa: err.glosa ?? null };
+  }
+  if (err.httpStatus === undefined) return undefined;
+  return {
+    status: err.httpStatus,
+    ...(err.siiCode !== undefined ? { error: err.siiCode } : {}),
+    ...(err.glosa !== undefined ? { message: err.glosa } : {}),
+  };
 }
