@@ -4,6 +4,7 @@ import Router from '@koa/router';
 import Koa from 'koa';
 import type { ApiDeps, RouteDef } from './context';
 import { errorEnvelope } from './http/error-envelope';
+import { healthProbes } from './http/health';
 import { requestId } from './http/request-id';
 import { buildOpenApi } from './openapi';
 import { branchRoutes } from './routes/branches';
@@ -59,6 +60,7 @@ export function createApp(deps: ApiDeps): ApiApp {
   deps.mountExtraRoutes?.(router, kit);
 
   app.use(requestId());
+  app.use(healthProbes(deps));
   app.use(errorEnvelope({ catalogUrl: catalogUrl(deps), logger: deps.logger }));
   app.use(router.routes());
   return { app, router, routes };
