@@ -22,106 +22,120 @@ import { body, emit, orgWithCafs, today, type DteOrg } from './dtes-fixtures';
 
 const logger = pino({ level: process.env.API_TEST_LOG ?? 'silent' });
 
+interface Running {
+  t: TestApi;
+  o: DteOrg;
+  stop(): Promise<void>;
+}
+
+/** The api with its relay and projector, the three workers and the simulator, in this process. */
+async function startPipeline(opts: { registerMs: number; pollAttempts: number }): Promise<Running> {
+  const t = await startTestApi({
+    sim: { autoEnrol: true, timings: { registerMs: opts.registerMs, stepMs: 100 } },
+  });
+  const tm: TestMessaging = await testMessaging('e2e');
+  await tm.messaging.ensureTopics(pipelineTopicSpecs(2));
+  const s = tm.messaging.config;
+  const pipeline: ApiPipeline = await startApiPipeline(t.db.dataSource, logger, {
+    KAFKA_BROKERS: s.brokers.join(','),
+    SCHEMA_REGISTRY_URL: s.schemaRegistryUrl,
+    KAFKA_TOPIC_PREFIX: s.topicPrefix,
+    PIPELINE_PARTITIONS: '2',
+  });
+  const sii = () => new SiiClient({ endpoints: simulatorEndpoints(t.sim.url), timeoutMs: 10_000 });
+  const signer: Signer = await startSigner({
+    dataSource: t.db.dataSource,
+    keys: t.deps.keys,
+    logger,
+    messaging: tm.messaging,
+  });
+  const uploader = new Uploader({
+    dataSource: t.db.dataSource,
+    keys: t.deps.keys,
+    sii: sii(),
+    logger,
+    settings: {
+      maxDocs: 50,
+      maxWaitMs: 300,
+      maxAttempts: 3,
+      retryDelayMs: 200,
+      retryMaxDelayMs: 1000,
+      leaseMs: 30_000,
+      sweepMs: 300,
+      concurrency: 2,
+    },
+  });
+  await uploader.start(tm.messaging);
+  const poller = new Poller({
+    dataSource: t.db.dataSource,
+    keys: t.deps.keys,
+    sii: sii(),
+    logger,
+    settings: {
+      firstDelayMs: 300,
+      backoffBaseMs: 200,
+      backoffFactor: 1.5,
+      backoffMaxMs: 1000,
+      maxAttempts: opts.pollAttempts,
+      tickMs: 100,
+      leaseMs: 30_000,
+      concurrency: 2,
+    },
+  });
+  await poller.start(tm.messaging);
+  const o = await orgWithCafs(t, { tipos: [33, 34, 52, 56, 61, 110] });
+  await t.db.dataSource.query(
+    `UPDATE companies SET resolucion_cert_numero = 0, resolucion_cert_fecha = $2 WHERE id = $1`,
+    [o.companyId, today()],
+  );
+  return {
+    t,
+    o,
+    async stop() {
+      await poller.stop();
+      await uploader.stop();
+      await signer.stop();
+      await pipeline.stop();
+      await tm.cleanup();
+      await t.close();
+    },
+  };
+}
+
+/** GET /dtes/:id until estado.terminal (or, with `until`, until that status). */
+async function follow(r: Running, id: string, until?: string, ms = 90_000): Promise<Record<string, unknown>> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const res = await call(r.t.url, 'GET', `/dtes/${id}`, { key: r.o.key });
+    if (until ? res.body.sii_status === until : (res.body.estado as { terminal: boolean }).terminal)
+      return res.body;
+    if (Date.now() > deadline)
+      throw new Error(`no ${until ?? 'verdict'} for ${id}: last ${res.body.sii_status}`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
 describe('emission pipeline end to end: POST /dtes to the SII verdict', function () {
   this.timeout(300_000);
-  let t: TestApi;
-  let tm: TestMessaging;
-  let o: DteOrg;
-  let pipeline: ApiPipeline;
-  let signer: Signer;
-  let uploader: Uploader;
-  let poller: Poller;
-
+  let r: Running;
   before(async () => {
-    t = await startTestApi({ sim: { autoEnrol: true, timings: { registerMs: 300, stepMs: 100 } } });
-    tm = await testMessaging('e2e');
-    await tm.messaging.ensureTopics(pipelineTopicSpecs(2));
-    const s = tm.messaging.config;
-    pipeline = await startApiPipeline(t.db.dataSource, logger, {
-      KAFKA_BROKERS: s.brokers.join(','),
-      SCHEMA_REGISTRY_URL: s.schemaRegistryUrl,
-      KAFKA_TOPIC_PREFIX: s.topicPrefix,
-      PIPELINE_PARTITIONS: '2',
-    });
-    const sii = () => new SiiClient({ endpoints: simulatorEndpoints(t.sim.url), timeoutMs: 10_000 });
-    signer = await startSigner({
-      dataSource: t.db.dataSource,
-      keys: t.deps.keys,
-      logger,
-      messaging: tm.messaging,
-    });
-    uploader = new Uploader({
-      dataSource: t.db.dataSource,
-      keys: t.deps.keys,
-      sii: sii(),
-      logger,
-      settings: {
-        maxDocs: 50,
-        maxWaitMs: 300,
-        maxAttempts: 3,
-        retryDelayMs: 200,
-        retryMaxDelayMs: 1000,
-        leaseMs: 30_000,
-        sweepMs: 300,
-        concurrency: 2,
-      },
-    });
-    await uploader.start(tm.messaging);
-    poller = new Poller({
-      dataSource: t.db.dataSource,
-      keys: t.deps.keys,
-      sii: sii(),
-      logger,
-      settings: {
-        firstDelayMs: 300,
-        backoffBaseMs: 200,
-        backoffFactor: 1.5,
-        backoffMaxMs: 1000,
-        maxAttempts: 40,
-        tickMs: 100,
-        leaseMs: 30_000,
-        concurrency: 2,
-      },
-    });
-    await poller.start(tm.messaging);
-    o = await orgWithCafs(t, { tipos: [33, 34, 52, 56, 61, 110] });
-    await t.db.dataSource.query(
-      `UPDATE companies SET resolucion_cert_numero = 0, resolucion_cert_fecha = $2 WHERE id = $1`,
-      [o.companyId, today()],
-    );
+    r = await startPipeline({ registerMs: 300, pollAttempts: 40 });
   });
-  after(async () => {
-    await poller?.stop();
-    await uploader?.stop();
-    await signer?.stop();
-    await pipeline?.stop();
-    await tm?.cleanup();
-    await t?.close();
-  });
-
-  const follow = async (id: string, ms = 90_000) => {
-    const deadline = Date.now() + ms;
-    for (;;) {
-      const res = await call(t.url, 'GET', `/dtes/${id}`, { key: o.key });
-      if ((res.body.estado as { terminal: boolean }).terminal) return res.body;
-      if (Date.now() > deadline) throw new Error(`no verdict for ${id}: last ${res.body.sii_status}`);
-      await new Promise((r) => setTimeout(r, 250));
-    }
-  };
+  after(async () => r?.stop());
 
   it('issues types 33, 34, 52, 56, 61 and 110 and follows each to EPR by polling; the feed tells the way there', async () => {
     const issued: { id: string; tipo: number }[] = [];
     for (const tipo of [33, 34, 52, 56, 61, 110]) {
-      const res = await emit(t, o, body(tipo, o.rut));
+      const res = await emit(r.t, r.o, body(tipo, r.o.rut));
       expect(res.status, res.text).to.equal(202);
       issued.push({ id: res.body.id as string, tipo });
     }
     for (const d of issued) {
-      const final = await follow(d.id);
+      const final = await follow(r, d.id);
       expect(final.sii_status, `${d.tipo}`).to.be.oneOf(['EPR', 'RPR']);
       expect(final.estado).to.include({ terminal: true, categoria: 'aceptado' });
       expect(final.track_id).to.be.a('number');
-      const feed = (await call(t.url, 'GET', `/dtes/${d.id}/events`, { key: o.key })).body.data as {
+      const feed = (await call(r.t.url, 'GET', `/dtes/${d.id}/events`, { key: r.o.key })).body.data as {
         sii_status: string;
         observed_at: string;
       }[];
@@ -136,10 +150,10 @@ describe('emission pipeline end to end: POST /dtes to the SII verdict', function
   });
 
   it('serves the signed XML, which xmllint reads as the document issued', async () => {
-    const res = await emit(t, o, body(33, o.rut, 4321));
+    const res = await emit(r.t, r.o, body(33, r.o.rut, 4321));
     const id = res.body.id as string;
-    await follow(id);
-    const raw = await fetch(`${t.url}/dtes/${id}/xml`, { headers: { Authorization: `Bearer ${o.key}` } });
+    await follow(r, id);
+    const raw = await fetch(`${r.t.url}/dtes/${id}/xml`, { headers: { Authorization: `Bearer ${r.o.key}` } });
     expect(raw.status).to.equal(200);
     expect(raw.headers.get('content-type')).to.match(/^application\/xml/);
     const dir = mkdtempSync(path.join(tmpdir(), 'dte-xml-'));
@@ -160,8 +174,39 @@ describe('emission pipeline end to end: POST /dtes to the SII verdict', function
   });
 
   it('Prefer: wait answers 201 once the real uploader has the track id', async () => {
-    const res = await emit(t, o, body(33, o.rut, 999), { headers: { Prefer: 'wait=30' } });
+    const res = await emit(r.t, r.o, body(33, r.o.rut, 999), { headers: { Prefer: 'wait=30' } });
     expect(res.status, res.text).to.equal(201);
     expect(res.body.track_id).to.be.a('number');
+  });
+});
+
+describe('emission pipeline end to end: stuck, refresh-status, verdict', function () {
+  this.timeout(300_000);
+  let r: Running;
+  before(async () => {
+    // the SII takes 4 s to register a send; the poller gives up after 2 polls
+    r = await startPipeline({ registerMs: 4000, pollAttempts: 2 });
+  });
+  after(async () => r?.stop());
+
+  it('a document the poller gave up on is stuck; refresh-status re-arms the real poller, which reaches the verdict', async () => {
+    const res = await emit(r.t, r.o, body(33, r.o.rut, 2222));
+    expect(res.status).to.equal(202);
+    const id = res.body.id as string;
+    const stuck = await follow(r, id, 'stuck');
+    expect(stuck.estado).to.include({ terminal: false, poll_activo: false, accion: 'reintentar_consulta' });
+    expect(stuck.track_id).to.be.a('number');
+    await new Promise((resolve) => setTimeout(resolve, 4000)); // the SII registers the send meanwhile
+    const refresh = await call(r.t.url, 'POST', `/dtes/${id}/refresh-status`, { key: r.o.key });
+    expect(refresh.status, refresh.text).to.equal(202);
+    expect(refresh.body).to.deep.equal({ id, status: 'refresh_enqueued' });
+    const final = await follow(r, id);
+    expect(final.sii_status).to.equal('EPR');
+    const feed = (await call(r.t.url, 'GET', `/dtes/${id}/events`, { key: r.o.key })).body.data as {
+      sii_status: string;
+    }[];
+    const codes = feed.map((e) => e.sii_status);
+    expect(codes.indexOf('stuck')).to.be.greaterThan(0);
+    expect(codes.indexOf('stuck')).to.be.lessThan(codes.indexOf('EPR'));
   });
 });

@@ -26,7 +26,9 @@ export async function startApiPipeline(
     return { stop: async () => undefined };
   }
   const messaging = createKafka({ ...messagingConfigFromEnv('api', env), log: logger });
-  await messaging.ensureTopics(pipelineTopicSpecs());
+  await messaging.ensureTopics(
+    pipelineTopicSpecs(env.PIPELINE_PARTITIONS ? Number(env.PIPELINE_PARTITIONS) : undefined),
+  );
   const relay = await startOutboxRelay({ dataSource, messaging, logger });
   const projector = await startProjector({ dataSource, messaging, logger });
   logger.info('api pipeline running: outbox relay and dte-status projector');
