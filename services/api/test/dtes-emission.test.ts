@@ -182,6 +182,27 @@ describe('POST /dtes over HTTP', function () {
     expect(other.body.detail).to.deep.equal({ existingDteId: first.body.id });
   });
 
+  it('scopes an Idempotency-Key to the environment: the same key under a production key is a new emission', async () => {
+    const key = randomUUID();
+    const b = body(33, o.rut, 2024);
+    const cert = await emit(t, o, b, { idem: key });
+    expect(cert.status).to.equal(202);
+    const org: { name: string }[] = await t.db.dataSource.query(
+      'SELECT name FROM organizations WHERE id = $1',
+      [o.orgId],
+    );
+    const prod = await t.seed({
+      org: org[0].name,
+      rut: o.rut,
+      env: 'prod',
+      resolucion: { numero: 80, fecha: '2014-08-22' },
+    });
+    expect(prod.organization_id).to.equal(o.orgId);
+    const res = await emit(t, { ...o, key: prod.api_key }, b, { idem: key });
+    expect(res.body.id).to.equal(undefined);
+    expect(res.body.code).to.equal('caf_not_found'); // a new production emission, which has no CAF
+  });
+
   it('creates exactly one document and consumes one folio for concurrent duplicates', async () => {
     const key = randomUUID();
     const before = await nextFolio(t, o, 34);

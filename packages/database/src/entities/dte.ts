@@ -14,7 +14,7 @@ import { Column, CreateDateColumn, Entity, Index, PrimaryColumn, Unique } from '
  */
 @Entity({ name: 'dtes' })
 @Unique('dtes_org_env_tipo_folio_uq', ['organizationId', 'siiEnv', 'tipoDte', 'folio'])
-@Unique('dtes_org_idempotency_key_uq', ['organizationId', 'idempotencyKey'])
+@Unique('dtes_org_env_idempotency_key_uq', ['organizationId', 'siiEnv', 'idempotencyKey'])
 @Index('dtes_org_created_idx', ['organizationId', 'createdAt', 'id'])
 export class Dte {
   @PrimaryColumn({ type: 'uuid' })

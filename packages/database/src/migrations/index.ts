@@ -7,6 +7,7 @@ import { Webhooks1763790000000 } from './1763790000000-webhooks';
 import { DtePipeline1763800000000 } from './1763800000000-dte-pipeline';
 import { DteCessions1763800100000 } from './1763800100000-dte-cessions';
 import { SiiUploadsPolls1763800500000 } from './1763800500000-sii-uploads-polls';
+import { DtesIdempotencyPerEnv1763800700000 } from './1763800700000-dtes-idempotency-per-env';
 
 export const migrations: (new () => MigrationInterface)[] = [
   ProcessedEvents1763780000000,
@@ -15,4 +16,5 @@ export const migrations: (new () => MigrationInterface)[] = [
   DtePipeline1763800000000,
   DteCessions1763800100000,
   SiiUploadsPolls1763800500000,
+  DtesIdempotencyPerEnv1763800700000,
 ];

@@ -34,14 +34,15 @@ export interface EmissionResult {
   created: boolean;
 }
 
+/** The document an Idempotency-Key created in this organization and environment. */
 async function byIdempotencyKey(
   db: Pick<DataSource, 'query'>,
-  organizationId: string,
+  principal: Principal,
   key: string,
 ): Promise<DteRow | undefined> {
   const rows: DteRow[] = await db.query(
-    `SELECT ${DTE_COLUMNS} FROM dtes WHERE organization_id = $1 AND idempotency_key = $2`,
-    [organizationId, key],
+    `SELECT ${DTE_COLUMNS} FROM dtes WHERE organization_id = $1 AND sii_env = $2 AND idempotency_key = $3`,
+    [principal.organizationId, principal.environment, key],
   );
   return rows[0];
 }
@@ -87,7 +88,7 @@ export async function emitDte(
   }
   if (!principal.companyId) throw new ApiError('forbidden', 'Emission needs an API key of a company.');
   const hash = bodyHash(req.body);
-  const known = await byIdempotencyKey(db, principal.organizationId, key);
+  const known = await byIdempotencyKey(db, principal, key);
   if (known) return replay(known, hash);
 
   const body = req.body as Record<string, unknown> | undefined;
@@ -130,9 +131,9 @@ export async function emitDte(
 
   return db.transaction(async (m) => {
     await m.query('SELECT pg_advisory_xact_lock(hashtext($1))', [
-      `dte-idem:${principal.organizationId}:${key}`,
+      `dte-idem:${principal.organizationId}:${principal.environment}:${key}`,
     ]);
-    const raced = await byIdempotencyKey(m, principal.organizationId, key);
+    const raced = await byIdempotencyKey(m, principal, key);
     if (raced) return replay(raced, hash);
 
     const { folio, cafId } = await allocateFolio(
