@@ -4,10 +4,13 @@ import type { SigningCredential } from '@dte/engine';
 import type { SiiClient } from '@dte/sii-client';
 import { Poller } from '@dte/sii-poller';
 import { Uploader } from '@dte/sii-uploader';
+import { classify } from '@dte/status';
 import { body, emit, today } from '../../services/api/test/dtes-fixtures';
 import { call, p12Form, testP12 } from '../../services/api/test/support/test-api';
 import {
+  enrol,
   eventually,
+  FCH_RESOL,
   pollerSettings,
   simAdmin,
   startPipeline,
@@ -200,6 +203,40 @@ describe('emission pipeline: recovery and per-document verdicts', function () {
       });
       await p.poller.start(p.msg.messaging);
     }
+  });
+
+  it('a sender the SII no longer authorizes gives sin_permiso_sii; after the enrolment is fixed, refresh-status brings the verdict', async () => {
+    await p.poller.stop();
+    const id = await issue(body(33, p.o.rut));
+    const r = await until(id, ['sending']);
+    // the company keeps its enrolment, but the certificate's owner may no longer act for it
+    await simAdmin(p.t, 'PUT', `/admin/cert/companies/${p.o.rut}`, {
+      razonSocial: 'EMPRESA DE PRUEBA',
+      fchResol: FCH_RESOL,
+      nroResol: 0,
+      senders: ['11111111-1'],
+    });
+    p.poller = new Poller({
+      dataSource: db(),
+      keys: p.t.deps.keys,
+      sii: p.sii,
+      logger: p.logger,
+      settings: pollerSettings,
+    });
+    await p.poller.start(p.msg.messaging);
+    const denied = await until(id, ['sin_permiso_sii', 'EPR', 'stuck']);
+    expect(denied.sii_status).to.equal('sin_permiso_sii');
+    expect(classify('sin_permiso_sii')).to.include({ terminal: false, accion: 'accion_en_sii' });
+    await enrol(p.t, p.o);
+    const refresh = await call(p.t.url, 'POST', `/dtes/${id}/refresh-status`, { key: p.o.key });
+    expect(refresh.status, refresh.text).to.equal(202);
+    const done = await until(id, ['EPR']);
+    expect(done.track_id).to.equal(r.track_id);
+    const f: string[] = (
+      await db().query('SELECT sii_status FROM dte_events WHERE dte_id = $1 ORDER BY observed_at, id', [id])
+    ).map((x: { sii_status: string }) => x.sii_status);
+    expect(f.slice(0, 4)).to.deep.equal(['queued', 'signed', 'sending', 'sin_permiso_sii']);
+    expect(f.at(-1)).to.equal('EPR');
   });
 
   it('a certificate that cannot be decrypted gives emision_fallida (requiere_accion), and the signer goes on', async () => {
