@@ -10,7 +10,8 @@
  *   re-sends them: consumers dedupe on the payload's event_id.
  * - LISTEN outbox (a trigger NOTIFYs on insert) only wakes the loop; it polls every `pollMs`
  *   anyway, so a lost notification only delays.
- * - A failed send leaves the rows unpublished (attempts + 1) and backs off up to `maxBackoffMs`.
+ * - A failed send leaves the rows unpublished (attempts + 1), drops the producer (a new one is
+ *   made for the next try) and backs off up to `maxBackoffMs`.
  */
 import type { Logger } from '@dte/service-runtime';
 import type { AvroProducer, Messaging } from '@dte/messaging';
@@ -171,6 +172,10 @@ export async function startOutboxRelay(opts: RelayOptions): Promise<OutboxRelay>
       } catch (err) {
         if (stopped) break;
         log.warn({ err }, 'outbox relay: publish failed; will retry');
+        // a producer that lost its broker (restart, kill) may stay unusable: start a fresh one
+        const broken = producer;
+        producer = undefined;
+        await broken?.disconnect().catch(() => undefined);
         try {
           if (runner && active)
             await runner.query(
