@@ -358,10 +358,8 @@ export class Uploader {
         .session(credential)
         .uploadEnvio({ env: u.sii_env, rutCompany: u.rut_emisor, xml: u.envio_xml! });
     } catch (err) {
-      // only the login throws: nothing was uploaded
+      // only the login throws (nothing was uploaded by this attempt)
       if (!(err instanceof SiiError)) throw err;
-      outcome =
-        err.kind === 'transient' ? { kind: 'transient', error: err } : { kind: 'protocol', error: err };
       if (err.kind === 'auth' || err.kind === 'rejected') {
         await this.finish(u, 'failed', {
           outcome: 'login',
@@ -369,6 +367,8 @@ export class Uploader {
         });
         return;
       }
+      outcome =
+        err.kind === 'transient' ? { kind: 'transient', error: err } : { kind: 'protocol', error: err };
     }
     switch (outcome.kind) {
       case 'accepted':
