@@ -149,6 +149,30 @@ describe('emission pipeline end to end: POST /dtes to the SII verdict', function
     }
   });
 
+  it('lists the documents the poller queried (polled_since) with their verdicts', async () => {
+    const since = new Date(Date.now() - 120_000).toISOString();
+    const res = await call(
+      r.t.url,
+      'GET',
+      `/dtes?polled_since=${encodeURIComponent(since)}&sii_status=EPR&limit=100`,
+      {
+        key: r.o.key,
+      },
+    );
+    expect(res.status).to.equal(200);
+    const rows = res.body.data as {
+      sii_status: string;
+      sii_last_polled: string | null;
+      track_id: number | null;
+    }[];
+    expect(rows.length).to.be.at.least(6);
+    for (const row of rows) {
+      expect(row.sii_status).to.equal('EPR');
+      expect(Date.parse(row.sii_last_polled!)).to.be.at.least(Date.parse(since));
+      expect(row.track_id).to.be.a('number');
+    }
+  });
+
   it('serves the signed XML, which xmllint reads as the document issued', async () => {
     const res = await emit(r.t, r.o, body(33, r.o.rut, 4321));
     const id = res.body.id as string;
