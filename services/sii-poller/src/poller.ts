@@ -82,6 +82,13 @@ interface DocRow {
   rut_receptor: string | null;
   fecha_emision: string;
   monto_total: string;
+  document?: {
+    Encabezado?: {
+      IdDoc?: { FchEmis?: string };
+      Receptor?: { RUTRecep?: string };
+      Totales?: { MntTotal?: number };
+    };
+  };
 }
 
 /** Per document status to publish, or one for all. */
@@ -280,7 +287,12 @@ export class Poller {
             'sii-poller: SII failure; polling again',
           );
         }
-      } else throw err;
+      } else {
+        // anything else (bad stored data the client refuses, ...) spends the budget too, so a
+        // poll that can never succeed ends stuck instead of looping
+        result = { next: 'again', countsAsAttempt: true };
+        this.deps.logger.warn({ uploadId: p.upload_id, err }, 'sii-poller: poll failed');
+      }
     }
     await this.record(p, result);
   }
@@ -311,17 +323,27 @@ export class Poller {
         const docs = await this.docs(p.dte_ids);
         const perDoc = new Map<string, { estado: string; glosa?: string }>();
         for (const d of docs) {
-          if (!d.rut_receptor) throw new CannotQuery(`document ${d.id} has no receiver to query`);
-          const ds = await session.queryDocumentStatus({
+          // the query names the document as its XML does (receiver, date, total)
+          const enc = d.document?.Encabezado;
+          const query = {
             env: p.sii_env,
             rutCompany: p.rut_emisor,
-            rutReceptor: d.rut_receptor,
+            rutReceptor: enc?.Receptor?.RUTRecep ?? d.rut_receptor ?? '',
             tipoDte: d.tipo_dte,
             folio: Number(d.folio),
-            fechaEmision: d.fecha_emision,
-            montoTotal: Number(d.monto_total),
-          });
-          perDoc.set(d.id, documentVerdict(ds));
+            fechaEmision: enc?.IdDoc?.FchEmis ?? d.fecha_emision,
+            montoTotal: Number(enc?.Totales?.MntTotal ?? d.monto_total),
+          };
+          if (!query.rutReceptor || !Number.isSafeInteger(query.montoTotal)) {
+            // QueryEstDte cannot name it (e.g. a total in foreign currency with decimals): no guess
+            perDoc.set(d.id, {
+              estado: 'stuck',
+              glosa:
+                'Envío procesado con rechazos o reparos; el estado de este documento no se puede consultar',
+            });
+            continue;
+          }
+          perDoc.set(d.id, documentVerdict(await session.queryDocumentStatus(query)));
         }
         return { next: 'done', publish: { estado: 'EPR', glosa: r.status.glosa ?? null, perDoc } };
       }
@@ -331,7 +353,7 @@ export class Poller {
   private async docs(ids: string[]): Promise<DocRow[]> {
     return this.deps.dataSource.query(
       `SELECT id, organization_id, sii_env, tipo_dte, folio, rut_receptor,
-              to_char(fecha_emision, 'YYYY-MM-DD') AS fecha_emision, monto_total
+              to_char(fecha_emision, 'YYYY-MM-DD') AS fecha_emision, monto_total, document
          FROM dtes WHERE id = ANY($1::uuid[]) ORDER BY id`,
       [ids],
     );
