@@ -405,6 +405,27 @@ describe('pipeline (api side) on the real broker: outbox relay, dte-status proje
     );
   });
 
+  it('sets aside an outbox row its schema refuses, and publishes the rows behind it', async () => {
+    const poison = { event_id: randomUUID(), dte_id: 'x', sii_status: 42 }; // not a DteStatusChanged
+    await t.db.dataSource.transaction((m) =>
+      enqueueOutbox(m, [
+        { topic: PIPELINE_TOPICS.status, schema: 'dte-status', key: 'poison', payload: poison },
+      ]),
+    );
+    const doc = await issue();
+    await until('the emission behind the poison row published', async () =>
+      seen.find((m) => m.topic === PIPELINE_TOPICS.commands && m.value?.dte_id === doc.id),
+    );
+    const rows: { failed_at: Date | null; published_at: Date | null; last_error: string | null }[] =
+      await t.db.dataSource.query(
+        'SELECT failed_at, published_at, last_error FROM outbox WHERE event_id = $1',
+        [poison.event_id],
+      );
+    expect(rows[0].published_at).to.equal(null);
+    expect(rows[0].failed_at).to.be.instanceOf(Date);
+    expect(rows[0].last_error).to.be.a('string').and.not.equal('');
+  });
+
   it('keeps one active relay: a second waits on the advisory lock and takes over when the first stops', async () => {
     const second = await startOutboxRelay({
       dataSource: t.db.dataSource,

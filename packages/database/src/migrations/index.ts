@@ -8,6 +8,7 @@ import { DtePipeline1763800000000 } from './1763800000000-dte-pipeline';
 import { DteCessions1763800100000 } from './1763800100000-dte-cessions';
 import { SiiUploadsPolls1763800500000 } from './1763800500000-sii-uploads-polls';
 import { DtesIdempotencyPerEnv1763800700000 } from './1763800700000-dtes-idempotency-per-env';
+import { OutboxQuarantine1763800800000 } from './1763800800000-outbox-quarantine';
 
 export const migrations: (new () => MigrationInterface)[] = [
   ProcessedEvents1763780000000,
@@ -17,4 +18,5 @@ export const migrations: (new () => MigrationInterface)[] = [
   DteCessions1763800100000,
   SiiUploadsPolls1763800500000,
   DtesIdempotencyPerEnv1763800700000,
+  OutboxQuarantine1763800800000,
 ];

@@ -10,6 +10,8 @@
  *   re-sends them: consumers dedupe on the payload's event_id.
  * - LISTEN outbox (a trigger NOTIFYs on insert) only wakes the loop; it polls every `pollMs`
  *   anyway, so a lost notification only delays.
+ * - A row whose payload its Avro schema refuses can never be sent: it is set aside (failed_at,
+ *   last_error, an error log) so it does not block the rows behind it.
  * - A failed send leaves the rows unpublished (attempts + 1), drops the producer (a new one is
  *   made for the next try) and backs off up to `maxBackoffMs`.
  */
@@ -122,7 +124,7 @@ export async function startOutboxRelay(opts: RelayOptions): Promise<OutboxRelay>
   const publishBatch = async (): Promise<number> => {
     const rows: OutboxRow[] = await runner!.query(
       `SELECT id, topic, schema, message_key, payload FROM outbox
-        WHERE published_at IS NULL ORDER BY id LIMIT $1`,
+        WHERE published_at IS NULL AND failed_at IS NULL ORDER BY id LIMIT $1`,
       [batchSize],
     );
     if (rows.length === 0) return 0;
@@ -133,11 +135,19 @@ export async function startOutboxRelay(opts: RelayOptions): Promise<OutboxRelay>
       let j = i;
       while (j < rows.length && rows[j].topic === rows[i].topic && rows[j].schema === rows[i].schema) j++;
       const run = rows.slice(i, j);
-      await producer.send({
-        topic: run[0].topic,
-        schema: run[0].schema,
-        messages: run.map((r) => ({ key: r.message_key, value: r.payload })),
-      });
+      try {
+        await producer.send({
+          topic: run[0].topic,
+          schema: run[0].schema,
+          messages: run.map((r) => ({ key: r.message_key, value: r.payload })),
+        });
+      } catch (err) {
+        if (await quarantinePoison(run, err)) {
+          notified = true; // the rest goes out on the next pass, at once
+          return i;
+        }
+        throw err;
+      }
       await runner!.query('UPDATE outbox SET published_at = now() WHERE id = ANY($1::bigint[])', [
         run.map((r) => r.id),
       ]);
@@ -145,6 +155,40 @@ export async function startOutboxRelay(opts: RelayOptions): Promise<OutboxRelay>
       i = j;
     }
     return rows.length;
+  };
+
+  /**
+   * After a failed send that is not a broker error: the rows of the run whose payload the
+   * topic's schema refuses are set aside (failed_at, last_error, logged as errors). True when at
+   * least one was; a registry that does not answer is not the rows' fault (false: retry).
+   */
+  const quarantinePoison = async (run: OutboxRow[], err: unknown): Promise<boolean> => {
+    if ((err as Error)?.name?.startsWith('KafkaJS')) return false;
+    const schemas = opts.messaging.schemas;
+    let id: number;
+    try {
+      id = await schemas.idFor(opts.messaging.topic(run[0].topic), run[0].schema);
+    } catch {
+      return false;
+    }
+    let found = false;
+    for (const row of run) {
+      try {
+        await schemas.encode(id, row.payload);
+      } catch (e) {
+        found = true;
+        const why = (e as Error).message?.slice(0, 500) ?? String(e);
+        log.error(
+          { outboxId: row.id, topic: row.topic, err: e },
+          'outbox relay: payload refused by its schema; set aside',
+        );
+        await runner!.query('UPDATE outbox SET failed_at = now(), last_error = $2 WHERE id = $1', [
+          row.id,
+          why,
+        ]);
+      }
+    }
+    return found;
   };
 
   const loop = async () => {
