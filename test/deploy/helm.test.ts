@@ -1,0 +1,598 @@
+// The deployment: the Helm chart in deploy/helm/dte-service rendered by a real `helm template`
+// (skipped, with the reason as the pending test's title, when no helm binary is on PATH or in
+// ~/go/bin), and the image's scripts (deploy/docker-entrypoint.sh, deploy/probe.cjs) run for real.
+// The oracle for the rendered configuration is each service's own config reader: the variables a
+// pod would get (its ConfigMaps through envFrom, its env entries, a stand-in for the existing
+// Secret) are handed to loadConfig / messagingConfigFromEnv / databaseOptionsFromEnv.
+import { execFile, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+
+import { expect } from 'chai';
+import { parseAllDocuments, parse as parseYaml } from 'yaml';
+
+import { databaseOptionsFromEnv } from '@dte/database';
+import { messagingConfigFromEnv } from '@dte/messaging';
+import { startHealthServer, type HealthServer } from '@dte/service-runtime';
+import { endpointsFromConfig, type SiiClientConfig } from '@dte/sii-client';
+
+import { loadConfig as apiConfig } from '../../services/api/src/config';
+import { loadConfig as rcvSyncConfig } from '../../services/rcv-sync/src/config';
+import { loadConfig as signerConfig } from '../../services/signer/src/config';
+import { loadConfig as pollerConfig } from '../../services/sii-poller/src/config';
+import { loadConfig as uploaderConfig } from '../../services/sii-uploader/src/config';
+import { loadConfig as webhooksConfig } from '../../services/webhooks/src/config';
+import { freshSchema, repoRoot, testStack, type FreshSchema } from '../support/env';
+
+const execFileP = promisify(execFile);
+
+const CHART = path.join(repoRoot, 'deploy/helm/dte-service');
+const PRODUCTION_VALUES = path.join(repoRoot, 'deploy/helm/examples/production-values.yaml');
+const ENTRYPOINT = path.join(repoRoot, 'deploy/docker-entrypoint.sh');
+const PROBE = path.join(repoRoot, 'deploy/probe.cjs');
+const SERVICES = ['api', 'signer', 'sii-uploader', 'sii-poller', 'webhooks', 'rcv-sync'] as const;
+type ServiceName = (typeof SERVICES)[number];
+
+// ---------------------------------------------------------------- rendered manifests
+
+interface EnvVar {
+  name: string;
+  value?: string;
+  valueFrom?: { secretKeyRef?: { name: string; key: string } };
+}
+interface Probe {
+  httpGet?: { path: string; port: string | number };
+  exec?: { command: string[] };
+}
+interface Container {
+  name: string;
+  image: string;
+  args?: string[];
+  envFrom?: { configMapRef?: { name: string } }[];
+  env?: EnvVar[];
+  ports?: { name: string; containerPort: number }[];
+  startupProbe?: Probe;
+  livenessProbe?: Probe;
+  readinessProbe?: Probe;
+  resources?: unknown;
+  securityContext?: { readOnlyRootFilesystem?: boolean; allowPrivilegeEscalation?: boolean };
+  volumeMounts?: { name: string; mountPath: string }[];
+}
+interface PodTemplate {
+  metadata: { labels: Record<string, string>; annotations?: Record<string, string> };
+  spec: {
+    containers: Container[];
+    restartPolicy?: string;
+    securityContext?: { runAsNonRoot?: boolean; runAsUser?: number };
+    volumes?: { name: string; emptyDir?: object }[];
+  };
+}
+interface Manifest {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  data?: Record<string, string>;
+  spec?: {
+    replicas?: number;
+    selector?: { matchLabels?: Record<string, string> } & Record<string, string>;
+    template?: PodTemplate;
+    ports?: { name: string; port: number; targetPort: string | number }[];
+    maxUnavailable?: number | string;
+  };
+}
+
+function findHelm(): string | undefined {
+  const dirs = (process.env.PATH ?? '').split(path.delimiter).filter(Boolean);
+  dirs.push(path.join(os.homedir(), 'go', 'bin'));
+  for (const dir of dirs) {
+    const file = path.join(dir, 'helm');
+    try {
+      fs.accessSync(file, fs.constants.X_OK);
+      return file;
+    } catch {
+      // not here
+    }
+  }
+  return undefined;
+}
+
+async function run(
+  cmd: string,
+  args: string[],
+  opts: { env?: NodeJS.ProcessEnv; timeout?: number } = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await execFileP(cmd, args, {
+      env: opts.env ?? process.env,
+      timeout: opts.timeout ?? 60000,
+      maxBuffer: 16 * 1024 * 1024,
+    });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code?: number | string; stdout?: string; stderr?: string };
+    if (typeof e.code !== 'number') throw err;
+    return { code: e.code, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
+  }
+}
+
+function byKindName(ms: Manifest[], kind: string, name: string): Manifest {
+  const found = ms.filter((m) => m.kind === kind && m.metadata.name === name);
+  expect(found, `${kind} ${name}`).to.have.length(1);
+  return found[0]!;
+}
+
+function podOf(m: Manifest): PodTemplate {
+  expect(m.spec?.template, `${m.kind} ${m.metadata.name} has a pod template`).to.be.an('object');
+  return m.spec!.template!;
+}
+
+function containerOf(m: Manifest): Container {
+  const containers = podOf(m).spec.containers;
+  expect(containers, `${m.metadata.name} containers`).to.have.length(1);
+  return containers[0]!;
+}
+
+/**
+ * The environment Kubernetes gives the container: each envFrom ConfigMap (it must be rendered),
+ * then the env entries (which win), secretKeyRefs read from `secret` standing in for the Secret.
+ */
+function containerEnv(
+  ms: Manifest[],
+  c: Container,
+  secretName: string,
+  secret: Record<string, string>,
+): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const ref of c.envFrom ?? []) {
+    expect(ref.configMapRef, 'envFrom only from ConfigMaps').to.be.an('object');
+    Object.assign(env, byKindName(ms, 'ConfigMap', ref.configMapRef!.name).data ?? {});
+  }
+  for (const e of c.env ?? []) {
+    if (e.value !== undefined) {
+      env[e.name] = e.value;
+      continue;
+    }
+    const ref = e.valueFrom?.secretKeyRef;
+    expect(ref, `${e.name} has a value or a secretKeyRef`).to.be.an('object');
+    expect(ref!.name, `${e.name} comes from the existing Secret`).to.equal(secretName);
+    expect(secret, `the Secret has the key of ${e.name}`).to.have.property(ref!.key);
+    env[e.name] = secret[ref!.key]!;
+  }
+  return env;
+}
+
+function secretVars(c: Container): string[] {
+  return (c.env ?? []).filter((e) => e.valueFrom?.secretKeyRef).map((e) => e.name);
+}
+
+/** A probe's port: the exec probe's argument or the named/numbered httpGet port. */
+function probePort(c: Container, p: Probe | undefined): { port: number; path: string; exec: boolean } {
+  expect(p, `${c.name} probe`).to.be.an('object');
+  if (p!.exec) {
+    const [node, script, port, probePath] = p!.exec.command;
+    expect([node, script]).to.deep.equal(['node', '/app/deploy/probe.cjs']);
+    return { port: Number(port), path: probePath!, exec: true };
+  }
+  const port = p!.httpGet!.port;
+  const numeric =
+    typeof port === 'number' ? port : (c.ports?.find((cp) => cp.name === port)?.containerPort ?? NaN);
+  return { port: numeric, path: p!.httpGet!.path, exec: false };
+}
+
+// Stand-ins for the existing Secret; the example values map the variables to lower-case keys.
+const SECRET_VALUES = {
+  MASTER_KEY: randomBytes(32).toString('base64'),
+  SESSION_SECRET: randomBytes(32).toString('hex'),
+  DATABASE_URL: 'postgres://dte:s3cret@pg.example.internal:5432/dte',
+  REDIS_URL: 'redis://:s3cret@redis.example.internal:6379',
+  SMTP_URL: 'smtp://dte:s3cret@smtp.example.internal:587',
+};
+const DEFAULT_SECRET: Record<string, string> = { ...SECRET_VALUES };
+const PRODUCTION_SECRET: Record<string, string> = {
+  'master-key': SECRET_VALUES.MASTER_KEY,
+  'session-secret': SECRET_VALUES.SESSION_SECRET,
+  'database-url': SECRET_VALUES.DATABASE_URL,
+  'redis-url': SECRET_VALUES.REDIS_URL,
+  'smtp-url': SECRET_VALUES.SMTP_URL,
+};
+
+/** The port each service's own reader takes from the environment, and its SII endpoints. */
+function readServiceConfig(
+  svc: ServiceName,
+  env: Record<string, string>,
+): { port: number; host?: string; sii?: SiiClientConfig } {
+  switch (svc) {
+    case 'api': {
+      const c = apiConfig(env);
+      return { port: c.port, host: c.host };
+    }
+    case 'signer':
+      return { port: signerConfig(env).healthPort };
+    case 'sii-uploader': {
+      const c = uploaderConfig(env);
+      return { port: c.healthPort, sii: c };
+    }
+    case 'sii-poller': {
+      const c = pollerConfig(env);
+      return { port: c.healthPort, sii: c };
+    }
+    case 'webhooks':
+      return { port: webhooksConfig(env).healthPort };
+    case 'rcv-sync':
+      return { port: rcvSyncConfig(env).healthPort };
+  }
+}
+
+const helm = findHelm();
+
+describe('deploy: the Helm chart rendered by helm template', function () {
+  this.timeout(60000);
+
+  if (!helm) {
+    it(
+      'skipped: no helm binary on PATH or in ~/go/bin (GOFLAGS=-mod=mod go install helm.sh/helm/v3/cmd/helm@v3.16.4)',
+    );
+    return;
+  }
+  const helmBin = helm;
+
+  async function render(release: string, args: string[] = []): Promise<Manifest[]> {
+    const out = await run(helmBin, ['template', release, CHART, '--namespace', 'dte', ...args]);
+    expect(out.code, out.stderr).to.equal(0);
+    return parseAllDocuments(out.stdout)
+      .map((d) => d.toJS() as Manifest | null)
+      .filter((m): m is Manifest => m !== null);
+  }
+
+  let defaults: Manifest[];
+  let production: Manifest[];
+  const productionValues = parseYaml(fs.readFileSync(PRODUCTION_VALUES, 'utf8')) as {
+    fullnameOverride: string;
+    image: { repository: string; tag: string };
+    secrets: { existingSecret: string };
+    postgresql: { schema: string };
+    kafka: { brokers: string[] };
+    services: Record<ServiceName, { replicas: number; resources: unknown; secretEnv: string[] }>;
+  };
+
+  before(async () => {
+    [defaults, production] = await Promise.all([render('dte'), render('dte', ['-f', PRODUCTION_VALUES])]);
+  });
+
+  it('passes helm lint --strict with the default values and with the production example', async () => {
+    for (const args of [[], ['-f', PRODUCTION_VALUES]]) {
+      const out = await run(helmBin, ['lint', '--strict', CHART, ...args]);
+      expect(out.code, `${out.stdout}${out.stderr}`).to.equal(0);
+      expect(out.stdout).to.include('0 chart(s) failed');
+    }
+  });
+
+  it('renders one Deployment per service, the api Service and PDB, the migration Job and no Secret', () => {
+    const kinds = (kind: string) =>
+      defaults
+        .filter((m) => m.kind === kind)
+        .map((m) => m.metadata.name)
+        .sort();
+    expect(kinds('Deployment')).to.deep.equal(SERVICES.map((s) => `dte-dte-service-${s}`).sort());
+    expect(kinds('Service')).to.deep.equal(['dte-dte-service-api']);
+    expect(kinds('PodDisruptionBudget')).to.deep.equal(['dte-dte-service-api']);
+    expect(kinds('Job')).to.deep.equal(['dte-dte-service-migrate']);
+    expect(kinds('ConfigMap')).to.include('dte-dte-service-common');
+    expect(kinds('Secret')).to.deep.equal([]);
+    for (const svc of SERVICES) {
+      const d = byKindName(defaults, 'Deployment', `dte-dte-service-${svc}`);
+      expect(containerOf(d).args, svc).to.deep.equal([svc]);
+    }
+  });
+
+  for (const which of ['default', 'production'] as const) {
+    it(`gives each service (${which} values) a configuration its own reader accepts, probes on its port, the real SII`, () => {
+      const ms = which === 'default' ? defaults : production;
+      const prefix = which === 'default' ? 'dte-dte-service' : productionValues.fullnameOverride;
+      const secretName = which === 'default' ? 'dte-secrets' : productionValues.secrets.existingSecret;
+      const secret = which === 'default' ? DEFAULT_SECRET : PRODUCTION_SECRET;
+      for (const svc of SERVICES) {
+        const c = containerOf(byKindName(ms, 'Deployment', `${prefix}-${svc}`));
+        const env = containerEnv(ms, c, secretName, secret);
+        expect(env.NODE_ENV, svc).to.equal('production');
+        const config = readServiceConfig(svc, env);
+        const messaging = messagingConfigFromEnv(svc, env);
+        if (which === 'production') {
+          expect(messaging.brokers).to.deep.equal(productionValues.kafka.brokers);
+          expect(secretVars(c).sort(), svc).to.deep.equal(
+            [...productionValues.services[svc].secretEnv].sort(),
+          );
+        }
+        if (svc !== 'rcv-sync') {
+          const db = databaseOptionsFromEnv(env);
+          expect(db.url, svc).to.equal(SECRET_VALUES.DATABASE_URL);
+          expect(db.schema, svc).to.equal(
+            which === 'default' ? undefined : productionValues.postgresql.schema,
+          );
+        }
+        const declared = c.ports!.map((p) => p.containerPort);
+        expect(declared, `${svc} container port`).to.deep.equal([config.port]);
+        const live = probePort(c, c.livenessProbe);
+        const ready = probePort(c, c.readinessProbe);
+        const startup = probePort(c, c.startupProbe);
+        expect([live.port, ready.port, startup.port], `${svc} probe ports`).to.deep.equal([
+          config.port,
+          config.port,
+          config.port,
+        ]);
+        expect([live.path, ready.path, startup.path]).to.deep.equal(['/healthz', '/readyz', '/healthz']);
+        if (svc === 'api') {
+          // reachable from the kubelet and the Service: not loopback
+          expect(config.host).to.equal('0.0.0.0');
+          expect(live.exec).to.equal(false);
+        } else {
+          // the health servers listen on 127.0.0.1 only: the probe must run inside the container
+          expect(live.exec, svc).to.equal(true);
+        }
+        if (config.sii) {
+          const endpoints = endpointsFromConfig(config.sii);
+          expect(endpoints.cert.baseUrl, svc).to.equal('https://maullin.sii.cl');
+          expect(endpoints.prod.baseUrl, svc).to.equal('https://palena.sii.cl');
+        }
+      }
+      // Which secrets each service gets: only what it reads.
+      const vars = (svc: ServiceName) =>
+        secretVars(containerOf(byKindName(ms, 'Deployment', `${prefix}-${svc}`))).sort();
+      expect(vars('api')).to.deep.equal(['DATABASE_URL', 'MASTER_KEY', 'REDIS_URL', 'SESSION_SECRET']);
+      expect(vars('signer')).to.deep.equal(['DATABASE_URL', 'MASTER_KEY']);
+      expect(vars('webhooks')).to.deep.equal(['DATABASE_URL', 'SMTP_URL']);
+      expect(vars('rcv-sync')).to.deep.equal([]);
+      // No ConfigMap holds a secret variable.
+      for (const cm of ms.filter((m) => m.kind === 'ConfigMap')) {
+        expect(Object.keys(cm.data ?? {}), cm.metadata.name).to.not.include.members([
+          'MASTER_KEY',
+          'SESSION_SECRET',
+          'SMTP_URL',
+          'DATABASE_URL',
+          'REDIS_URL',
+        ]);
+      }
+    });
+  }
+
+  it('runs the migrations as a pre-install/pre-upgrade hook, from the Secret, without the chart ConfigMaps', () => {
+    const job = byKindName(production, 'Job', `${productionValues.fullnameOverride}-migrate`);
+    expect(job.metadata.annotations?.['helm.sh/hook']?.split(',').sort()).to.deep.equal([
+      'pre-install',
+      'pre-upgrade',
+    ]);
+    const c = containerOf(job);
+    expect(c.args).to.deep.equal(['migrate']);
+    expect(podOf(job).spec.restartPolicy).to.equal('Never');
+    // A pre-install hook runs before the release's ConfigMaps exist.
+    expect(c.envFrom ?? []).to.deep.equal([]);
+    const env = containerEnv(production, c, productionValues.secrets.existingSecret, PRODUCTION_SECRET);
+    expect(databaseOptionsFromEnv(env)).to.include({
+      url: SECRET_VALUES.DATABASE_URL,
+      schema: productionValues.postgresql.schema,
+    });
+    expect(c.image).to.equal(`${productionValues.image.repository}:${productionValues.image.tag}`);
+  });
+
+  it('points the api Service and PodDisruptionBudget at the api pods only', () => {
+    const svc = byKindName(defaults, 'Service', 'dte-dte-service-api');
+    const pdb = byKindName(defaults, 'PodDisruptionBudget', 'dte-dte-service-api');
+    const labels = (name: string) =>
+      podOf(byKindName(defaults, 'Deployment', `dte-dte-service-${name}`)).metadata.labels;
+    const matches = (selector: Record<string, string>, l: Record<string, string>) =>
+      Object.entries(selector).every(([k, v]) => l[k] === v);
+    for (const selector of [svc.spec!.selector as Record<string, string>, pdb.spec!.selector!.matchLabels!]) {
+      expect(matches(selector, labels('api'))).to.equal(true);
+      for (const other of SERVICES.filter((s) => s !== 'api'))
+        expect(matches(selector, labels(other))).to.equal(false);
+    }
+    const api = containerOf(byKindName(defaults, 'Deployment', 'dte-dte-service-api'));
+    const target = svc.spec!.ports![0]!.targetPort;
+    expect(api.ports!.map((p) => p.name)).to.include(target);
+    expect(pdb.spec!.maxUnavailable).to.equal(1);
+  });
+
+  it('sets replicas, resources and the hardening of each service from the values', () => {
+    for (const svc of SERVICES) {
+      const d = byKindName(production, 'Deployment', `${productionValues.fullnameOverride}-${svc}`);
+      const want = productionValues.services[svc];
+      expect(d.spec!.replicas, svc).to.equal(want.replicas);
+      const c = containerOf(d);
+      expect(c.resources, svc).to.deep.equal(want.resources);
+      expect(c.image).to.equal(`${productionValues.image.repository}:${productionValues.image.tag}`);
+      const pod = podOf(d).spec;
+      expect(pod.securityContext).to.include({ runAsNonRoot: true, runAsUser: 1000 });
+      expect(c.securityContext).to.include({ readOnlyRootFilesystem: true, allowPrivilegeEscalation: false });
+      // tsx writes its cache under /tmp: writable even with a read-only root filesystem
+      const tmp = c.volumeMounts?.find((v) => v.mountPath === '/tmp');
+      expect(tmp, svc).to.be.an('object');
+      expect(pod.volumes?.find((v) => v.name === tmp!.name)?.emptyDir).to.be.an('object');
+    }
+  });
+
+  it('takes a credential-less PostgreSQL URL and a SII simulator as plain configuration', async () => {
+    const ms = await render('dte', [
+      '--set',
+      'postgresql.url=postgres://dte@pg.internal:5432/dte',
+      '--set',
+      'sii.simulatorUrl=http://sii-sim.staging:18080',
+    ]);
+    for (const m of ms.filter((x) => x.kind === 'Deployment' || x.kind === 'Job')) {
+      const c = containerOf(m);
+      expect(secretVars(c), m.metadata.name).to.not.include('DATABASE_URL');
+      const env = containerEnv(ms, c, 'dte-secrets', DEFAULT_SECRET);
+      if (m.metadata.name.endsWith('rcv-sync')) continue;
+      expect(databaseOptionsFromEnv(env).url, m.metadata.name).to.equal(
+        'postgres://dte@pg.internal:5432/dte',
+      );
+    }
+    const uploader = containerOf(byKindName(ms, 'Deployment', 'dte-dte-service-sii-uploader'));
+    const endpoints = endpointsFromConfig(
+      uploaderConfig(containerEnv(ms, uploader, 'dte-secrets', DEFAULT_SECRET)),
+    );
+    expect(endpoints.cert.baseUrl).to.equal('http://sii-sim.staging:18080/cert');
+    expect(endpoints.prod.baseUrl).to.equal('http://sii-sim.staging:18080/prod');
+  });
+
+  it('refuses values that would put a secret in the chart or break the services', async () => {
+    const refused: [string, string][] = [
+      ['postgresql.url=postgres://dte:pw@pg:5432/dte', 'postgresql.url'],
+      ['redis.url=redis://:pw@redis:6379', 'redis.url'],
+      ['services.signer.env.MASTER_KEY=abc', 'services.signer.env'],
+      ['secrets.existingSecret=', 'secrets.existingSecret'],
+      ['kafka.brokers={kafka}', 'kafka.brokers'],
+      ['schemaRegistry.url=registry:8081', 'schemaRegistry.url'],
+      ['services.signr.replicas=1', 'signr'],
+    ];
+    for (const [set, mention] of refused) {
+      const out = await run(helmBin, ['template', 'dte', CHART, '--set', set]);
+      expect(out.code, set).to.not.equal(0);
+      expect(out.stderr, set).to.include(mention);
+    }
+  });
+
+  it('rolls the pods when any configuration changes, and only then', async () => {
+    const checksum = (ms: Manifest[]) =>
+      podOf(byKindName(ms, 'Deployment', 'dte-dte-service-signer')).metadata.annotations?.['checksum/config'];
+    const again = await render('dte');
+    const changed = await render('dte', ['--set', 'services.webhooks.env.WEBHOOKS_CONCURRENCY=8']);
+    expect(checksum(defaults)).to.be.a('string');
+    expect(checksum(again)).to.equal(checksum(defaults));
+    expect(checksum(changed)).to.not.equal(checksum(defaults));
+  });
+});
+
+// ---------------------------------------------------------------- the image's scripts
+
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as net.AddressInfo).port;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+const probe = (port: number, probePath: string) =>
+  run(process.execPath, [PROBE, String(port), probePath, '2000']);
+
+describe('deploy: the image entrypoint and the exec probe', function () {
+  this.timeout(60000);
+
+  it('the image pins the tsx version of package-lock.json', () => {
+    const lock = JSON.parse(fs.readFileSync(path.join(repoRoot, 'package-lock.json'), 'utf8')) as {
+      packages: Record<string, { version?: string }>;
+    };
+    const dockerfile = fs.readFileSync(path.join(repoRoot, 'deploy/Dockerfile'), 'utf8');
+    const pinned = /^ARG TSX_VERSION=(\S+)$/m.exec(dockerfile)?.[1];
+    expect(pinned).to.equal(lock.packages['node_modules/tsx']?.version);
+  });
+
+  describe('probe.cjs against a real health server', () => {
+    let ok: HealthServer;
+    let failing: HealthServer;
+    before(async () => {
+      ok = await startHealthServer(0, [{ name: 'db', check: async () => undefined }]);
+      failing = await startHealthServer(0, [
+        {
+          name: 'kafka',
+          check: async () => {
+            throw new Error('broker down');
+          },
+        },
+      ]);
+    });
+    after(async () => {
+      await ok?.close();
+      await failing?.close();
+    });
+
+    it('exits 0 on 200 and 1 on 503 or nothing listening, saying why', async () => {
+      expect((await probe(ok.port, '/healthz')).code).to.equal(0);
+      expect((await probe(ok.port, '/readyz')).code).to.equal(0);
+      expect((await probe(failing.port, '/healthz')).code).to.equal(0);
+      const notReady = await probe(failing.port, '/readyz');
+      expect(notReady.code).to.equal(1);
+      expect(notReady.stderr).to.include('503').and.include('broker down');
+      const closed = await probe(await freePort(), '/healthz');
+      expect(closed.code).to.equal(1);
+      expect(closed.stderr).to.include('ECONNREFUSED');
+    });
+  });
+
+  it('refuses an unknown command with exit 64 and hands each known one to its program', async () => {
+    const unknown = await run(ENTRYPOINT, ['signr']);
+    expect(unknown.code).to.equal(64);
+    expect(unknown.stderr).to.include('unknown command "signr"');
+    // With an empty environment each program stops at its own configuration check.
+    const bare = { PATH: process.env.PATH, HOME: process.env.HOME };
+    const expectations: [string, string][] = [
+      ['api', 'MASTER_KEY is required'],
+      ['webhooks', 'SMTP_URL is required'],
+      ['migrate', 'DATABASE_URL is required'],
+    ];
+    for (const [cmd, message] of expectations) {
+      const out = await run(ENTRYPOINT, [cmd], { env: bare });
+      expect(out.code, cmd).to.equal(1);
+      expect(out.stderr, cmd).to.include(message);
+    }
+  });
+
+  it('runs a service whose exec probe passes, and SIGTERM reaches it for a graceful exit', async () => {
+    const port = await freePort();
+    const child = spawn(ENTRYPOINT, ['rcv-sync'], {
+      env: { ...process.env, RCV_SYNC_HEALTH_PORT: String(port), LOG_LEVEL: 'warn' },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+      child.once('exit', (code, signal) => resolve({ code, signal })),
+    );
+    try {
+      const deadline = Date.now() + 30000;
+      let healthy = false;
+      while (!healthy && Date.now() < deadline && child.exitCode === null) {
+        healthy = (await probe(port, '/healthz')).code === 0;
+        if (!healthy) await new Promise((r) => setTimeout(r, 300));
+      }
+      expect(healthy, `rcv-sync never answered on ${port}: ${stderr}`).to.equal(true);
+      child.kill('SIGTERM');
+      expect(await exited, stderr).to.deep.equal({ code: 0, signal: null });
+      expect((await probe(port, '/healthz')).code).to.equal(1);
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    }
+  });
+
+  describe('migrate against the test PostgreSQL', () => {
+    let schema: FreshSchema | undefined;
+    let databaseUrl: string;
+    before(async function () {
+      this.timeout(240000);
+      databaseUrl = (await testStack()).databaseUrl;
+      schema = await freshSchema('deploy');
+    });
+    after(async () => {
+      await schema?.drop();
+    });
+
+    it('applies the migrations into DATABASE_SCHEMA, then --check says up to date', async () => {
+      const env = {
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        DATABASE_URL: databaseUrl,
+        DATABASE_SCHEMA: schema!.name,
+      };
+      const first = await run(ENTRYPOINT, ['migrate'], { env });
+      expect(first.code, first.stderr).to.equal(0);
+      expect(first.stdout).to.match(/applied \S+ on .* schema t_/);
+      const check = await run(ENTRYPOINT, ['migrate', '--check'], { env });
+      expect(check.code, check.stderr).to.equal(0);
+      expect(check.stdout).to.include('up to date');
+    });
+  });
+});
