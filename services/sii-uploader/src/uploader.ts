@@ -16,20 +16,28 @@
  *    stored bytes are sent every time.
  * 4. The answer is recorded in one transaction with its messages (outbox): accepted → track id
  *    on the upload and its documents, dte.uploaded and dte-status `sending` (with the track id)
- *    per document; repeated → `envio_repetido`; refused (no permission, schema, signature, size,
- *    protocol, a login the SII refuses) → `emision_fallida`; transient → retried after a backoff
- *    until maxAttempts, then `emision_fallida`.
+ *    per document; repeated (STATUS 99) → `envio_repetido` and reconciliation (below); refused
+ *    (no permission, schema, signature, size, a login the SII refuses) → `emision_fallida`;
+ *    transient, or an answer that cannot be read → retried after a backoff until maxAttempts,
+ *    then `emision_fallida`.
  *
  * Recovery rule (a process that dies at any instant): an instance owns an upload while its
  * lease (lease_until) runs; afterwards any instance takes it up again from its state.
  *   - `claimed`: nothing was sent; it is built and sent.
  *   - `sending`: a DTEUpload may have reached the SII (died during the call, or between the
- *     answer and its commit). Only the stored bytes are re-sent, never a new envelope with
- *     these documents: if the SII had registered them it answers the repeated file (STATUS 99)
- *     and the documents end `envio_repetido` (requiere_accion), so no document is processed
- *     twice; if it had not, this is the first upload. A transient failure after the request was
- *     sent (SiiError.requestSent) follows the same rule.
- *   - `accepted`, `failed`, `repeated`: final; their messages were committed with the state.
+ *     answer and its commit: `attempt_open` is still true). Only the stored bytes are re-sent,
+ *     never a new envelope with these documents: if the SII had registered them it answers the
+ *     repeated file (STATUS 99); if it had not, this is the first upload.
+ *   - `accepted`, `failed`, `repeated`, `unconfirmed`: final; their messages were committed with
+ *     the state.
+ *
+ * Reconciliation (the SII may hold the envelope, we have no track id): STATUS 99 to our own
+ * stored bytes means the SII has them, so the upload ends `repeated`; an upload whose attempts
+ * ran out (or whose last attempt was refused) after an attempt that may have reached the SII
+ * (`maybe_registered`: an attempt of unknown fate, an unreadable answer, a transient failure
+ * after the request was sent) ends `unconfirmed`, never `emision_fallida`. Both schedule every
+ * document in `sii_doc_checks` in the same transaction: the sii-poller asks QueryEstDte per
+ * document until its verdict, or ends it `stuck`. No document is ever put in a second envelope.
  */
 import { createHash, randomUUID } from 'node:crypto';
 
@@ -65,10 +73,15 @@ interface UploadRow {
   rut_emisor: string;
   certificate_id: string;
   dte_ids: string[];
-  state: 'claimed' | 'sending' | 'accepted' | 'failed' | 'repeated';
+  state: 'claimed' | 'sending' | 'accepted' | 'failed' | 'repeated' | 'unconfirmed';
   envio_xml: Buffer | null;
   attempts: number;
+  /** some attempt may have reached the SII (see the recovery rule) */
+  maybe_registered: boolean;
 }
+
+/** How an upload ends: the state and what it publishes for its documents. */
+type Ending = 'accepted' | 'failed' | 'repeated' | 'unconfirmed';
 
 /** The envelope cannot be built (certificate, resolution, engine rule): emision_fallida. */
 class CannotBuild extends Error {}
@@ -233,7 +246,7 @@ export class Uploader {
                AND (lease_until IS NULL OR lease_until <= $1)
              ORDER BY next_attempt_at LIMIT $3 FOR UPDATE SKIP LOCKED)
           RETURNING id, organization_id, company_id, sii_env, rut_emisor, certificate_id, dte_ids::text[] AS dte_ids,
-                    state, envio_xml, attempts`,
+                    state, envio_xml, attempts, maybe_registered`,
         [now, new Date(now.getTime() + leaseMs), concurrency],
       );
       const rows = (Array.isArray(taken[0]) ? (taken[0] as unknown as UploadRow[]) : taken).map((r) => ({
@@ -346,13 +359,21 @@ export class Uploader {
   private async send(u: UploadRow, credential: SigningCredential): Promise<void> {
     const { maxAttempts, retryDelayMs, retryMaxDelayMs } = this.deps.settings;
     const db = this.deps.dataSource;
-    // the attempt is on record before the request can leave
-    await db.query('UPDATE sii_uploads SET attempts = attempts + 1, updated_at = $2 WHERE id = $1', [
-      u.id,
-      this.now(),
-    ]);
+    // the attempt is on record before the request can leave; an attempt still open from before
+    // (its process died during the call or before recording the answer) may have reached the SII
+    const opened: unknown[] = await db.query(
+      `UPDATE sii_uploads SET attempts = attempts + 1, maybe_registered = maybe_registered OR attempt_open,
+              attempt_open = true, updated_at = $2
+        WHERE id = $1 RETURNING maybe_registered`,
+      [u.id, this.now()],
+    );
     u.attempts += 1;
+    u.maybe_registered = (rowsOf(opened)[0] as { maybe_registered: boolean }).maybe_registered;
+    /** a refusal: emision_fallida, unless an earlier attempt may have reached the SII */
+    const refuse = (r: { outcome: string; glosa: string }) =>
+      this.finish(u, u.maybe_registered ? 'unconfirmed' : 'failed', r);
     let outcome: UploadOutcome;
+    let uploaded = true;
     try {
       outcome = await this.deps.sii
         .session(credential)
@@ -360,11 +381,9 @@ export class Uploader {
     } catch (err) {
       // only the login throws (nothing was uploaded by this attempt)
       if (!(err instanceof SiiError)) throw err;
+      uploaded = false;
       if (err.kind === 'auth' || err.kind === 'rejected') {
-        await this.finish(u, 'failed', {
-          outcome: 'login',
-          glosa: `Login en el SII rechazado: ${err.message}`,
-        });
+        await refuse({ outcome: 'login', glosa: `Login en el SII rechazado: ${err.message}` });
         return;
       }
       outcome =
@@ -375,36 +394,49 @@ export class Uploader {
         await this.finish(u, 'accepted', { outcome: 'accepted', trackId: outcome.trackId });
         return;
       case 'repeated':
+        // always our own stored bytes: the SII holds this envelope (reconciled per document)
         await this.finish(u, 'repeated', {
           outcome: 'repeated',
-          glosa: `El SII informó el envío como repetido (STATUS ${outcome.status})`,
+          glosa: `El SII informó el envío como repetido (STATUS ${outcome.status}); se consulta el estado de cada documento`,
         });
         return;
-      case 'transient': {
-        const glosa = `Error transitorio del SII: ${outcome.error.message}`;
+      case 'transient':
+      case 'protocol': {
+        if (outcome.kind === 'protocol' && !uploaded) {
+          await refuse({ outcome: 'login', glosa: `Login en el SII fallido: ${outcome.error.message}` });
+          return;
+        }
+        // an answer that cannot be read, or a failure after the request left: the SII may have
+        // registered the envelope; the same stored bytes go again (a repeat answers STATUS 99)
+        const reached = uploaded && (outcome.kind === 'protocol' || outcome.error.requestSent === true);
+        u.maybe_registered ||= reached;
+        const glosa =
+          outcome.kind === 'protocol'
+            ? `Respuesta ilegible del SII: ${outcome.error.message}`
+            : `Error transitorio del SII: ${outcome.error.message}`;
         if (u.attempts >= maxAttempts) {
-          await this.finish(u, 'failed', {
-            outcome: 'transient',
+          await this.finish(u, u.maybe_registered ? 'unconfirmed' : 'failed', {
+            outcome: outcome.kind,
             glosa: `${glosa} (${u.attempts} intentos)`,
           });
           return;
         }
         const delay = Math.min(retryDelayMs * 2 ** (u.attempts - 1), retryMaxDelayMs);
         await db.query(
-          `UPDATE sii_uploads SET next_attempt_at = $2, lease_until = NULL, outcome = 'transient', outcome_glosa = $3,
-                  updated_at = $4 WHERE id = $1`,
-          [u.id, new Date(this.now().getTime() + delay), glosa, this.now()],
+          `UPDATE sii_uploads SET next_attempt_at = $2, lease_until = NULL, outcome = $5, outcome_glosa = $3,
+                  attempt_open = false, maybe_registered = maybe_registered OR $6, updated_at = $4 WHERE id = $1`,
+          [u.id, new Date(this.now().getTime() + delay), glosa, this.now(), outcome.kind, reached],
         );
         this.deps.logger.info(
-          { uploadId: u.id, attempts: u.attempts, delay },
-          'sii-uploader: transient failure; retrying',
+          { uploadId: u.id, attempts: u.attempts, delay, maybeRegistered: u.maybe_registered },
+          'sii-uploader: no usable answer; retrying with the same bytes',
         );
         return;
       }
       default: {
         const e = outcome.error;
         const glosa = `Envío rechazado por el SII (${outcome.kind}${e.siiCode ? ` ${e.siiCode}` : ''}): ${e.glosa ?? e.message}`;
-        await this.finish(u, 'failed', { outcome: outcome.kind, glosa });
+        await refuse({ outcome: outcome.kind, glosa });
       }
     }
   }
@@ -412,14 +444,14 @@ export class Uploader {
   /** Records the final state of an upload with its messages, in one transaction. */
   private async finish(
     u: UploadRow,
-    state: 'accepted' | 'failed' | 'repeated',
+    state: Ending,
     r: { outcome: string; glosa?: string; trackId?: string },
   ): Promise<void> {
     const now = this.now();
     await this.deps.dataSource.transaction(async (m) => {
       const moved: unknown[] = await m.query(
         `UPDATE sii_uploads SET state = $2, outcome = $3, outcome_glosa = $4, track_id = $5, lease_until = NULL,
-                uploaded_at = CASE WHEN $2 = 'accepted' THEN $6::timestamptz ELSE uploaded_at END, updated_at = $6
+                attempt_open = false, uploaded_at = CASE WHEN $2 = 'accepted' THEN $6::timestamptz ELSE uploaded_at END, updated_at = $6
           WHERE id = $1 AND state IN ('claimed', 'sending') RETURNING id`,
         [u.id, state, r.outcome, r.glosa ?? null, r.trackId ?? null, now],
       );
@@ -447,21 +479,22 @@ export class Uploader {
           },
         });
       }
-      const status =
-        state === 'accepted' ? 'sending' : state === 'repeated' ? 'envio_repetido' : 'emision_fallida';
-      for (const d of docs)
-        entries.push(
-          statusChangeEntry(d, {
-            siiStatus: status,
-            glosa: r.glosa ?? null,
-            trackId: r.trackId ?? null,
-            observedAt: now,
-            source: SOURCE,
-          }),
-        );
-      await writeOutbox(m, entries);
+      if (state === 'repeated' || state === 'unconfirmed') await scheduleReconciliation(m, u, now);
+      const status = STATUS_OF[state];
+      if (status)
+        for (const d of docs)
+          entries.push(
+            statusChangeEntry(d, {
+              siiStatus: status,
+              glosa: r.glosa ?? null,
+              trackId: r.trackId ?? null,
+              observedAt: now,
+              source: SOURCE,
+            }),
+          );
+      if (entries.length > 0) await writeOutbox(m, entries);
     });
-    const log = state === 'accepted' ? this.deps.logger.info : this.deps.logger.warn;
+    const log = state === 'accepted' || state === 'repeated' ? this.deps.logger.info : this.deps.logger.warn;
     log.call(
       this.deps.logger,
       { uploadId: u.id, state, trackId: r.trackId, glosa: r.glosa },
@@ -488,6 +521,32 @@ export class Uploader {
       folio: r.folio,
     }));
   }
+}
+
+/**
+ * dte-status published for the documents of an upload that ends in this state. `unconfirmed`
+ * publishes nothing: the documents stay `signed` (en_proceso) while the poller reconciles them.
+ * Reconciled documents never get a track id, hence no dte.emitted (it fires on a track id).
+ */
+const STATUS_OF: Record<Ending, string | undefined> = {
+  accepted: 'sending',
+  failed: 'emision_fallida',
+  repeated: 'envio_repetido',
+  unconfirmed: undefined,
+};
+
+/**
+ * The documents of an upload the SII may hold go to the sii-poller's per-document QueryEstDte
+ * schedule (sii_doc_checks), in the transaction that ends the upload.
+ */
+async function scheduleReconciliation(m: EntityManager, u: UploadRow, now: Date): Promise<void> {
+  await m.query(
+    `INSERT INTO sii_doc_checks (dte_id, upload_id, organization_id, company_id, rut_emisor, sii_env,
+       certificate_id, state, attempts, next_check_at, created_at, updated_at)
+     SELECT d, $1, $2, $3, $4, $5, $6, 'active', 0, $8, $8, $8 FROM unnest($7::uuid[]) AS d
+     ON CONFLICT (dte_id) DO NOTHING`,
+    [u.id, u.organization_id, u.company_id, u.rut_emisor, u.sii_env, u.certificate_id, u.dte_ids, now],
+  );
 }
 
 /** typeorm answers UPDATE … RETURNING as [rows, count]. */

@@ -18,6 +18,7 @@ import { OutboxMessage } from './outbox-message';
 import { DteEvent } from './dte-event';
 import { SiiUpload } from './sii-upload';
 import { SiiPoll } from './sii-poll';
+import { SiiDocCheck } from './sii-doc-check';
 
 export { ProcessedEvent };
 // api core (issue 5)
@@ -28,7 +29,7 @@ export { WebhookSubscription, WebhookDelivery, WebhookDocumentState };
 // emission pipeline (issue 6)
 export { Dte, OutboxMessage, DteEvent };
 // emission pipeline workers (issue 6)
-export { SiiUpload, SiiPoll };
+export { SiiUpload, SiiPoll, SiiDocCheck };
 
 // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
 export const entities: Function[] = [
@@ -50,4 +51,5 @@ export const entities: Function[] = [
   DteEvent,
   SiiUpload,
   SiiPoll,
+  SiiDocCheck,
 ];

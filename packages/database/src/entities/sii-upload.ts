@@ -8,7 +8,12 @@ import { Column, CreateDateColumn, Entity, Index, PrimaryColumn } from 'typeorm'
  *             with STATUS 99), never another envelope with these documents;
  *   accepted  the SII gave track_id (also on each document); dte.uploaded and `sending` published;
  *   failed    emision_fallida published for its documents;
- *   repeated  envio_repetido published for its documents.
+ *   repeated  the SII answered STATUS 99 to our stored bytes: it holds them although we have no
+ *             track id; envio_repetido published (an intermediate status) and each document
+ *             scheduled in sii_doc_checks, where QueryEstDte finds its verdict;
+ *   unconfirmed  no readable answer to an attempt that may have reached the SII
+ *             (maybe_registered) and the attempts ran out (or a later one was refused): nothing
+ *             published, each document scheduled in sii_doc_checks as for `repeated`.
  * lease_until: while in the future, one uploader instance is working on the row.
  */
 @Entity({ name: 'sii_uploads' })
@@ -36,7 +41,7 @@ export class SiiUpload {
   dteIds!: string[];
 
   @Column({ type: 'text' })
-  state!: 'claimed' | 'sending' | 'accepted' | 'failed' | 'repeated';
+  state!: 'claimed' | 'sending' | 'accepted' | 'failed' | 'repeated' | 'unconfirmed';
 
   @Column({ name: 'envio_xml', type: 'bytea', nullable: true })
   envioXml!: Buffer | null;
@@ -47,6 +52,14 @@ export class SiiUpload {
   /** DTEUpload attempts made */
   @Column({ type: 'integer', default: 0 })
   attempts!: number;
+
+  /** a DTEUpload is in flight; still true when the next attempt starts = its fate is unknown */
+  @Column({ name: 'attempt_open', type: 'boolean', default: false })
+  attemptOpen!: boolean;
+
+  /** some attempt may have reached the SII (unknown fate, unreadable answer, sent then failed) */
+  @Column({ name: 'maybe_registered', type: 'boolean', default: false })
+  maybeRegistered!: boolean;
 
   @Column({ name: 'next_attempt_at', type: 'timestamptz' })
   nextAttemptAt!: Date;

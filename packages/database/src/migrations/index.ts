@@ -9,6 +9,7 @@ import { DteCessions1763800100000 } from './1763800100000-dte-cessions';
 import { SiiUploadsPolls1763800500000 } from './1763800500000-sii-uploads-polls';
 import { DtesIdempotencyPerEnv1763800700000 } from './1763800700000-dtes-idempotency-per-env';
 import { OutboxQuarantine1763800800000 } from './1763800800000-outbox-quarantine';
+import { SiiReconciliation1763800900000 } from './1763800900000-sii-reconciliation';
 
 export const migrations: (new () => MigrationInterface)[] = [
   ProcessedEvents1763780000000,
@@ -19,4 +20,5 @@ export const migrations: (new () => MigrationInterface)[] = [
   SiiUploadsPolls1763800500000,
   DtesIdempotencyPerEnv1763800700000,
   OutboxQuarantine1763800800000,
+  SiiReconciliation1763800900000,
 ];
