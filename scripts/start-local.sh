@@ -163,6 +163,11 @@ cmd_start() {
     warn "some services did not start (see above); the rest keep running: npm run stack -- down stops everything"
     return 1
   fi
+  if simulator_present && [ "${DTE_DEMO_SEED:-1}" != 0 ]; then
+    say "demo issuer (DTE_DEMO_SEED=0 skips it): npx tsx scripts/seed-demo.ts"
+    (cd "$ROOT" && npx tsx scripts/seed-demo.ts) 2>&1 | sed 's/^/[stack]   /'
+    [ "${PIPESTATUS[0]}" = 0 ] || { fail demo "" "seeding the demo issuer failed (see above)"; return 1; }
+  fi
   say "everything is up in $(($(now_ms) - t0)) ms:"
   cmd_status | sed 's/^/[stack]   /'
   say "stop it all with: npm run stack -- down"
