@@ -350,6 +350,29 @@ describe('CAF inventory over HTTP', function () {
       expect(res.body.code).to.equal('caf.request_failed');
     });
 
+    it('keeps the request lock when the SII may have granted without answering (dropped connection)', async () => {
+      const o = await org();
+      await enrol(o.rut, o.rut);
+      t.sim.state.triggers.add({ kind: 'drop', operation: 'folios' });
+      const res = await ask(o);
+      expect(res.status).to.equal(502);
+      expect(res.body.code).to.equal('caf.request_failed');
+      expect(res.body.detail).to.include({ outcome: 'unknown' });
+      expect(res.body.hint).to.match(/may have granted/);
+      // a blind retry is refused instead of possibly burning a second range
+      expect((await ask(o)).body.code).to.equal('caf.request_in_flight');
+    });
+
+    it('releases the request lock when the SII answered with an error', async () => {
+      const o = await org();
+      await enrol(o.rut, o.rut);
+      t.sim.state.triggers.add({ kind: 'http-error', operation: 'folios', status: 503 });
+      const failed = await ask(o);
+      expect(failed.body.code).to.equal('caf.request_failed');
+      expect(failed.body.detail ?? {}).to.not.have.property('outcome');
+      expect((await ask(o)).status).to.equal(201);
+    });
+
     it('answers caf.persist_failed when the granted range cannot be stored', async () => {
       const o = await org();
       await enrol(o.rut, o.rut);

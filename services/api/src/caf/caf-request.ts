@@ -100,7 +100,9 @@ export async function requestCaf(
       throw grantError(err);
     }
   } catch (err) {
-    await release();
+    // A request whose outcome is unknown keeps the lock until it expires: the SII may have
+    // granted a range, and a blind retry could be granted a second one.
+    if (!(err instanceof ApiError && err.detail?.outcome === 'unknown')) await release();
     throw err;
   }
   // From here the SII has granted the range: never release the lock, never ask again blindly.
@@ -151,6 +153,17 @@ function grantError(err: unknown): unknown {
         },
       );
     default:
+      if (err.outcomeUnknown) {
+        return new ApiError(
+          'caf.request_failed',
+          `The SII folio request got no answer; it may have been granted: ${err.message}`,
+          {
+            detail: { ...detail, outcome: 'unknown' },
+            hint: 'The SII may have granted the range: check the SII portal (and upload that CAF with POST /caf) before requesting again; new requests for this type are refused until the lock expires.',
+            cause: err,
+          },
+        );
+      }
       return new ApiError('caf.request_failed', `The SII folio request failed: ${err.message}`, {
         detail,
         cause: err,

@@ -21,6 +21,12 @@ export class FolioGrantError extends Error {
     readonly kind: 'unavailable' | 'rejected' | 'cert_not_authorized',
     message: string,
     readonly siiDetail?: Record<string, unknown>,
+    /**
+     * true when the folio request itself left but no answer came back (timeout, dropped
+     * connection): the SII may have granted a range we never saw, so asking again at once could
+     * burn a second range.
+     */
+    readonly outcomeUnknown = false,
   ) {
     super(message);
     this.name = 'FolioGrantError';

@@ -68,7 +68,9 @@ function folioGrantError(err: SiiError): FolioGrantError {
     );
   }
   if (!login && err.kind === 'rejected') return new FolioGrantError('rejected', err.message, detail);
-  return new FolioGrantError('unavailable', err.message, detail);
+  // the folio request left and no HTTP answer came back: whether the SII granted is unknown
+  const outcomeUnknown = !login && err.requestSent === true && err.httpStatus === undefined;
+  return new FolioGrantError('unavailable', err.message, detail, outcomeUnknown);
 }
 
 /** What the SII said, when it said anything (a network failure or a timeout has no detail). */
