@@ -155,6 +155,14 @@ export class ServiceProcess {
     this.kills += 1;
   }
 
+  /** SIGSTOP / SIGCONT: freezes the process with its sockets open (a request it sent stays sent). */
+  freeze(): void {
+    if (this.running) this.child!.kill('SIGSTOP');
+  }
+  thaw(): void {
+    if (this.running) this.child!.kill('SIGCONT');
+  }
+
   /** SIGTERM (graceful), SIGKILL after `graceMs`. */
   async stop(graceMs = 10_000): Promise<void> {
     const c = this.child;
