@@ -1,4 +1,6 @@
 // @dte/sii-poller: the poller worker, for its main and for in-process tests.
 export * from './poller';
 export * from './verdicts';
+export { Reconciler, type ReconcilerDeps } from './reconcile';
+export { documentQuery, type DocRow, type DocQuery } from './documents';
 export { loadConfig, backoffDelay, type Config, type PollerSettings } from './config';

@@ -30,6 +30,8 @@ import { SiiError, type SiiClient, type SiiSession, type UploadStatus } from '@d
 import type { DataSource } from 'typeorm';
 
 import { backoffDelay, type PollerSettings } from './config';
+import { documentQuery, loadDocs, type DocRow } from './documents';
+import { Reconciler } from './reconcile';
 import { documentVerdict, readUploadStatus, uniformVerdict } from './verdicts';
 
 export const POLLER_CONSUMER = 'sii-poller';
@@ -73,24 +75,6 @@ interface PollRow {
   version: number;
 }
 
-interface DocRow {
-  id: string;
-  organization_id: string;
-  sii_env: 'cert' | 'prod';
-  tipo_dte: number;
-  folio: string;
-  rut_receptor: string | null;
-  fecha_emision: string;
-  monto_total: string;
-  document?: {
-    Encabezado?: {
-      IdDoc?: { FchEmis?: string };
-      Receptor?: { RUTRecep?: string };
-      Totales?: { MntTotal?: number };
-    };
-  };
-}
-
 /** Per document status to publish, or one for all. */
 interface Publication {
   estado: string;
@@ -113,9 +97,17 @@ export class Poller {
   private wake?: () => void;
   private loop?: Promise<void>;
   private consumer?: AvroConsumer;
+  private readonly reconciler: Reconciler;
 
   constructor(private readonly deps: PollerDeps) {
     this.now = deps.clock ?? (() => new Date());
+    this.reconciler = new Reconciler({
+      dataSource: deps.dataSource,
+      logger: deps.logger,
+      settings: deps.settings,
+      now: () => this.now(),
+      session: async (certificateId) => deps.sii.session(await this.credential(certificateId)),
+    });
   }
 
   async start(messaging?: Messaging): Promise<void> {
@@ -204,8 +196,13 @@ export class Poller {
     }
   }
 
-  /** Polls every due row once (in batches of `concurrency`). */
+  /** Polls every due upload, then checks every due document under reconciliation, once each. */
   async tick(): Promise<number> {
+    return (await this.tickUploads()) + (await this.reconciler.tick());
+  }
+
+  /** Polls every due row once (in batches of `concurrency`). */
+  private async tickUploads(): Promise<number> {
     let total = 0;
     for (;;) {
       const rows = await this.takeDue();
@@ -320,21 +317,12 @@ export class Poller {
       case 'processed': {
         const uniform = uniformVerdict(r.status);
         if (uniform) return { next: 'done', publish: { estado: uniform, glosa: r.status.glosa ?? null } };
-        const docs = await this.docs(p.dte_ids);
+        const docs = await loadDocs(this.deps.dataSource, p.dte_ids);
         const perDoc = new Map<string, { estado: string; glosa?: string }>();
         for (const d of docs) {
           // the query names the document as its XML does (receiver, date, total)
-          const enc = d.document?.Encabezado;
-          const query = {
-            env: p.sii_env,
-            rutCompany: p.rut_emisor,
-            rutReceptor: enc?.Receptor?.RUTRecep ?? d.rut_receptor ?? '',
-            tipoDte: d.tipo_dte,
-            folio: Number(d.folio),
-            fechaEmision: enc?.IdDoc?.FchEmis ?? d.fecha_emision,
-            montoTotal: Number(enc?.Totales?.MntTotal ?? d.monto_total),
-          };
-          if (!query.rutReceptor || !Number.isSafeInteger(query.montoTotal)) {
+          const query = documentQuery(d, p.sii_env, p.rut_emisor);
+          if (!query) {
             // QueryEstDte cannot name it (e.g. a total in foreign currency with decimals): no guess
             perDoc.set(d.id, {
               estado: 'stuck',
@@ -348,15 +336,6 @@ export class Poller {
         return { next: 'done', publish: { estado: 'EPR', glosa: r.status.glosa ?? null, perDoc } };
       }
     }
-  }
-
-  private async docs(ids: string[]): Promise<DocRow[]> {
-    return this.deps.dataSource.query(
-      `SELECT id, organization_id, sii_env, tipo_dte, folio, rut_receptor,
-              to_char(fecha_emision, 'YYYY-MM-DD') AS fecha_emision, monto_total, document
-         FROM dtes WHERE id = ANY($1::uuid[]) ORDER BY id`,
-      [ids],
-    );
   }
 
   private async record(p: PollRow, result: PollResult): Promise<void> {

@@ -51,3 +51,32 @@ export function documentVerdict(d: DocumentStatus): { estado: string; glosa?: st
   // anything else (DNK, FAU without a rejection, an error code) is published as the SII said it
   return { estado: d.estado, glosa };
 }
+
+/** What QueryEstDte says of a document we have no track id for (reconciliation). */
+export type DocCheckReading =
+  /** the SII processed it: its verdict (final) */
+  | { kind: 'verdict'; estado: 'EPR' | 'RPR' | 'RCH'; glosa?: string }
+  /** not (yet) at the SII, or its send still in process: ask again (spends the budget) */
+  | { kind: 'not_found'; estado: string; glosa?: string }
+  /** the SII holds other data under this folio (DNK): only an operator can tell */
+  | { kind: 'mismatch'; estado: string; glosa?: string }
+  /** the company may not issue electronic documents at the SII (EMP) */
+  | { kind: 'no_permission'; glosa?: string }
+  /** an error or another code: ask again (spends the budget) */
+  | { kind: 'retry'; estado: string; glosa?: string };
+
+/**
+ * QueryEstDte of a document under reconciliation → what to do. DOK → EPR or RPR; a rejection
+ * (FAU "RCH - DTE Rechazado") → RCH; FAU otherwise → not found yet. Never a success guessed from
+ * anything but DOK.
+ */
+export function readDocCheck(d: DocumentStatus): DocCheckReading {
+  const v = documentVerdict(d);
+  const glosa = v.glosa;
+  if (v.estado === 'EPR' || v.estado === 'RPR' || v.estado === 'RCH')
+    return { kind: 'verdict', estado: v.estado, ...(glosa ? { glosa } : {}) };
+  if (d.estado === 'FAU') return { kind: 'not_found', estado: d.estado, ...(glosa ? { glosa } : {}) };
+  if (d.estado === 'DNK') return { kind: 'mismatch', estado: d.estado, ...(glosa ? { glosa } : {}) };
+  if (d.estado === 'EMP') return { kind: 'no_permission', ...(glosa ? { glosa } : {}) };
+  return { kind: 'retry', estado: d.estado, ...(glosa ? { glosa } : {}) };
+}

@@ -24,7 +24,9 @@ export type RefreshOutcome =
  * organization with a current certificate, gets a re-poll request: a dte.uploaded record with
  * refresh = true (same upload_id and track_id, dte_ids = [this document], certificate_id = the
  * organization's active certificate), written to the outbox in the transaction that locks the
- * row, so the poller receives it exactly when the answer is 202. Without a track id:
+ * row, so the poller receives it exactly when the answer is 202. A document under reconciliation
+ * (no track id, in the poller's sii_doc_checks) has that row re-armed in the same transaction
+ * instead: active, attempts 0, due now, with that certificate. Otherwise, without a track id:
  * dte.refresh_status.no_track_id (operator_review for emision_fallida/envio_repetido). Anything
  * else (polling still active, or a verdict): 200, nothing to do.
  */
@@ -38,7 +40,12 @@ export async function refreshStatus(
   return db.transaction(async (m) => {
     const rows: DteRow[] = await m.query(`SELECT ${DTE_COLUMNS} FROM dtes WHERE id = $1 FOR UPDATE`, [id]);
     const row = rows[0];
-    if (!row.track_id) {
+    // a document reconciled without a track id (the SII may hold its envelope): its per-document
+    // QueryEstDte schedule (the sii-poller's sii_doc_checks) is what refresh re-arms
+    const check: { state: string }[] = row.track_id
+      ? []
+      : await m.query('SELECT state FROM sii_doc_checks WHERE dte_id = $1 FOR UPDATE', [id]);
+    if (!row.track_id && !check[0]) {
       const review = OPERATOR_REVIEW.includes(row.sii_status);
       throw new ApiError(
         'dte.refresh_status.no_track_id',
@@ -77,6 +84,15 @@ export async function refreshStatus(
     const company: { rut: string }[] = await m.query('SELECT rut FROM companies WHERE id = $1', [
       row.company_id,
     ]);
+    if (!row.track_id) {
+      await m.query(
+        `UPDATE sii_doc_checks SET state = 'active', attempts = 0, next_check_at = $2, certificate_id = $3,
+                version = version + 1, updated_at = $2
+          WHERE dte_id = $1`,
+        [row.id, now, certs[0].id],
+      );
+      return { status: 202, body: { id: row.id, status: 'refresh_enqueued' } };
+    }
     const uploadId = row.upload_id ?? row.id;
     await enqueueOutbox(m, [
       {
