@@ -447,11 +447,54 @@ describe('deploy: the Helm chart rendered by helm template', function () {
       ['kafka.brokers={kafka}', 'kafka.brokers'],
       ['schemaRegistry.url=registry:8081', 'schemaRegistry.url'],
       ['services.signr.replicas=1', 'signr'],
+      // the probes follow services.<name>.healthPort: an env override would move the port away
+      [
+        'services.signer.env.SIGNER_HEALTH_PORT=4000',
+        'services.signer.env.SIGNER_HEALTH_PORT is set by the chart',
+      ],
+      ['services.api.env.API_HOST=127.0.0.1', 'services.api.env.API_HOST is set by the chart'],
     ];
     for (const [set, mention] of refused) {
       const out = await run(helmBin, ['template', 'dte', CHART, '--set', set]);
       expect(out.code, set).to.not.equal(0);
       expect(out.stderr, set).to.include(mention);
+    }
+  });
+
+  it('NOTES.txt names the Secret and its keys, the migration Job, the api address and the SII in use', async () => {
+    // helm template does not print NOTES.txt: render it through tpl in a copy of the chart.
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dte-chart-'));
+    try {
+      const chart = path.join(dir, 'dte-service');
+      fs.cpSync(CHART, chart, { recursive: true });
+      fs.copyFileSync(path.join(chart, 'templates/NOTES.txt'), path.join(chart, 'notes.txt'));
+      fs.writeFileSync(
+        path.join(chart, 'templates/zz-notes.yaml'),
+        'kind: Notes\nmetadata: {name: notes}\ntext: {{ tpl (.Files.Get "notes.txt") . | quote }}\n',
+      );
+      const notes = async (args: string[]) => {
+        const out = await run(helmBin, [
+          'template',
+          'dte',
+          chart,
+          '-n',
+          'dte',
+          '--show-only',
+          'templates/zz-notes.yaml',
+          ...args,
+        ]);
+        expect(out.code, out.stderr).to.equal(0);
+        return (parseYaml(out.stdout) as { text: string }).text;
+      };
+      const prod = await notes(['-f', PRODUCTION_VALUES]);
+      expect(prod).to.include('Secret "dte-prod-secrets"').and.include('master-key').and.include('smtp-url');
+      expect(prod).to.include('kubectl -n dte logs job/dte-migrate');
+      expect(prod).to.include('http://dte-api.dte.svc:80/api/v1');
+      expect(prod).to.include('certification https://maullin.sii.cl, production https://palena.sii.cl');
+      const staging = await notes(['--set', 'sii.simulatorUrl=http://sii-sim:18080']);
+      expect(staging).to.include('the simulator at http://sii-sim:18080').and.not.include('palena');
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
     }
   });
 
