@@ -105,35 +105,70 @@ describe('emission pipeline: recovery and per-document verdicts', function () {
     expect(sim.documents.find((d) => d.folio === Number(b.folio))?.result).to.match(/RCH|RECHAZADO/);
   });
 
-  it('dies after the SII took the envelope, before recording it: the restarted uploader re-sends the same bytes and the repeat ends envio_repetido, the folio at the SII once', async () => {
+  it('dies after the SII took the envelope, before recording it: the re-sent bytes are answered as repeated and QueryEstDte brings each document its verdict (EPR, and RCH where the SII rejected it), each folio at the SII once', async () => {
     await pauseUploader();
-    const id = await issue(body(33, p.o.rut));
-    await signedRow(id);
-    const dying = new Uploader({
-      dataSource: db(),
-      keys: p.t.deps.keys,
-      sii: dyingClient(p.sii, 'after'),
-      logger: p.logger,
-      settings: { ...uploaderSettings, maxWaitMs: 0, leaseMs: 500 },
-    });
-    await dying.tick();
-    const r = await row(id);
-    const up: { state: string; attempts: number }[] = await db().query(
-      'SELECT state, attempts FROM sii_uploads WHERE id = $1',
-      [r.upload_id],
-    );
-    expect(up[0]).to.deep.equal({ state: 'sending', attempts: 1 });
-    expect(await atSii(r.folio)).to.have.length(1);
+    const crashOnce = async (id: string) => {
+      await signedRow(id);
+      const dying = new Uploader({
+        dataSource: db(),
+        keys: p.t.deps.keys,
+        sii: dyingClient(p.sii, 'after'),
+        logger: p.logger,
+        settings: { ...uploaderSettings, maxWaitMs: 0, leaseMs: 500 },
+      });
+      await dying.tick();
+      const r = await row(id);
+      const up: { state: string; attempts: number }[] = await db().query(
+        'SELECT state, attempts FROM sii_uploads WHERE id = $1',
+        [r.upload_id],
+      );
+      expect(up[0]).to.deep.equal({ state: 'sending', attempts: 1 });
+      expect(await atSii(r.folio)).to.have.length(1);
+      return r;
+    };
+    // the first envelope is rejected by the SII (every document RCH), the second accepted
+    await simAdmin(p.t, 'POST', '/admin/triggers', { kind: 'verdict', verdict: 'RCH', env: 'cert' });
+    const rejected = await issue(body(33, p.o.rut));
+    const r1 = await crashOnce(rejected);
+    const accepted = await issue(body(33, p.o.rut));
+    // the first upload's lease has run out: the second instance takes it up too and dies again
+    // after the SII answered (a repeat), as it dies after sending the second envelope
+    await new Promise((r) => setTimeout(r, 600));
+    const r2 = await crashOnce(accepted);
+    expect(r2.upload_id).to.not.equal(r1.upload_id);
     await resumeUploader();
-    const done = await until(id, ['envio_repetido', 'EPR', 'emision_fallida']);
-    expect(done.sii_status).to.equal('envio_repetido');
-    expect(done.track_id).to.equal(null);
-    const after: { state: string; attempts: number }[] = await db().query(
-      'SELECT state, attempts FROM sii_uploads WHERE id = $1',
-      [r.upload_id],
-    );
-    expect(after[0]).to.deep.equal({ state: 'repeated', attempts: 2 });
-    expect(await atSii(r.folio)).to.have.length(1);
+    const [a, b] = await Promise.all([
+      until(rejected, ['RCH', 'EPR', 'stuck', 'emision_fallida']),
+      until(accepted, ['RCH', 'EPR', 'stuck', 'emision_fallida']),
+    ]);
+    expect({ rejected: a.sii_status, accepted: b.sii_status }).to.deep.equal({
+      rejected: 'RCH',
+      accepted: 'EPR',
+    });
+    // no track id was ever recorded (the SII gave it to the process that died): no dte.emitted
+    expect([a.track_id, b.track_id]).to.deep.equal([null, null]);
+    for (const [id, r, verdict, attempts] of [
+      [rejected, r1, 'RCH', 3],
+      [accepted, r2, 'EPR', 2],
+    ] as const) {
+      const up: { state: string; attempts: number }[] = await db().query(
+        'SELECT state, attempts FROM sii_uploads WHERE id = $1',
+        [r.upload_id],
+      );
+      expect(up[0]).to.deep.equal({ state: 'repeated', attempts });
+      // envio_repetido is only the intermediate status; the verdict is the SII's own
+      const f: string[] = (
+        await db().query('SELECT sii_status FROM dte_events WHERE dte_id = $1 ORDER BY observed_at, id', [id])
+      ).map((x: { sii_status: string }) => x.sii_status);
+      expect(f).to.deep.equal(['queued', 'signed', 'envio_repetido', verdict]);
+      const sim = await atSii(r.folio);
+      expect(sim).to.have.length(1);
+      expect(sim[0].documents.find((d) => d.folio === Number(r.folio))?.result).to.equal(
+        verdict === 'RCH' ? 'RECHAZADO' : 'ACEPTADO',
+      );
+      const uploads: unknown[] = await db().query('SELECT id FROM sii_uploads WHERE $1 = ANY(dte_ids)', [id]);
+      expect(uploads).to.have.length(1);
+    }
   });
 
   it('dies before the request left: the restarted uploader sends the stored envelope and the document reaches EPR', async () => {
