@@ -25,7 +25,13 @@ export interface Config {
   cafRequestLockSec: number;
   /** seconds between automatic stamping sweeps; 0 disables them in this process */
   cafAutoIntervalSec: number;
-  siiBaseUrl: string;
+  /**
+   * The SII simulator's root when set (it then stands in for the SII and serves exchange rates);
+   * unset means the real SII (see @dte/sii-client's endpoint configuration, read the same way).
+   */
+  siiBaseUrl?: string;
+  /** the exchange-rate source of export documents (GET {url}/tipo-cambio/...); defaults to SII_BASE_URL */
+  exchangeRateUrl?: string;
   siiTimeoutMs: number;
 }
 
@@ -67,7 +73,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       lowFoliosThreshold: { env: 'LOW_FOLIOS_THRESHOLD', default: 20, parse: parse.int },
       cafRequestLockSec: { env: 'CAF_REQUEST_LOCK_SEC', default: 120, parse: positive },
       cafAutoIntervalSec: { env: 'CAF_AUTO_INTERVAL_SEC', default: 300, parse: parse.int },
-      siiBaseUrl: { env: 'SII_BASE_URL', default: 'http://127.0.0.1:18080', parse: url },
+      siiBaseUrl: { env: 'SII_BASE_URL', parse: url, required: false },
+      exchangeRateUrl: { env: 'EXCHANGE_RATE_URL', parse: url, required: false },
       siiTimeoutMs: { env: 'SII_TIMEOUT_MS', default: 15000, parse: positive },
     },
     env,

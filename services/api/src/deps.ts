@@ -1,4 +1,5 @@
 import { createLogger, type Logger } from '@dte/service-runtime';
+import { SiiClient, siiClientOptionsFromEnv } from '@dte/sii-client';
 import { Redis } from 'ioredis';
 import type { DataSource } from 'typeorm';
 import type { Config } from './config';
@@ -21,7 +22,8 @@ export function productionDeps(
       { [config.masterKeyId]: Buffer.from(config.masterKey, 'base64') },
       config.masterKeyId,
     ),
-    folioGrant: new SiiFolioGrantClient({ baseUrl: config.siiBaseUrl, timeoutMs: config.siiTimeoutMs }),
+    // the same endpoint resolution as the workers: SII_BASE_URL names the simulator, unset is the real SII
+    folioGrant: new SiiFolioGrantClient({ client: new SiiClient(siiClientOptionsFromEnv()) }),
     cafDocuments: new SqlCafDocumentsProbe(dataSource),
     logger,
   };

@@ -51,6 +51,13 @@ const unavailable = (tpoMoneda: string, why: string) =>
     },
   );
 
+/** No source configured (EXCHANGE_RATE_URL unset and no simulator): every export without otra_moneda is refused. */
+export class UnconfiguredExchangeRateSource implements ExchangeRateSource {
+  async rate(tpoMoneda: string): Promise<number> {
+    throw unavailable(tpoMoneda, 'no exchange-rate source is configured (EXCHANGE_RATE_URL)');
+  }
+}
+
 export class HttpExchangeRateSource implements ExchangeRateSource {
   constructor(
     private readonly baseUrl: string,

@@ -2,7 +2,7 @@ import type { Context } from 'koa';
 import type { ApiDeps, Principal, RouteDef } from '../context';
 import type { DteScope } from '../dtes/dte-row';
 import { emitDte } from '../dtes/emission';
-import { HttpExchangeRateSource } from '../dtes/exchange-rate';
+import { HttpExchangeRateSource, UnconfiguredExchangeRateSource } from '../dtes/exchange-rate';
 import { listDtes, LIST_SORTS, parseListQuery, RECEPTOR_ESTADOS } from '../dtes/list';
 import { parsePreferWait, waitForSii } from '../dtes/prefer-wait';
 import { detailRecord, emissionResponse } from '../dtes/records';
@@ -27,7 +27,10 @@ const POST_HEADERS = {
 export function dteRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
   const db = deps.dataSource;
   // the exchange-rate source of exports lives beside the SII endpoints (the simulator serves it)
-  const rates = new HttpExchangeRateSource(deps.config.siiBaseUrl, deps.config.siiTimeoutMs);
+  const rateUrl = deps.config.exchangeRateUrl ?? deps.config.siiBaseUrl;
+  const rates = rateUrl
+    ? new HttpExchangeRateSource(rateUrl, deps.config.siiTimeoutMs)
+    : new UnconfiguredExchangeRateSource();
   return [
     {
       method: 'post',
