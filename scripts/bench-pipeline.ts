@@ -13,7 +13,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
-import { emissionBody, percentile, startPipelineProcesses } from '../test/support/pipeline-harness';
+import { SERVICES, emissionBody, percentile, startPipelineProcesses } from '../test/support/pipeline-harness';
 
 const num = (name: string, dflt: number) => Number(process.env[name] ?? dflt);
 const DOCS = num('BENCH_DOCS', 300);
@@ -39,7 +39,6 @@ async function main(): Promise<void> {
     POLL_BACKOFF_MAX_MS: '1000',
     POLL_TICK_MS: '100',
     POLL_MAX_ATTEMPTS: '200',
-    LOG_LEVEL: 'warn',
   };
   console.log('[bench] starting the stack processes …');
   const p = await startPipelineProcesses({
@@ -86,6 +85,8 @@ async function main(): Promise<void> {
       await sleep(200);
     }
 
+    const procs = [...SERVICES.map((n) => p.services[n]), p.simulator];
+    const cpu0 = procs.map((s) => s.cpuSeconds() ?? 0);
     const latencies: number[] = [];
     const ids: string[] = [];
     let next = 0;
@@ -107,6 +108,7 @@ async function main(): Promise<void> {
       await sleep(100);
     }
     const eprAt = Date.now();
+    const cpu = procs.map((s, i) => `${s.name} ${((s.cpuSeconds() ?? 0) - cpu0[i]!).toFixed(1)}`).join(', ');
     const e2e: { ms: number }[] = await db.query(
       `SELECT extract(epoch FROM (e.observed_at - d.created_at)) * 1000 AS ms
          FROM dtes d JOIN dte_events e ON e.dte_id = d.id AND e.sii_status = 'EPR'
@@ -151,6 +153,7 @@ async function main(): Promise<void> {
     console.log(
       `  per document POST → EPR (created_at → EPR observed_at): p50 ${fmt(percentile(e2eMs, 50))}, p99 ${fmt(percentile(e2eMs, 99))}`,
     );
+    console.log(`  CPU seconds used during the measured run: ${cpu}`);
     console.log(`  envelopes: ${uploads[0]!.n} for ${uploads[0]!.docs} documents`);
   } finally {
     await p.close();

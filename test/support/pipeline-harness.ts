@@ -155,6 +155,18 @@ export class ServiceProcess {
     this.kills += 1;
   }
 
+  /** CPU seconds (user + system) the running process has used so far (Linux /proc). */
+  cpuSeconds(): number | undefined {
+    if (!this.running) return undefined;
+    try {
+      const stat = fs.readFileSync(`/proc/${this.child!.pid}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      return (Number(f[11]) + Number(f[12])) / 100;
+    } catch {
+      return undefined;
+    }
+  }
+
   /** SIGSTOP / SIGCONT: freezes the process with its sockets open (a request it sent stays sent). */
   freeze(): void {
     if (this.running) this.child!.kill('SIGSTOP');
@@ -273,7 +285,10 @@ export interface PipelineOptions {
   /** simulator timings: QueryEstUp -11 for registerMs, then one state per stepMs */
   sim?: { registerMs: number; stepMs: number };
   partitions?: number;
-  /** extra variables of every service (uploader and poller settings, LOG_LEVEL …) */
+  /**
+   * extra variables of every service (uploader and poller settings …); readiness is read from each
+   * service's info-level "ready" line, so LOG_LEVEL must stay at info or below
+   */
   env?: Record<string, string>;
 }
 
