@@ -221,7 +221,6 @@ describe('fault: kill -9 of every service and the broker during a run of emissio
     // --- emissions, spread over EMIT_SECONDS by CONCURRENCY clients ------------------------------
     const gapMs = (EMIT_SECONDS * 1000 * CONCURRENCY) / N;
     let next = 0;
-    const posted: { status: number; e: Emission }[] = [];
     const client = async () => {
       while (next < emissions.length) {
         const e = emissions[next++]!;
@@ -231,7 +230,6 @@ describe('fault: kill -9 of every service and the broker during a run of emissio
           `POST /dtes (${e.tipo}): ${res.status} ${JSON.stringify(res.body)}`,
         ).to.include(res.status);
         e.id = res.body.id as string;
-        posted.push({ status: res.status, e });
         await sleep(uniform(0.5, 1.5) * gapMs);
       }
     };
