@@ -1,7 +1,14 @@
 import { expect } from 'chai';
 import type { DocumentStatus, UploadStatus } from '@dte/sii-client';
 import { classify } from '@dte/status';
-import { backoffDelay, documentVerdict, readUploadStatus, uniformVerdict, type PollerSettings } from '../src';
+import {
+  backoffDelay,
+  documentVerdict,
+  readDocCheck,
+  readUploadStatus,
+  uniformVerdict,
+  type PollerSettings,
+} from '../src';
 
 function up(
   estado: string,
@@ -55,6 +62,23 @@ describe('sii-poller: reading the SII answers', () => {
     expect(documentVerdict(doc('DOK', 'RPR - Aceptado con Reparos')).estado).to.equal('RPR');
     expect(documentVerdict(doc('FAU', 'RCH - DTE Rechazado')).estado).to.equal('RCH');
     expect(documentVerdict(doc('DNK', 'DTE Recibido - Datos no coinciden')).estado).to.equal('DNK');
+  });
+
+  it('reconciles a document without a track id only from the SII own verdict: DOK or a rejection end it, FAU asks again, DNK and EMP stop', () => {
+    expect(readDocCheck(doc('DOK', 'DTE Recibido'))).to.deep.include({ kind: 'verdict', estado: 'EPR' });
+    expect(readDocCheck(doc('DOK', 'RPR - Aceptado con Reparos'))).to.deep.include({
+      kind: 'verdict',
+      estado: 'RPR',
+    });
+    expect(readDocCheck(doc('FAU', 'RCH - DTE Rechazado'))).to.deep.include({
+      kind: 'verdict',
+      estado: 'RCH',
+    });
+    // not received, or its send still in process: never a verdict, never a reason to re-upload
+    expect(readDocCheck(doc('FAU', 'DTE No Recibido'))).to.deep.include({ kind: 'not_found', estado: 'FAU' });
+    expect(readDocCheck(doc('DNK', 'DTE Recibido'))).to.deep.include({ kind: 'mismatch', estado: 'DNK' });
+    expect(readDocCheck(doc('EMP')).kind).to.equal('no_permission');
+    for (const odd of ['-1', 'FNA', 'TMD', '107']) expect(readDocCheck(doc(odd)).kind).to.equal('retry');
   });
 
   it('backs off geometrically up to the ceiling', () => {
