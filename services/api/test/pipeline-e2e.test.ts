@@ -83,7 +83,7 @@ async function startPipeline(opts: { registerMs: number; pollAttempts: number })
     },
   });
   await poller.start(tm.messaging);
-  const o = await orgWithCafs(t, { tipos: [33, 34, 52, 56, 61, 110] });
+  const o = await orgWithCafs(t, { tipos: [33, 34, 46, 52, 56, 61, 110, 112] });
   await t.db.dataSource.query(
     `UPDATE companies SET resolucion_cert_numero = 0, resolucion_cert_fecha = $2 WHERE id = $1`,
     [o.companyId, today()],
@@ -123,9 +123,9 @@ describe('emission pipeline end to end: POST /dtes to the SII verdict', function
   });
   after(async () => r?.stop());
 
-  it('issues types 33, 34, 52, 56, 61 and 110 and follows each to EPR by polling; the feed tells the way there', async () => {
+  it('issues every supported type (33, 34, 46, 52, 56, 61, 110, 112) and follows each to EPR by polling; the feed tells the way there', async () => {
     const issued: { id: string; tipo: number }[] = [];
-    for (const tipo of [33, 34, 52, 56, 61, 110]) {
+    for (const tipo of [33, 34, 46, 52, 56, 61, 110, 112]) {
       const res = await emit(r.t, r.o, body(tipo, r.o.rut));
       expect(res.status, res.text).to.equal(202);
       issued.push({ id: res.body.id as string, tipo });
