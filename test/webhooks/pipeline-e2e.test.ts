@@ -103,6 +103,10 @@ describe('webhooks fed by the real emission pipeline: POST /dtes to signed deliv
     smtp = await new SmtpSink().start();
     rx = await new Receiver(pki).start();
     p = await startPipeline();
+    // the simulator's intermediate states (six, 300 ms each, read live) span several of the
+    // poller's polls (backoff at most 500 ms), so some of them are observed and delivered, and the
+    // verdict still comes well within the poller's attempt budget
+    p.t.sim.options.timings.stepMs = 300;
     const config = loadConfig({
       NODE_ENV: 'test',
       WEBHOOKS_ALLOW_LOOPBACK_RECEIVER: 'true',
@@ -261,10 +265,16 @@ describe('webhooks fed by the real emission pipeline: POST /dtes to signed deliv
       expect(pair).to.have.length(1);
       expect(pair[0]!.data.observed_at).to.equal(verdictEvent.data.observed_at);
     }
-    const codesA = unique
-      .filter((e) => e.data.dte_id === accepted && e.type === 'dte.status_changed')
-      .map((e) => e.data.sii_status);
-    expect(codesA).to.include.members(['sending', 'EPR']);
+    // deliveries may arrive out of order: a handler orders them by data.observed_at
+    const changes = (id: string) =>
+      unique
+        .filter((e) => e.data.dte_id === id && e.type === 'dte.status_changed')
+        .sort((x, y) => Date.parse(x.data.observed_at) - Date.parse(y.data.observed_at))
+        .map((e) => e.data.sii_status);
+    const codesA = changes(accepted);
+    expect(codesA[0]).to.equal('sending');
+    expect(codesA[codesA.length - 1]).to.equal('EPR');
+    expect(codesA.length, `intermediates between sending and EPR: ${codesA.join(',')}`).to.be.at.least(3);
     expect(unique.find((e) => e.data.dte_id === accepted && e.type === 'dte.accepted')?.data).to.include({
       sii_status: 'EPR',
       terminal: true,
@@ -277,7 +287,7 @@ describe('webhooks fed by the real emission pipeline: POST /dtes to signed deliv
       accion: 'reemitir',
     });
     console.log(
-      `      accepted: ${codesA.join(' → ')}; ${rx.received.length} requests, ${byId.size} distinct ids, ${repeats.length} repeated`,
+      `      accepted: ${codesA.join(' → ')}; rejected: ${changes(rejected).join(' → ')}; ${rx.received.length} requests, ${byId.size} distinct ids, ${repeats.length} repeated`,
     );
   });
 });
