@@ -200,7 +200,13 @@ describe('fault: kill -9 of every service and the broker during a run of emissio
             .then(() =>
               log(`${target} ready again ${((Date.now() - t) / 1000).toFixed(1)} s after its restart`),
             )
-            .catch((err) => log(`${target} restart: ${String(err).split('\n')[0]}`));
+            .catch((err) =>
+              log(
+                svc.crashed
+                  ? `${target} restart failed: ${String(err).split('\n')[0]}`
+                  : `${target} killed again while starting`,
+              ),
+            );
           log(`kill -9 ${target}; restarted after ${(down / 1000).toFixed(1)} s down`);
         }
         killed.set(target, killed.get(target)! + 1);
@@ -356,8 +362,12 @@ describe('fault: kill -9 of every service and the broker during a run of emissio
       if (statuses[statuses.length - 1] !== 'EPR') problems.push(`${id}: feed ends ${statuses.join(',')}`);
     }
     expect(problems, 'events feed').to.deep.equal([]);
+    const states: { state: string; n: number }[] = await p.db.dataSource.query(
+      'SELECT state, count(*)::int AS n FROM sii_uploads GROUP BY 1 ORDER BY 1',
+    );
     log(
       `checked ${N} documents, ${simUploads.length} uploads at the SII, ${eventIds.size} events; ` +
+        `upload rows ${states.map((r) => `${r.state} ${r.n}`).join(', ')}; ` +
         `POST retries ${emissions.reduce((s, e) => s + e.attempts - 1, 0)}`,
     );
   });
