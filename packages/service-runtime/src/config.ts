@@ -47,6 +47,18 @@ export const parse = {
     if (!/^-?\d+$/.test(raw)) throw new Error(`expected an integer, got "${raw}"`);
     return Number(raw);
   },
+  /** an integer > 0 */
+  positiveInt(raw: string): number {
+    const n = parse.int(raw);
+    if (n <= 0) throw new Error(`expected a positive integer, got ${n}`);
+    return n;
+  },
+  /** an integer >= 0 */
+  nonNegativeInt(raw: string): number {
+    const n = parse.int(raw);
+    if (n < 0) throw new Error(`expected an integer >= 0, got ${n}`);
+    return n;
+  },
   port(raw: string): number {
     const n = parse.int(raw);
     if (n < 0 || n > 65535) throw new Error(`expected a port 0-65535, got ${n}`);

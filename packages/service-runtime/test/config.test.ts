@@ -25,4 +25,12 @@ describe('service-runtime readConfig', () => {
         .and.contain('N is required');
     }
   });
+
+  it('positiveInt takes integers above 0 and nonNegativeInt integers from 0, naming the bound otherwise', () => {
+    expect(parse.positiveInt('1')).to.equal(1);
+    expect(parse.nonNegativeInt('0')).to.equal(0);
+    expect(() => parse.positiveInt('0')).to.throw('expected a positive integer, got 0');
+    expect(() => parse.nonNegativeInt('-1')).to.throw('expected an integer >= 0, got -1');
+    expect(() => parse.positiveInt('1.5')).to.throw('expected an integer, got "1.5"');
+  });
 });

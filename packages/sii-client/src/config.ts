@@ -36,12 +36,6 @@ export interface SiiClientConfig {
   siiUserAgent: string;
 }
 
-function positiveInt(raw: string): number {
-  const n = parse.int(raw);
-  if (n <= 0) throw new Error(`expected a positive integer, got ${n}`);
-  return n;
-}
-
 function httpUrl(raw: string): string {
   const u = new URL(raw);
   if (u.protocol !== 'http:' && u.protocol !== 'https:')
@@ -55,16 +49,16 @@ export const siiClientEnvSpec: EnvSpec<SiiClientConfig> = {
   siiProdBaseUrl: { env: 'SII_PROD_BASE_URL', required: false, parse: httpUrl },
   siiCertRegisterUrl: { env: 'SII_CERT_REGISTER_URL', required: false, parse: httpUrl },
   siiProdRegisterUrl: { env: 'SII_PROD_REGISTER_URL', required: false, parse: httpUrl },
-  siiTimeoutMs: { env: 'SII_TIMEOUT_MS', default: DEFAULT_TIMEOUT_MS, parse: positiveInt },
+  siiTimeoutMs: { env: 'SII_TIMEOUT_MS', default: DEFAULT_TIMEOUT_MS, parse: parse.positiveInt },
   siiUploadTimeoutMs: {
     env: 'SII_UPLOAD_TIMEOUT_MS',
     default: DEFAULT_UPLOAD_TIMEOUT_MS,
-    parse: positiveInt,
+    parse: parse.positiveInt,
   },
   siiTokenTtlSeconds: {
     env: 'SII_TOKEN_TTL_SECONDS',
     default: DEFAULT_TOKEN_TTL_SECONDS,
-    parse: positiveInt,
+    parse: parse.positiveInt,
   },
   siiUserAgent: { env: 'SII_USER_AGENT', default: DEFAULT_USER_AGENT },
 };

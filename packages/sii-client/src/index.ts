@@ -2,7 +2,7 @@
  * @dte/sii-client: the SII's web services for the services of this repository. Use
  * `new SiiClient(options)` and, to call on behalf of a certificate with tokens handled,
  * `client.session(credential)`. Configuration from the environment: `siiClientEnvSpec`,
- * `siiClientOptions`, `siiClientOptionsFromEnv`.
+ * `siiClientOptions`, `siiClientOptionsFromEnv`; a SII worker's other variables: `siiWorkerEnvSpec`.
  */
 export { SiiClient } from './client';
 export type { GetTokenOptions, SendEnvioInput, SiiClientOptions, WithTokenOptions } from './client';
@@ -11,6 +11,7 @@ export { DEFAULT_TOKEN_TTL_SECONDS, InMemoryTokenCache, tokenCacheKey } from './
 export { RedisTokenCache } from './redis-token-cache';
 export type { SeedSigner, TokenCache } from './auth';
 export * from './config';
+export * from './worker-config';
 export {
   REAL_SII_ENDPOINTS,
   SII_ENVIRONMENTS,

@@ -1,5 +1,10 @@
 import { parse, readConfig } from '@dte/service-runtime';
-import { siiClientEnvSpec, type SiiClientConfig } from '@dte/sii-client';
+import {
+  siiClientEnvSpec,
+  siiWorkerEnvSpec,
+  type SiiClientConfig,
+  type SiiWorkerConfig,
+} from '@dte/sii-client';
 
 export interface PollerSettings {
   /** wait before the first QueryEstUp of a new upload (ms) */
@@ -18,26 +23,10 @@ export interface PollerSettings {
   concurrency: number;
 }
 
-export interface Config extends SiiClientConfig, PollerSettings {
+export interface Config extends SiiClientConfig, SiiWorkerConfig, PollerSettings {
   healthPort: number;
-  databaseUrl: string;
-  databaseSchema?: string;
-  redisUrl: string;
-  masterKey: string;
-  masterKeyId: string;
-  tokenCachePrefix: string;
 }
 
-const positive = (raw: string): number => {
-  const n = parse.int(raw);
-  if (n <= 0) throw new Error(`expected a positive integer, got ${n}`);
-  return n;
-};
-const nonNegative = (raw: string): number => {
-  const n = parse.int(raw);
-  if (n < 0) throw new Error(`expected an integer >= 0, got ${n}`);
-  return n;
-};
 const factor = (raw: string): number => {
   const n = Number(raw);
   if (!Number.isFinite(n) || n < 1) throw new Error(`expected a number >= 1, got "${raw}"`);
@@ -46,27 +35,23 @@ const factor = (raw: string): number => {
 
 /**
  * Every environment variable this service reads, checked at start-up (Kafka through
- * @dte/messaging; the SII's through siiClientEnvSpec).
+ * @dte/messaging; the SII's through siiClientEnvSpec; database, Redis and master key through
+ * siiWorkerEnvSpec).
  */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return readConfig<Config>(
     {
       ...siiClientEnvSpec,
       healthPort: { env: 'SII_POLLER_HEALTH_PORT', default: 3103, parse: parse.port },
-      databaseUrl: { env: 'DATABASE_URL', default: 'postgres://dte:dte@127.0.0.1:15432/dte' },
-      databaseSchema: { env: 'DATABASE_SCHEMA', required: false },
-      redisUrl: { env: 'REDIS_URL', default: 'redis://127.0.0.1:16379' },
-      masterKey: { env: 'MASTER_KEY' },
-      masterKeyId: { env: 'MASTER_KEY_ID', default: 'mk1' },
-      tokenCachePrefix: { env: 'SII_TOKEN_CACHE_PREFIX', default: 'sii:token' },
-      firstDelayMs: { env: 'POLL_FIRST_DELAY_MS', default: 3000, parse: nonNegative },
-      backoffBaseMs: { env: 'POLL_BACKOFF_BASE_MS', default: 5000, parse: nonNegative },
+      ...siiWorkerEnvSpec,
+      firstDelayMs: { env: 'POLL_FIRST_DELAY_MS', default: 3000, parse: parse.nonNegativeInt },
+      backoffBaseMs: { env: 'POLL_BACKOFF_BASE_MS', default: 5000, parse: parse.nonNegativeInt },
       backoffFactor: { env: 'POLL_BACKOFF_FACTOR', default: 2, parse: factor },
-      backoffMaxMs: { env: 'POLL_BACKOFF_MAX_MS', default: 600000, parse: nonNegative },
-      maxAttempts: { env: 'POLL_MAX_ATTEMPTS', default: 40, parse: positive },
-      tickMs: { env: 'POLL_TICK_MS', default: 1000, parse: positive },
-      leaseMs: { env: 'POLL_LEASE_MS', default: 120000, parse: positive },
-      concurrency: { env: 'POLL_CONCURRENCY', default: 8, parse: positive },
+      backoffMaxMs: { env: 'POLL_BACKOFF_MAX_MS', default: 600000, parse: parse.nonNegativeInt },
+      maxAttempts: { env: 'POLL_MAX_ATTEMPTS', default: 40, parse: parse.positiveInt },
+      tickMs: { env: 'POLL_TICK_MS', default: 1000, parse: parse.positiveInt },
+      leaseMs: { env: 'POLL_LEASE_MS', default: 120000, parse: parse.positiveInt },
+      concurrency: { env: 'POLL_CONCURRENCY', default: 8, parse: parse.positiveInt },
     },
     env,
   );
