@@ -2,3 +2,4 @@ export * from './config';
 export * from './logger';
 export * from './health';
 export * from './shutdown';
+export * from './work-loop';

@@ -22,10 +22,9 @@
  *   rows due again when the lease ends, and a result recorded after a re-arm is discarded.
  */
 import { claimEvent, statusChangeEntry, writeOutbox, type PipelineOutboxEntry } from '@dte/database';
-import type { SigningCredential } from '@dte/engine';
 import { PIPELINE_TOPICS, type AvroConsumer, type Messaging } from '@dte/messaging';
-import { KmsUnavailableError, openSigningCredential, type KeyWrapper } from '@dte/secrets';
-import type { Logger } from '@dte/service-runtime';
+import { StoredCredentials, UnusableCertificateError, type KeyWrapper } from '@dte/secrets';
+import { LoopPause, type Logger } from '@dte/service-runtime';
 import { SiiError, type SiiClient, type SiiSession, type UploadStatus } from '@dte/sii-client';
 import type { DataSource } from 'typeorm';
 
@@ -36,7 +35,6 @@ import { documentVerdict, readUploadStatus, uniformVerdict } from './verdicts';
 
 export const POLLER_CONSUMER = 'sii-poller';
 const SOURCE = 'sii-poller';
-const CREDENTIAL_TTL_MS = 5 * 60 * 1000;
 
 /** Value of dte.uploaded (schemas/avro/dte-uploaded.avsc). */
 export interface EnvioUploaded {
@@ -88,25 +86,28 @@ type PollResult =
   | { next: 'again'; publish?: Publication; countsAsAttempt: boolean }
   | { next: 'done' | 'no_permission'; publish: Publication };
 
-class CannotQuery extends Error {}
-
 export class Poller {
   private readonly now: () => Date;
-  private readonly credentials = new Map<string, { credential: SigningCredential; until: number }>();
+  private readonly credentials: StoredCredentials;
   private stopped = false;
-  private wake?: () => void;
+  private readonly pause = new LoopPause();
   private loop?: Promise<void>;
   private consumer?: AvroConsumer;
   private readonly reconciler: Reconciler;
 
   constructor(private readonly deps: PollerDeps) {
     this.now = deps.clock ?? (() => new Date());
+    this.credentials = new StoredCredentials({
+      db: deps.dataSource,
+      keys: deps.keys,
+      now: () => this.now().getTime(),
+    });
     this.reconciler = new Reconciler({
       dataSource: deps.dataSource,
       logger: deps.logger,
       settings: deps.settings,
       now: () => this.now(),
-      session: async (certificateId) => deps.sii.session(await this.credential(certificateId)),
+      session: async (certificateId) => deps.sii.session(await this.credentials.get(certificateId)),
     });
   }
 
@@ -127,7 +128,7 @@ export class Poller {
 
   async stop(): Promise<void> {
     this.stopped = true;
-    this.wake?.();
+    this.pause.wake();
     await this.consumer?.disconnect();
     await this.loop;
   }
@@ -172,7 +173,7 @@ export class Poller {
       );
       return 'rearmed' as const;
     });
-    if (result !== 'duplicate') this.wake?.();
+    if (result !== 'duplicate') this.pause.wake();
     return result;
   }
 
@@ -184,15 +185,7 @@ export class Poller {
         this.deps.logger.warn({ err }, 'sii-poller: schedule loop failed; retrying');
       }
       if (this.stopped) break;
-      await new Promise<void>((resolve) => {
-        const t = setTimeout(done, this.deps.settings.tickMs);
-        function done() {
-          clearTimeout(t);
-          resolve();
-        }
-        this.wake = done;
-      });
-      this.wake = undefined;
+      await this.pause.sleep(this.deps.settings.tickMs);
     }
   }
 
@@ -236,39 +229,14 @@ export class Poller {
     return (Array.isArray(res[0]) ? res[0] : res) as PollRow[];
   }
 
-  private async credential(certificateId: string): Promise<SigningCredential> {
-    const now = this.now().getTime();
-    const hit = this.credentials.get(certificateId);
-    if (hit && hit.until > now) return hit.credential;
-    const rows: { id: string; p12_sealed: unknown; password_sealed: unknown }[] =
-      await this.deps.dataSource.query(
-        'SELECT id, p12_sealed, password_sealed FROM certificates WHERE id = $1',
-        [certificateId],
-      );
-    if (!rows[0]) throw new CannotQuery(`certificate ${certificateId} does not exist`);
-    let credential: SigningCredential;
-    try {
-      credential = await openSigningCredential(this.deps.keys, {
-        id: rows[0].id,
-        p12Sealed: rows[0].p12_sealed,
-        passwordSealed: rows[0].password_sealed,
-      });
-    } catch (err) {
-      if (err instanceof KmsUnavailableError) throw err;
-      throw new CannotQuery(`the stored certificate cannot be opened: ${(err as Error).message}`);
-    }
-    this.credentials.set(certificateId, { credential, until: now + CREDENTIAL_TTL_MS });
-    return credential;
-  }
-
   /** One poll of one upload, recorded (exported through tick for tests). */
   async poll(p: PollRow): Promise<void> {
     let result: PollResult;
     try {
-      const session = this.deps.sii.session(await this.credential(p.certificate_id));
+      const session = this.deps.sii.session(await this.credentials.get(p.certificate_id));
       result = await this.ask(session, p);
     } catch (err) {
-      if (err instanceof CannotQuery) {
+      if (err instanceof UnusableCertificateError) {
         result = { next: 'again', countsAsAttempt: true };
         this.deps.logger.warn({ uploadId: p.upload_id, reason: err.message }, 'sii-poller: cannot query');
       } else if (err instanceof SiiError) {

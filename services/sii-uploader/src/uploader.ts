@@ -44,8 +44,8 @@ import { createHash, randomUUID } from 'node:crypto';
 import { statusChangeEntry, writeOutbox, type PipelineOutboxEntry, type StatusDocRef } from '@dte/database';
 import { buildEnvioDte, type SigningCredential } from '@dte/engine';
 import { PIPELINE_SCHEMAS, PIPELINE_TOPICS, type AvroConsumer, type Messaging } from '@dte/messaging';
-import { KmsUnavailableError, openSigningCredential, type KeyWrapper } from '@dte/secrets';
-import type { Logger } from '@dte/service-runtime';
+import { StoredCredentials, UnusableCertificateError, type KeyWrapper } from '@dte/secrets';
+import { LoopPause, type Logger } from '@dte/service-runtime';
 import { SiiError, type SiiClient, type UploadOutcome } from '@dte/sii-client';
 import type { DataSource, EntityManager } from 'typeorm';
 
@@ -53,8 +53,6 @@ import type { UploaderSettings } from './config';
 
 export const UPLOADER_CONSUMER = 'sii-uploader';
 const SOURCE = 'sii-uploader';
-/** how long an opened certificate stays in memory for the next envelopes */
-const CREDENTIAL_TTL_MS = 5 * 60 * 1000;
 
 export interface UploaderDeps {
   dataSource: DataSource;
@@ -83,7 +81,7 @@ interface UploadRow {
 /** How an upload ends: the state and what it publishes for its documents. */
 type Ending = 'accepted' | 'failed' | 'repeated' | 'unconfirmed';
 
-/** The envelope cannot be built (certificate, resolution, engine rule): emision_fallida. */
+/** The envelope cannot be built (resolution, engine rule; an unusable certificate likewise): emision_fallida. */
 class CannotBuild extends Error {}
 
 function pgArray(ids: string[]): string {
@@ -92,14 +90,20 @@ function pgArray(ids: string[]): string {
 
 export class Uploader {
   private readonly now: () => Date;
-  private readonly credentials = new Map<string, { credential: SigningCredential; until: number }>();
+  /** opened certificates, kept in memory for the next envelopes */
+  private readonly credentials: StoredCredentials;
   private stopped = false;
-  private wake?: () => void;
+  private readonly pause = new LoopPause();
   private loop?: Promise<void>;
   private consumer?: AvroConsumer;
 
   constructor(private readonly deps: UploaderDeps) {
     this.now = deps.clock ?? (() => new Date());
+    this.credentials = new StoredCredentials({
+      db: deps.dataSource,
+      keys: deps.keys,
+      now: () => this.now().getTime(),
+    });
   }
 
   /** Starts the work loop and, with messaging, the dte.signed consumer that wakes it. */
@@ -124,7 +128,7 @@ export class Uploader {
 
   /** Something changed (a document was signed): look at the work list now. */
   poke(): void {
-    this.wake?.();
+    this.pause.wake();
   }
 
   private async run(): Promise<void> {
@@ -136,15 +140,7 @@ export class Uploader {
         this.deps.logger.warn({ err }, 'sii-uploader: work loop failed; retrying');
       }
       if (this.stopped) break;
-      await new Promise<void>((resolve) => {
-        const t = setTimeout(done, Math.max(delay, 10));
-        function done() {
-          clearTimeout(t);
-          resolve();
-        }
-        this.wake = done;
-      });
-      this.wake = undefined;
+      await this.pause.sleep(Math.max(delay, 10));
     }
   }
 
@@ -268,38 +264,13 @@ export class Uploader {
     }
   }
 
-  private async credential(certificateId: string): Promise<SigningCredential> {
-    const now = this.now().getTime();
-    const hit = this.credentials.get(certificateId);
-    if (hit && hit.until > now) return hit.credential;
-    const rows: { id: string; p12_sealed: unknown; password_sealed: unknown }[] =
-      await this.deps.dataSource.query(
-        'SELECT id, p12_sealed, password_sealed FROM certificates WHERE id = $1',
-        [certificateId],
-      );
-    if (!rows[0]) throw new CannotBuild(`certificate ${certificateId} does not exist`);
-    let credential: SigningCredential;
-    try {
-      credential = await openSigningCredential(this.deps.keys, {
-        id: rows[0].id,
-        p12Sealed: rows[0].p12_sealed,
-        passwordSealed: rows[0].password_sealed,
-      });
-    } catch (err) {
-      if (err instanceof KmsUnavailableError) throw err;
-      throw new CannotBuild(`the stored certificate cannot be opened: ${(err as Error).message}`);
-    }
-    this.credentials.set(certificateId, { credential, until: now + CREDENTIAL_TTL_MS });
-    return credential;
-  }
-
   private async work(u: UploadRow): Promise<void> {
     let credential: SigningCredential;
     try {
-      credential = await this.credential(u.certificate_id);
+      credential = await this.credentials.get(u.certificate_id);
       if (u.state === 'claimed') u.envio_xml = await this.build(u, credential);
     } catch (err) {
-      if (!(err instanceof CannotBuild)) throw err;
+      if (!(err instanceof CannotBuild) && !(err instanceof UnusableCertificateError)) throw err;
       await this.finish(u, 'failed', { outcome: 'build', glosa: err.message });
       return;
     }

@@ -1,0 +1,72 @@
+/**
+ * The signing credentials of the `certificates` table, opened on demand and kept in memory for a
+ * while: the workers that call the SII on behalf of a certificate (sii-uploader, sii-poller)
+ * open each one once per `ttlMs` instead of once per envelope or query.
+ */
+import type { SigningCredential } from '@dte/engine';
+
+import { openSigningCredential } from './credentials';
+import { KmsUnavailableError, type KeyWrapper } from './envelope';
+
+/** What reading a certificate row needs: a typeorm DataSource or EntityManager. */
+export interface CertificateSource {
+  query(sql: string, parameters?: unknown[]): Promise<unknown>;
+}
+
+/**
+ * The certificate does not exist or its stored material cannot be opened; retrying will not
+ * help. A KMS that cannot be reached is not this: KmsUnavailableError passes through.
+ */
+export class UnusableCertificateError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UnusableCertificateError';
+  }
+}
+
+export const STORED_CREDENTIAL_TTL_MS = 5 * 60 * 1000;
+
+export class StoredCredentials {
+  private readonly cache = new Map<string, { credential: SigningCredential; until: number }>();
+
+  constructor(
+    private readonly opts: {
+      db: CertificateSource;
+      keys: KeyWrapper;
+      /** epoch ms now (the owner's clock) */
+      now: () => number;
+      /** how long an opened credential is reused (ms) */
+      ttlMs?: number;
+    },
+  ) {}
+
+  /** The credential of that certificate, from memory while it lasts, else opened from its row. */
+  async get(certificateId: string): Promise<SigningCredential> {
+    const now = this.opts.now();
+    const hit = this.cache.get(certificateId);
+    if (hit && hit.until > now) return hit.credential;
+    const rows = (await this.opts.db.query(
+      'SELECT id, p12_sealed, password_sealed FROM certificates WHERE id = $1',
+      [certificateId],
+    )) as { id: string; p12_sealed: unknown; password_sealed: unknown }[];
+    if (!rows[0]) throw new UnusableCertificateError(`certificate ${certificateId} does not exist`);
+    let credential: SigningCredential;
+    try {
+      credential = await openSigningCredential(this.opts.keys, {
+        id: rows[0].id,
+        p12Sealed: rows[0].p12_sealed,
+        passwordSealed: rows[0].password_sealed,
+      });
+    } catch (err) {
+      if (err instanceof KmsUnavailableError) throw err;
+      throw new UnusableCertificateError(
+        `the stored certificate cannot be opened: ${(err as Error).message}`,
+      );
+    }
+    this.cache.set(certificateId, {
+      credential,
+      until: now + (this.opts.ttlMs ?? STORED_CREDENTIAL_TTL_MS),
+    });
+    return credential;
+  }
+}
