@@ -7,3 +7,4 @@ export * from './idempotency';
 export * from './entities';
 export { migrations } from './migrations';
 export * from './pipeline-outbox';
+export * from './returning';

@@ -21,10 +21,16 @@
  * - Survives restarts: the schedule is the table; a process that dies mid-poll leaves its
  *   rows due again when the lease ends, and a result recorded after a re-arm is discarded.
  */
-import { claimEvent, statusChangeEntry, writeOutbox, type PipelineOutboxEntry } from '@dte/database';
+import {
+  claimEvent,
+  returnedRows,
+  statusChangeEntry,
+  writeOutbox,
+  type PipelineOutboxEntry,
+} from '@dte/database';
 import { PIPELINE_TOPICS, type AvroConsumer, type Messaging } from '@dte/messaging';
 import { StoredCredentials, UnusableCertificateError, type KeyWrapper } from '@dte/secrets';
-import { LoopPause, type Logger } from '@dte/service-runtime';
+import { LoopPause, workDueInBatches, type Logger } from '@dte/service-runtime';
 import { SiiError, type SiiClient, type SiiSession, type UploadStatus } from '@dte/sii-client';
 import type { DataSource } from 'typeorm';
 
@@ -196,23 +202,16 @@ export class Poller {
 
   /** Polls every due row once (in batches of `concurrency`). */
   private async tickUploads(): Promise<number> {
-    let total = 0;
-    for (;;) {
-      const rows = await this.takeDue();
-      if (rows.length === 0) return total;
-      total += rows.length;
-      await Promise.all(
-        rows.map((p) =>
-          this.poll(p).catch((err) =>
-            this.deps.logger.warn(
-              { err, uploadId: p.upload_id },
-              'sii-poller: poll failed; due again after the lease',
-            ),
-          ),
+    return workDueInBatches(
+      () => this.takeDue(),
+      this.deps.settings.concurrency,
+      (p) => this.poll(p),
+      (err, p) =>
+        this.deps.logger.warn(
+          { err, uploadId: p.upload_id },
+          'sii-poller: poll failed; due again after the lease',
         ),
-      );
-      if (rows.length < this.deps.settings.concurrency) return total;
-    }
+    );
   }
 
   private async takeDue(): Promise<PollRow[]> {
@@ -226,7 +225,7 @@ export class Poller {
                   dte_ids::text[] AS dte_ids, attempts, last_estado, version`,
       [now, new Date(now.getTime() + this.deps.settings.leaseMs), this.deps.settings.concurrency],
     );
-    return (Array.isArray(res[0]) ? res[0] : res) as PollRow[];
+    return returnedRows<PollRow>(res);
   }
 
   /** One poll of one upload, recorded (exported through tick for tests). */
@@ -347,8 +346,7 @@ export class Poller {
           WHERE upload_id = $1 AND version = $2 RETURNING upload_id`,
         [p.upload_id, p.version, state, attempts, nextPollAt, lastEstado, publish.at(-1)?.glosa ?? null, now],
       );
-      const rows = Array.isArray(res[0]) ? (res[0] as unknown[]) : res;
-      if (rows.length !== 1) return; // re-armed meanwhile: this answer is stale
+      if (returnedRows(res).length !== 1) return; // re-armed meanwhile: this answer is stale
       await m.query('UPDATE dtes SET sii_last_polled = $2 WHERE id = ANY($1::uuid[])', [p.dte_ids, now]);
       if (publish.length === 0) return;
       const docs: DocRow[] = await m.query(

@@ -16,8 +16,8 @@
  * Reconciled documents have no track id, so dte.emitted (which fires on a track id) is never
  * produced for them; their statuses carry track_id null.
  */
-import { statusChangeEntry, writeOutbox } from '@dte/database';
-import type { Logger } from '@dte/service-runtime';
+import { returnedRows, statusChangeEntry, writeOutbox } from '@dte/database';
+import { workDueInBatches, type Logger } from '@dte/service-runtime';
 import { SiiError, type SiiSession } from '@dte/sii-client';
 import type { DataSource } from 'typeorm';
 
@@ -54,23 +54,16 @@ export class Reconciler {
 
   /** Checks every due document once (in batches of `concurrency`); returns how many. */
   async tick(): Promise<number> {
-    let total = 0;
-    for (;;) {
-      const rows = await this.takeDue();
-      if (rows.length === 0) return total;
-      total += rows.length;
-      await Promise.all(
-        rows.map((c) =>
-          this.check(c).catch((err) =>
-            this.deps.logger.warn(
-              { err, dteId: c.dte_id },
-              'sii-poller: document check failed; due again after the lease',
-            ),
-          ),
+    return workDueInBatches(
+      () => this.takeDue(),
+      this.deps.settings.concurrency,
+      (c) => this.check(c),
+      (err, c) =>
+        this.deps.logger.warn(
+          { err, dteId: c.dte_id },
+          'sii-poller: document check failed; due again after the lease',
         ),
-      );
-      if (rows.length < this.deps.settings.concurrency) return total;
-    }
+    );
   }
 
   private async takeDue(): Promise<CheckRow[]> {
@@ -83,7 +76,7 @@ export class Reconciler {
         RETURNING dte_id, upload_id, rut_emisor, sii_env, certificate_id, attempts, last_estado, version`,
       [now, new Date(now.getTime() + this.deps.settings.leaseMs), this.deps.settings.concurrency],
     );
-    return (Array.isArray(res[0]) ? res[0] : res) as CheckRow[];
+    return returnedRows<CheckRow>(res);
   }
 
   /** One QueryEstDte of one document, recorded. */
@@ -165,8 +158,7 @@ export class Reconciler {
           WHERE dte_id = $1 AND version = $2 RETURNING dte_id`,
         [c.dte_id, c.version, state, attempts, nextCheckAt, lastEstado, publish?.glosa ?? null, now],
       );
-      const rows = Array.isArray(res[0]) ? (res[0] as unknown[]) : res;
-      if (rows.length !== 1) return; // re-armed meanwhile: this answer is stale
+      if (returnedRows(res).length !== 1) return; // re-armed meanwhile: this answer is stale
       await m.query('UPDATE dtes SET sii_last_polled = $2 WHERE id = $1', [c.dte_id, now]);
       if (!publish) return;
       const [d] = await loadDocs(m, [c.dte_id]);

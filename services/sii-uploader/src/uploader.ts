@@ -41,11 +41,17 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 
-import { statusChangeEntry, writeOutbox, type PipelineOutboxEntry, type StatusDocRef } from '@dte/database';
+import {
+  returnedRows,
+  statusChangeEntry,
+  writeOutbox,
+  type PipelineOutboxEntry,
+  type StatusDocRef,
+} from '@dte/database';
 import { buildEnvioDte, type SigningCredential } from '@dte/engine';
 import { PIPELINE_SCHEMAS, PIPELINE_TOPICS, type AvroConsumer, type Messaging } from '@dte/messaging';
 import { StoredCredentials, UnusableCertificateError, type KeyWrapper } from '@dte/secrets';
-import { LoopPause, type Logger } from '@dte/service-runtime';
+import { LoopPause, workDueInBatches, type Logger } from '@dte/service-runtime';
 import { SiiError, type SiiClient, type UploadOutcome } from '@dte/sii-client';
 import type { DataSource, EntityManager } from 'typeorm';
 
@@ -231,37 +237,37 @@ export class Uploader {
 
   /** Takes the due uploads (their lease) and works each to its next state. */
   async processDueUploads(): Promise<void> {
-    const { concurrency, leaseMs } = this.deps.settings;
-    for (;;) {
-      const now = this.now();
-      const taken: UploadRow[] = await this.deps.dataSource.query(
-        `UPDATE sii_uploads SET lease_until = $2, updated_at = $1
-          WHERE id IN (
-            SELECT id FROM sii_uploads
-             WHERE state IN ('claimed', 'sending') AND next_attempt_at <= $1
-               AND (lease_until IS NULL OR lease_until <= $1)
-             ORDER BY next_attempt_at LIMIT $3 FOR UPDATE SKIP LOCKED)
-          RETURNING id, organization_id, company_id, sii_env, rut_emisor, certificate_id, dte_ids::text[] AS dte_ids,
-                    state, envio_xml, attempts, maybe_registered`,
-        [now, new Date(now.getTime() + leaseMs), concurrency],
-      );
-      const rows = (Array.isArray(taken[0]) ? (taken[0] as unknown as UploadRow[]) : taken).map((r) => ({
-        ...r,
-        dte_ids: typeof r.dte_ids === 'string' ? parsePgArray(r.dte_ids) : r.dte_ids,
-      }));
-      if (rows.length === 0) return;
-      await Promise.all(
-        rows.map((u) =>
-          this.work(u).catch((err) =>
-            this.deps.logger.warn(
-              { err, uploadId: u.id },
-              'sii-uploader: upload step failed; the lease will expire',
-            ),
-          ),
+    await workDueInBatches(
+      () => this.takeDue(),
+      this.deps.settings.concurrency,
+      (u) => this.work(u),
+      (err, u) =>
+        this.deps.logger.warn(
+          { err, uploadId: u.id },
+          'sii-uploader: upload step failed; the lease will expire',
         ),
-      );
-      if (rows.length < concurrency) return;
-    }
+    );
+  }
+
+  /** Leases up to `concurrency` due uploads. */
+  private async takeDue(): Promise<UploadRow[]> {
+    const { concurrency, leaseMs } = this.deps.settings;
+    const now = this.now();
+    const taken: unknown[] = await this.deps.dataSource.query(
+      `UPDATE sii_uploads SET lease_until = $2, updated_at = $1
+        WHERE id IN (
+          SELECT id FROM sii_uploads
+           WHERE state IN ('claimed', 'sending') AND next_attempt_at <= $1
+             AND (lease_until IS NULL OR lease_until <= $1)
+           ORDER BY next_attempt_at LIMIT $3 FOR UPDATE SKIP LOCKED)
+        RETURNING id, organization_id, company_id, sii_env, rut_emisor, certificate_id, dte_ids::text[] AS dte_ids,
+                  state, envio_xml, attempts, maybe_registered`,
+      [now, new Date(now.getTime() + leaseMs), concurrency],
+    );
+    return returnedRows<UploadRow>(taken).map((r) => ({
+      ...r,
+      dte_ids: typeof r.dte_ids === 'string' ? parsePgArray(r.dte_ids) : r.dte_ids,
+    }));
   }
 
   private async work(u: UploadRow): Promise<void> {
@@ -322,7 +328,7 @@ export class Uploader {
         WHERE id = $1 AND state = 'claimed' RETURNING id`,
       [u.id, xml, sha, this.now()],
     );
-    if (rowsOf(updated).length !== 1) throw new Error(`upload ${u.id} left state claimed under us`);
+    if (returnedRows(updated).length !== 1) throw new Error(`upload ${u.id} left state claimed under us`);
     u.state = 'sending';
     return xml;
   }
@@ -339,7 +345,7 @@ export class Uploader {
       [u.id, this.now()],
     );
     u.attempts += 1;
-    u.maybe_registered = (rowsOf(opened)[0] as { maybe_registered: boolean }).maybe_registered;
+    u.maybe_registered = returnedRows<{ maybe_registered: boolean }>(opened)[0].maybe_registered;
     /** a refusal: emision_fallida, unless an earlier attempt may have reached the SII */
     const refuse = (r: { outcome: string; glosa: string }) =>
       this.finish(u, u.maybe_registered ? 'unconfirmed' : 'failed', r);
@@ -426,7 +432,7 @@ export class Uploader {
           WHERE id = $1 AND state IN ('claimed', 'sending') RETURNING id`,
         [u.id, state, r.outcome, r.glosa ?? null, r.trackId ?? null, now],
       );
-      if (rowsOf(moved).length !== 1) return; // another instance finished it
+      if (returnedRows(moved).length !== 1) return; // another instance finished it
       const docs = await this.docRefs(m, u.dte_ids);
       const entries: PipelineOutboxEntry[] = [];
       if (state === 'accepted') {
@@ -518,11 +524,6 @@ async function scheduleReconciliation(m: EntityManager, u: UploadRow, now: Date)
      ON CONFLICT (dte_id) DO NOTHING`,
     [u.id, u.organization_id, u.company_id, u.rut_emisor, u.sii_env, u.certificate_id, u.dte_ids, now],
   );
-}
-
-/** typeorm answers UPDATE … RETURNING as [rows, count]. */
-function rowsOf(result: unknown[]): unknown[] {
-  return Array.isArray(result[0]) ? (result[0] as unknown[]) : result;
 }
 
 function parsePgArray(text: string): string[] {
