@@ -55,6 +55,26 @@ export interface StatusDocRef {
   folio: number | string;
 }
 
+/** The columns of a `dtes` row that name the document in its dte-status messages. */
+export interface StatusDocColumns {
+  id: string;
+  organization_id: string;
+  sii_env: 'cert' | 'prod';
+  tipo_dte: number;
+  folio: number | string;
+}
+
+/** The StatusDocRef of a `dtes` row. */
+export function statusDocRef(row: StatusDocColumns): StatusDocRef {
+  return {
+    id: row.id,
+    organizationId: row.organization_id,
+    siiEnv: row.sii_env,
+    tipoDte: row.tipo_dte,
+    folio: row.folio,
+  };
+}
+
 /** A dte-status change (key = document id) as an outbox entry. */
 export function statusChangeEntry(
   doc: StatusDocRef,

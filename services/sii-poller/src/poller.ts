@@ -25,6 +25,7 @@ import {
   claimEvent,
   returnedRows,
   statusChangeEntry,
+  statusDocRef,
   writeOutbox,
   type PipelineOutboxEntry,
 } from '@dte/database';
@@ -356,22 +357,13 @@ export class Poller {
       const entries: PipelineOutboxEntry[] = publish.flatMap((pub) =>
         docs.map((d) => {
           const own = pub.perDoc?.get(d.id);
-          return statusChangeEntry(
-            {
-              id: d.id,
-              organizationId: d.organization_id,
-              siiEnv: d.sii_env,
-              tipoDte: d.tipo_dte,
-              folio: d.folio,
-            },
-            {
-              siiStatus: own?.estado ?? pub.estado,
-              glosa: own ? (own.glosa ?? null) : (pub.glosa ?? null),
-              trackId: p.track_id,
-              observedAt: new Date(now.getTime() + (pub.offsetMs ?? 0)),
-              source: SOURCE,
-            },
-          );
+          return statusChangeEntry(statusDocRef(d), {
+            siiStatus: own?.estado ?? pub.estado,
+            glosa: own ? (own.glosa ?? null) : (pub.glosa ?? null),
+            trackId: p.track_id,
+            observedAt: new Date(now.getTime() + (pub.offsetMs ?? 0)),
+            source: SOURCE,
+          });
         }),
       );
       await writeOutbox(m, entries);

@@ -16,7 +16,7 @@
  * Reconciled documents have no track id, so dte.emitted (which fires on a track id) is never
  * produced for them; their statuses carry track_id null.
  */
-import { returnedRows, statusChangeEntry, writeOutbox } from '@dte/database';
+import { returnedRows, statusChangeEntry, statusDocRef, writeOutbox } from '@dte/database';
 import { workDueInBatches, type Logger } from '@dte/service-runtime';
 import { SiiError, type SiiSession } from '@dte/sii-client';
 import type { DataSource } from 'typeorm';
@@ -164,22 +164,13 @@ export class Reconciler {
       const [d] = await loadDocs(m, [c.dte_id]);
       if (!d) return;
       await writeOutbox(m, [
-        statusChangeEntry(
-          {
-            id: d.id,
-            organizationId: d.organization_id,
-            siiEnv: d.sii_env,
-            tipoDte: d.tipo_dte,
-            folio: d.folio,
-          },
-          {
-            siiStatus: publish.estado,
-            glosa: publish.glosa ?? null,
-            trackId: null,
-            observedAt: now,
-            source: SOURCE,
-          },
-        ),
+        statusChangeEntry(statusDocRef(d), {
+          siiStatus: publish.estado,
+          glosa: publish.glosa ?? null,
+          trackId: null,
+          observedAt: now,
+          source: SOURCE,
+        }),
       ]);
     });
     if (publish)

@@ -44,6 +44,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import {
   returnedRows,
   statusChangeEntry,
+  statusDocRef,
   writeOutbox,
   type PipelineOutboxEntry,
   type StatusDocRef,
@@ -490,13 +491,7 @@ export class Uploader {
       'SELECT id, organization_id, sii_env, tipo_dte, folio FROM dtes WHERE id = ANY($1::uuid[])',
       [ids],
     );
-    return rows.map((r) => ({
-      id: r.id,
-      organizationId: r.organization_id,
-      siiEnv: r.sii_env,
-      tipoDte: r.tipo_dte,
-      folio: r.folio,
-    }));
+    return rows.map(statusDocRef);
   }
 }
 
