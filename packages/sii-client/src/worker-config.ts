@@ -1,7 +1,8 @@
 /**
  * The environment every SII worker (sii-uploader, sii-poller) reads next to `siiClientEnvSpec`,
  * its health port and its own settings: the database holding the work, the Redis that shares the
- * SII tokens (RedisTokenCache) and the master key that opens the stored certificates.
+ * SII tokens (RedisTokenCache) and the master key that opens the stored certificates; and the
+ * SiiClient such a worker builds from it (`siiWorkerClient`).
  *
  * | variable | meaning | default |
  * |---|---|---|
@@ -11,6 +12,11 @@
  * | `SII_TOKEN_CACHE_PREFIX` | prefix of the SII token keys in Redis | `sii:token` |
  */
 import type { EnvSpec } from '@dte/service-runtime';
+import type { Redis } from 'ioredis';
+
+import { SiiClient } from './client';
+import { siiClientOptions, type SiiClientConfig } from './config';
+import { RedisTokenCache } from './redis-token-cache';
 
 export interface SiiWorkerConfig {
   databaseUrl: string;
@@ -30,3 +36,12 @@ export const siiWorkerEnvSpec: EnvSpec<SiiWorkerConfig> = {
   masterKeyId: { env: 'MASTER_KEY_ID', default: 'mk1' },
   tokenCachePrefix: { env: 'SII_TOKEN_CACHE_PREFIX', default: 'sii:token' },
 };
+
+/** A worker's SiiClient: its configuration, with the tokens shared in Redis under tokenCachePrefix. */
+export function siiWorkerClient(config: SiiClientConfig & SiiWorkerConfig, redis: Redis): SiiClient {
+  return new SiiClient({
+    ...siiClientOptions(config),
+    tokenCache: new RedisTokenCache(redis),
+    tokenCacheKeyPrefix: config.tokenCachePrefix,
+  });
+}

@@ -2,7 +2,7 @@ import { createDataSource } from '@dte/database';
 import { createKafka, messagingConfigFromEnv, pipelineTopicSpecs } from '@dte/messaging';
 import { localKeyWrapper } from '@dte/secrets';
 import { createLogger, onShutdown, startHealthServer } from '@dte/service-runtime';
-import { RedisTokenCache, SiiClient, siiClientOptions } from '@dte/sii-client';
+import { siiWorkerClient } from '@dte/sii-client';
 import { Redis } from 'ioredis';
 import { loadConfig } from './config';
 import { Poller } from './poller';
@@ -17,11 +17,7 @@ async function main(): Promise<void> {
   });
   await dataSource.initialize();
   const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 2 });
-  const sii = new SiiClient({
-    ...siiClientOptions(config),
-    tokenCache: new RedisTokenCache(redis),
-    tokenCacheKeyPrefix: config.tokenCachePrefix,
-  });
+  const sii = siiWorkerClient(config, redis);
   const messaging = createKafka({ ...messagingConfigFromEnv('sii-poller'), log: logger });
   await messaging.ensureTopics(pipelineTopicSpecs());
   const poller = new Poller({
