@@ -6,7 +6,7 @@
 import type { SigningCredential } from '@dte/engine';
 
 import { openSigningCredential } from './credentials';
-import { KmsUnavailableError, type KeyWrapper } from './envelope';
+import { KmsAuthError, KmsUnavailableError, type KeyWrapper } from './envelope';
 
 /** What reading a certificate row needs: a typeorm DataSource or EntityManager. */
 export interface CertificateSource {
@@ -59,8 +59,9 @@ export class StoredCredentials {
       });
     } catch (err) {
       if (err instanceof KmsUnavailableError) throw err;
+      const how = err instanceof KmsAuthError ? 'decrypted' : 'opened';
       throw new UnusableCertificateError(
-        `the stored certificate cannot be opened: ${(err as Error).message}`,
+        `the stored certificate cannot be ${how}: ${(err as Error).message}`,
       );
     }
     this.cache.set(certificateId, {

@@ -102,7 +102,7 @@ describe('secrets StoredCredentials', () => {
     });
     const err2 = await moved.get(other).catch((e: unknown) => e);
     expect(err2).to.be.instanceOf(UnusableCertificateError);
-    expect((err2 as Error).message).to.match(/^the stored certificate cannot be opened: /);
+    expect((err2 as Error).message).to.match(/^the stored certificate cannot be decrypted: /);
   });
 
   it('a KMS outage passes through as KmsUnavailableError (not an unusable certificate)', async () => {
