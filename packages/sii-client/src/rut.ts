@@ -4,20 +4,11 @@
  * leading zeros tolerated); a malformed RUT or a wrong check digit is refused before anything
  * is sent.
  */
+import { rutCheckDigit } from '@dte/engine';
+
 export interface RutParts {
   body: string;
   dv: string;
-}
-
-export function checkDigit(body: string): string {
-  let sum = 0;
-  let factor = 2;
-  for (let i = body.length - 1; i >= 0; i--) {
-    sum += Number(body[i]) * factor;
-    factor = factor === 7 ? 2 : factor + 1;
-  }
-  const rest = 11 - (sum % 11);
-  return rest === 11 ? '0' : rest === 10 ? 'K' : String(rest);
 }
 
 /** `76.543.210-3` → { body: '76543210', dv: '3' }; throws RangeError for anything else. */
@@ -26,7 +17,7 @@ export function splitRut(rut: string, field: string): RutParts {
   const body = m?.[1]?.replace(/\./g, '');
   const dv = m?.[2]?.toUpperCase();
   if (!body || !dv || body.length > 9) throw new RangeError(`${field} is not a RUT: ${JSON.stringify(rut)}`);
-  if (checkDigit(body) !== dv)
+  if (rutCheckDigit(body) !== dv)
     throw new RangeError(`${field} has a wrong check digit: ${JSON.stringify(rut)}`);
   return { body, dv };
 }

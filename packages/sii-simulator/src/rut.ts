@@ -4,17 +4,7 @@
  * (no dots, no leading zeros) so that every comparison is between one spelling.
  */
 
-export function checkDigit(body: number | string): string {
-  const digits = String(body).replace(/^0+/, '');
-  let sum = 0;
-  let factor = 2;
-  for (let i = digits.length - 1; i >= 0; i--) {
-    sum += Number(digits[i]) * factor;
-    factor = factor === 7 ? 2 : factor + 1;
-  }
-  const rest = 11 - (sum % 11);
-  return rest === 11 ? '0' : rest === 10 ? 'K' : String(rest);
-}
+import { rutCheckDigit } from '@dte/engine';
 
 /** `07880442-4`, `7.880.442-4` or body+dv → `7880442-4`; null when it is not a RUT. */
 export function normalizeRut(rut: string): string | null {
@@ -35,7 +25,7 @@ export function isValidRut(rut: string): boolean {
   const n = normalizeRut(rut);
   if (!n) return false;
   const [body, dv] = n.split('-');
-  return checkDigit(body) === dv;
+  return rutCheckDigit(body) === dv;
 }
 
 export function splitRut(rut: string): { body: string; dv: string } {

@@ -11,11 +11,12 @@
  * same claim 7, RFP after RFT (or the reverse) 19, another claim is recorded; after ACD, claims
  * give 11, ACD again 7, ERM is recorded; after ERM, claims give 13, ERM again 7, ACD is recorded.
  */
+import { rutCheckDigit } from '@dte/engine';
 import type { Context } from 'koa';
 import { chileDateTime } from '../chile-time';
 import { applyFault, cookieToken, readBody, xmlReply } from '../http';
 import { isFinal } from '../progress';
-import { checkDigit, joinRut, splitRut } from '../rut';
+import { joinRut, splitRut } from '../rut';
 import { authorize, checkToken, type Sim } from '../sim';
 import { elements, literalResponse, parseSoapCall, soapFault, SoapRequestError } from '../soap';
 import type { DocumentRecord, SiiEnv } from '../types';
@@ -105,7 +106,7 @@ export async function registerService(sim: Sim, env: SiiEnv, ctx: Context): Prom
   const folioText = (p.folio ?? '').trim();
 
   const emisor = joinRut(rutBody, dv);
-  const badRut = !emisor || Number(rutBody) < 1000 || rutBody.length > 8 || checkDigit(rutBody) !== dv;
+  const badRut = !emisor || Number(rutBody) < 1000 || rutBody.length > 8 || rutCheckDigit(rutBody) !== dv;
   if (method === 'consultarFechaRecepcionSii') {
     // a plain string: the reception date-time, or empty when there is no such document
     const d =

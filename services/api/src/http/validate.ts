@@ -1,7 +1,7 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
+import { isValidRut } from '@dte/engine';
 import Ajv from 'ajv';
-import { checkDigit } from '../rut';
 import { ApiError } from './api-error';
 
 /** schemas/http at the repository root: the JSON Schemas of HTTP bodies (and the OpenAPI source). */
@@ -34,10 +34,7 @@ function validator(): Ajv.Ajv {
       unknownFormats: ['binary'],
     });
     // format "rut": the spec's pattern plus the modulo-11 check digit
-    ajv.addFormat('rut', (v: string) => {
-      const m = /^([0-9]{1,8})-([0-9Kk])$/.exec(v);
-      return !!m && checkDigit(m[1]) === m[2].toUpperCase();
-    });
+    ajv.addFormat('rut', isValidRut);
     for (const file of listHttpSchemas()) ajv.addSchema(loadHttpSchema(file));
   }
   return ajv;

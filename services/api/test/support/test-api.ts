@@ -17,7 +17,7 @@ import { SqlCafDocumentsProbe } from '../../src/caf/documents-probe';
 import { SiiFolioGrantClient } from '../../src/caf/sii-folio-grant-client';
 import { seedOrganization, type SeedInput, type SeedResult } from '../../src/seed';
 import { signSession } from '../../src/auth/session';
-import { checkDigit } from '../../src/rut';
+import { rutCheckDigit } from '@dte/engine';
 
 export const DASHBOARD_ORIGIN = 'https://dashboard.test';
 
@@ -43,7 +43,7 @@ export function newRut(): string {
   const body = String(
     10_000_000 + ((Number.parseInt(randomBytes(3).toString('hex'), 16) + rutCounter * 7919) % 80_000_000),
   );
-  return `${body}-${checkDigit(body)}`;
+  return `${body}-${rutCheckDigit(body)}`;
 }
 
 export async function startTestApi(
