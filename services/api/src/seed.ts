@@ -7,12 +7,18 @@
  *     [--signer-rut 11111111-1,...] [--scopes dte:read,dte:write,...] [--expires-days 90] \
  *     [--owner-email a@b.cl] [--resolucion-numero 0 --resolucion-fecha 2024-01-01]
  *     [--branch "Casa Matriz|Av. Uno 1|Santiago|12345"]... [--print json|key]
+ *     [--prod-enabled] [--prod-tipos 33,34,56,61]
+ *
+ * --prod-enabled opens the organization's production gate (it may issue in production at all);
+ * --prod-tipos opens it too and adds those document types to the ones the company is certified
+ * to issue in production (see production-gates.ts). Neither is ever closed by this command.
  *
  * Prints one JSON line {organization_id, company_id, environment, api_key, scopes[, session_cookie]}
  * (or only the key with --print key). With --owner-email it also creates that user as owner and
  * prints a signed session cookie value valid 12 hours (needs SESSION_SECRET).
  */
 import { parseArgs } from 'node:util';
+import { DTE_ENDPOINT_TIPOS, type TipoDte } from '@dte/engine';
 import type { DataSource } from 'typeorm';
 import { generateApiKey } from './auth/api-key-format';
 import { SCOPES, isScope, type Scope, type SiiEnv } from './auth/scopes';
@@ -38,6 +44,10 @@ export interface SeedInput {
   /** SII resolution authorizing the company in `env` */
   resolucion?: { numero: number; fecha: string };
   branches?: { nombre: string; direccion: string; comuna: string; codigoSii?: number }[];
+  /** enable the organization to issue in production */
+  prodEnabled?: boolean;
+  /** document types the company is certified to issue in production (added; implies prodEnabled) */
+  prodTipos?: number[];
 }
 
 export interface SeedResult {
@@ -90,6 +100,16 @@ export async function seedOrganization(db: DataSource, input: SeedInput): Promis
         signerRuts,
       ],
     );
+    if (input.prodEnabled || input.prodTipos?.length) {
+      await m.query('UPDATE organizations SET prod_enabled = true WHERE id = $1', [organizationId]);
+    }
+    if (input.prodTipos?.length) {
+      await m.query(
+        `UPDATE companies SET prod_tipos = ARRAY(
+           SELECT DISTINCT x FROM unnest(prod_tipos || $2::integer[]) x ORDER BY x) WHERE id = $1`,
+        [company[0].id, input.prodTipos],
+      );
+    }
     if (input.resolucion) {
       await m.query(
         `UPDATE companies SET resolucion_${input.env}_numero = $2, resolucion_${input.env}_fecha = $3 WHERE id = $1`,
@@ -161,6 +181,8 @@ async function cli(): Promise<void> {
       'resolucion-numero': { type: 'string' },
       'resolucion-fecha': { type: 'string' },
       branch: { type: 'string', multiple: true },
+      'prod-enabled': { type: 'boolean' },
+      'prod-tipos': { type: 'string' },
       print: { type: 'string', default: 'json' },
     },
   });
@@ -186,6 +208,13 @@ async function cli(): Promise<void> {
     }
     return { nombre, direccion, comuna, ...(codigo ? { codigoSii: Number(codigo) } : {}) };
   });
+  const prodTipos = values['prod-tipos']?.split(',').map((x) => Number(x.trim()));
+  const unknownTipos = prodTipos?.filter((t) => !DTE_ENDPOINT_TIPOS.includes(t as TipoDte));
+  if (unknownTipos?.length) {
+    throw new Error(
+      `--prod-tipos: ${unknownTipos.join(', ')} not issued here (${DTE_ENDPOINT_TIPOS.join(', ')})`,
+    );
+  }
   const url = process.env.DATABASE_URL ?? 'postgres://dte:dte@127.0.0.1:15432/dte';
   const db = await openApiDatabase({ url, schema: process.env.DATABASE_SCHEMA || undefined, poolSize: 2 });
   try {
@@ -206,6 +235,8 @@ async function cli(): Promise<void> {
       ownerEmail: values['owner-email'],
       resolucion: resNum && resFecha ? { numero: Number(resNum), fecha: resFecha } : undefined,
       branches,
+      prodEnabled: values['prod-enabled'],
+      prodTipos,
     });
     const out: Record<string, unknown> = { ...res };
     if (res.user_id) {

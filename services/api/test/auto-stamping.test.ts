@@ -13,7 +13,7 @@ describe('automatic stamping (production, SII simulator in-process)', function (
 
   it('requests folios when an enabled type runs low, once per sweep, and not otherwise', async () => {
     const rut = newRut();
-    const s = await t.seed({ rut, env: 'prod' });
+    const s = await t.seed({ rut, env: 'prod', prodTipos: [33] });
     await uploadCert(t, s.api_key, rut);
     const enrol = await fetch(`${t.sim.url}/admin/prod/companies/${rut}`, {
       method: 'PUT',

@@ -45,9 +45,10 @@ describe('CAF inventory over HTTP', function () {
       keyBits: 512,
     });
 
+  /** in production, enabled and certified for 33 */
   const org = async (env: 'cert' | 'prod' = 'cert', withCert = true): Promise<Org> => {
     const rut = newRut();
-    const s = await t.seed({ rut, env });
+    const s = await t.seed({ rut, env, ...(env === 'prod' ? { prodTipos: [33] } : {}) });
     if (withCert) await uploadCert(t, s.api_key, rut);
     return { key: s.api_key, rut, orgId: s.organization_id, companyId: s.company_id };
   };

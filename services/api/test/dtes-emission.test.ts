@@ -195,6 +195,7 @@ describe('POST /dtes over HTTP', function () {
       org: org[0].name,
       rut: o.rut,
       env: 'prod',
+      prodTipos: [33],
       resolucion: { numero: 80, fecha: '2014-08-22' },
     });
     expect(prod.organization_id).to.equal(o.orgId);

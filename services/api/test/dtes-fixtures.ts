@@ -15,15 +15,28 @@ export interface DteOrg {
   certId: string;
 }
 
-/** A company with full profile, one certificate and a CAF (folios 1..hasta) of each type. */
+/**
+ * A company with full profile, one certificate and a CAF (folios 1..hasta) of each type. In
+ * production its organization is enabled and it is certified for `prodTipos` (every type unless
+ * given).
+ */
 export async function orgWithCafs(
   t: TestApi,
-  opts: { tipos?: number[]; hasta?: number; withCert?: boolean; env?: 'cert' | 'prod' } = {},
+  opts: {
+    tipos?: number[];
+    hasta?: number;
+    withCert?: boolean;
+    env?: 'cert' | 'prod';
+    prodTipos?: number[];
+  } = {},
 ): Promise<DteOrg> {
   const rut = newRut();
   const s = await t.seed({
     rut,
     env: opts.env ?? 'cert',
+    ...(opts.env === 'prod'
+      ? { prodEnabled: true, prodTipos: opts.prodTipos ?? [33, 34, 46, 52, 56, 61, 110, 112] }
+      : {}),
     giro: 'Venta de ferretería',
     direccion: 'Av. Providencia 1234',
     comuna: 'Providencia',

@@ -48,6 +48,10 @@ export class Company {
   @Column({ name: 'signer_ruts', type: 'text', array: true, default: () => "'{}'" })
   signerRuts!: string[];
 
+  /** document types the company is certified to issue in production (empty until an operator opens them) */
+  @Column({ name: 'prod_tipos', type: 'integer', array: true, default: () => "'{}'" })
+  prodTipos!: number[];
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt!: Date;
 }

@@ -10,6 +10,7 @@ import { SiiUploadsPolls1763800500000 } from './1763800500000-sii-uploads-polls'
 import { DtesIdempotencyPerEnv1763800700000 } from './1763800700000-dtes-idempotency-per-env';
 import { OutboxQuarantine1763800800000 } from './1763800800000-outbox-quarantine';
 import { SiiReconciliation1763800900000 } from './1763800900000-sii-reconciliation';
+import { ProductionGates1763801000000 } from './1763801000000-production-gates';
 
 export const migrations: (new () => MigrationInterface)[] = [
   ProcessedEvents1763780000000,
@@ -21,4 +22,5 @@ export const migrations: (new () => MigrationInterface)[] = [
   DtesIdempotencyPerEnv1763800700000,
   OutboxQuarantine1763800800000,
   SiiReconciliation1763800900000,
+  ProductionGates1763801000000,
 ];

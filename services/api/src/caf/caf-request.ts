@@ -4,6 +4,7 @@ import { isServiceError } from '@dte/error-catalog';
 import type { ApiDeps, Principal } from '../context';
 import { ApiError } from '../http/api-error';
 import { assertOrganizationHasRut } from '../companies';
+import { assertCafTypeCertified } from '../production-gates';
 import { loadSigningCredential, resolveActiveCertificate } from '../certificates/certificates';
 import { storeCaf, type CafRow } from './cafs';
 import { FolioGrantError } from './folio-grant-client';
@@ -62,6 +63,8 @@ export async function requestCaf(
   now: Date,
 ): Promise<CafRow> {
   const company = await companyOfRequest(deps, principal, body.rut_emisor);
+  // before the lock and the SII: a grant is irreversible
+  await assertCafTypeCertified(deps.dataSource, principal.environment, company.id, body.tipo_dte);
   const lockKey = `caf-request:${principal.organizationId}:${principal.environment}:${company.id}:${body.tipo_dte}`;
   const token = randomUUID();
   const got = await deps.redis.set(lockKey, token, 'EX', deps.config.cafRequestLockSec, 'NX');
@@ -187,6 +190,9 @@ export async function setCafAuto(deps: ApiDeps, principal: Principal, body: CafA
     });
   }
   const company = await companyOfRequest(deps, principal, body.rut_emisor);
+  if (body.enabled) {
+    await assertCafTypeCertified(deps.dataSource, principal.environment, company.id, body.tipo_dte);
+  }
   const rows: {
     tipo_dte: number;
     enabled: boolean;

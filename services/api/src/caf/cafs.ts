@@ -5,6 +5,7 @@ import type { Principal } from '../context';
 import type { SiiEnv } from '../auth/scopes';
 import { ApiError } from '../http/api-error';
 import { assertOrganizationHasRut } from '../companies';
+import { assertCafTypeCertified } from '../production-gates';
 import { cafKeyAad, seal, type KeyWrapper } from '../crypto/envelope';
 import { mapKmsError } from '../crypto/kms-errors';
 import { isUuid, returnedRows } from '../db/pg-errors';
@@ -95,6 +96,7 @@ export async function storeCaf(
     );
   }
   const companyId = await companyForCaf(db, principal, caf.rutEmisor);
+  await assertCafTypeCertified(db, environment, companyId, caf.tipoDte);
   const id = randomUUID();
   let sealed;
   try {

@@ -15,6 +15,7 @@ import type { Principal } from '../context';
 import { ApiError } from '../http/api-error';
 import { enqueueOutbox } from '../outbox/enqueue';
 import { bodyHash } from './canonical-json';
+import { productionIssueGate } from '../production-gates';
 import { loadCompanyProfile } from './company-profile';
 import { DTE_COLUMNS, type DteRow } from './dte-row';
 import type { ExchangeRateSource } from './exchange-rate';
@@ -62,8 +63,10 @@ function replay(existing: DteRow, hash: string): EmissionResult {
  * POST /dtes. Order of checks: Idempotency-Key present; a key already used answers from the
  * stored document (same body) or idempotency_conflict (another body) before anything else, so a
  * retry gets the original even if rules or the clock moved; sii_env as confirmation; the engine's
- * validation; rut_emisor against the key's company; in production, the company's SII resolution
- * (dte.production_resolucion_missing); the signing certificate (X-Cert-Id rules).
+ * validation (in production after the organization's gate, onboarding_production_not_authorized);
+ * rut_emisor against the key's company; in production, the type's gate (dte.type.prod_not_certified)
+ * and the company's SII resolution (dte.production_resolucion_missing); the signing certificate
+ * (X-Cert-Id rules).
  * Then, in ONE transaction serialized per (organization, key) by an advisory lock: re-check the
  * key, take the folio (THE allocator), build the document, insert it with the dte.commands and
  * dte-status `queued` outbox rows and the first feed row. A failure rolls the folio back.
@@ -101,6 +104,7 @@ export async function emitDte(
     );
   }
 
+  const typeGate = await productionIssueGate(db, principal.environment, principal.companyId);
   const company = await loadCompanyProfile(db, principal.organizationId, principal.companyId);
   const input: EmissionInput = validateEmission(req.body, { now, emisor: company.emisor });
   if (input.rut_emisor !== undefined && normalizeRut(input.rut_emisor) !== normalizeRut(company.rut)) {
@@ -112,6 +116,7 @@ export async function emitDte(
       },
     );
   }
+  typeGate(input.tipo_dte);
   if (principal.environment === 'prod' && !company.resolucion.prod) {
     throw new ApiError(
       'dte.production_resolucion_missing',

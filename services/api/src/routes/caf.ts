@@ -24,6 +24,7 @@ export function cafRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
       errors: [
         'emisor_rut_mismatch',
         'org.rut_missing',
+        'caf.type_not_prod_certified',
         'caf.request_in_flight',
         'cert.missing',
         'cert.not_found',
@@ -58,7 +59,12 @@ export function cafRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
       roles: [...OWNER_ADMIN],
       body: { kind: 'json', schema: 'caf-auto.schema.json' },
       responses: { 200: { description: 'the setting', schema: 'caf-auto-setting.schema.json' } },
-      errors: ['caf.auto_requires_production', 'emisor_rut_mismatch', 'org.rut_missing'],
+      errors: [
+        'caf.auto_requires_production',
+        'emisor_rut_mismatch',
+        'org.rut_missing',
+        'caf.type_not_prod_certified',
+      ],
       handler: async (ctx) => {
         ctx.body = await setCafAuto(deps, principalOf(ctx), ctx.state.body as CafAutoBody);
       },
@@ -84,6 +90,7 @@ export function cafRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
         'sii_env_mismatch',
         'emisor_rut_mismatch',
         'org.rut_missing',
+        'caf.type_not_prod_certified',
         'caf.kms_unavailable',
         'caf.insert_failed',
       ],
