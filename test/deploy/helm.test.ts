@@ -255,7 +255,7 @@ describe('deploy: the Helm chart rendered by helm template', function () {
     image: { repository: string; tag: string };
     secrets: { existingSecret: string };
     postgresql: { schema: string };
-    kafka: { brokers: string[] };
+    kafka: { brokers: string[]; sessionTimeoutMs: number };
     services: Record<ServiceName, { replicas: number; resources: unknown; secretEnv: string[] }>;
   };
 
@@ -303,6 +303,7 @@ describe('deploy: the Helm chart rendered by helm template', function () {
         const messaging = messagingConfigFromEnv(svc, env);
         if (which === 'production') {
           expect(messaging.brokers).to.deep.equal(productionValues.kafka.brokers);
+          expect(messaging.sessionTimeoutMs).to.equal(productionValues.kafka.sessionTimeoutMs);
           expect(secretVars(c).sort(), svc).to.deep.equal(
             [...productionValues.services[svc].secretEnv].sort(),
           );

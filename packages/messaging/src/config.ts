@@ -30,7 +30,18 @@ export interface MessagingConfig {
   logLevel?: MessagingLogLevel;
   /** where kafkajs log lines go; stderr as JSON when absent */
   log?: MessagingLogSink;
+  /**
+   * how long a consumer group waits for a member that stopped heartbeating (a process killed
+   * without leaving) before its partitions go to the others and a restarted member can join:
+   * KAFKA_SESSION_TIMEOUT_MS, DEFAULT_SESSION_TIMEOUT_MS when absent
+   */
+  sessionTimeoutMs?: number;
 }
+
+/** kafkajs' own default is 30 s; a crashed worker's partitions then wait that long for anyone */
+export const DEFAULT_SESSION_TIMEOUT_MS = 15_000;
+/** the broker's default group.min.session.timeout.ms and group.max.session.timeout.ms */
+const SESSION_TIMEOUT_RANGE = [6_000, 1_800_000] as const;
 
 export const DEFAULT_SCHEMA_DIR = path.resolve(__dirname, '../../../schemas/avro');
 
@@ -41,7 +52,10 @@ export class MessagingConfigError extends Error {
   }
 }
 
-/** Reads KAFKA_BROKERS (comma-separated), SCHEMA_REGISTRY_URL and KAFKA_TOPIC_PREFIX. */
+/**
+ * Reads KAFKA_BROKERS (comma-separated), SCHEMA_REGISTRY_URL, KAFKA_TOPIC_PREFIX and
+ * KAFKA_SESSION_TIMEOUT_MS.
+ */
 export function messagingConfigFromEnv(
   clientId: string,
   env: NodeJS.ProcessEnv = process.env,
@@ -57,9 +71,19 @@ export function messagingConfigFromEnv(
   const schemaRegistryUrl = env.SCHEMA_REGISTRY_URL ?? '';
   if (!/^https?:\/\/\S+$/.test(schemaRegistryUrl))
     problems.push('SCHEMA_REGISTRY_URL is required (an http(s) URL)');
+  const session = env.KAFKA_SESSION_TIMEOUT_MS?.trim();
+  const [min, max] = SESSION_TIMEOUT_RANGE;
+  if (session && !(/^\d+$/.test(session) && Number(session) >= min && Number(session) <= max))
+    problems.push(`KAFKA_SESSION_TIMEOUT_MS must be whole milliseconds from ${min} to ${max}`);
   if (problems.length > 0)
     throw new MessagingConfigError(`invalid messaging configuration: ${problems.join('; ')}`);
-  return { brokers, clientId, schemaRegistryUrl, topicPrefix: env.KAFKA_TOPIC_PREFIX || undefined };
+  return {
+    brokers,
+    clientId,
+    schemaRegistryUrl,
+    topicPrefix: env.KAFKA_TOPIC_PREFIX || undefined,
+    ...(session ? { sessionTimeoutMs: Number(session) } : {}),
+  };
 }
 
 /** The real topic name of a logical one: the prefix, when there is one, then the name. */

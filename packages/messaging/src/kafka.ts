@@ -4,7 +4,13 @@
  * disconnects everything it made.
  */
 import { Kafka, logLevel as LogLevel, type Admin, type LogEntry } from 'kafkajs';
-import { DEFAULT_SCHEMA_DIR, prefixedTopic, type MessagingConfig, type MessagingLogLevel } from './config';
+import {
+  DEFAULT_SCHEMA_DIR,
+  DEFAULT_SESSION_TIMEOUT_MS,
+  prefixedTopic,
+  type MessagingConfig,
+  type MessagingLogLevel,
+} from './config';
 import { AvroConsumer, type ConsumerOptions } from './consumer';
 import { AvroProducer } from './producer';
 import { SchemaCatalog } from './schemas';
@@ -95,7 +101,15 @@ export function createKafka(config: MessagingConfig): Messaging {
       return p;
     },
     async createConsumer(options) {
-      const c = await AvroConsumer.connect(kafka, schemas, options, topic, logical);
+      const sessionTimeout = options.sessionTimeout ?? config.sessionTimeoutMs ?? DEFAULT_SESSION_TIMEOUT_MS;
+      const c = await AvroConsumer.connect(
+        kafka,
+        schemas,
+        // a heartbeat several times per session, so one late beat does not cost the membership
+        { heartbeatInterval: Math.min(3000, Math.floor(sessionTimeout / 5)), ...options, sessionTimeout },
+        topic,
+        logical,
+      );
       closers.push(() => c.disconnect());
       return c;
     },
