@@ -62,6 +62,9 @@ describe('webhooks through the api: register, test, rotate and delete over HTTP,
       WEBHOOKS_FIRST_ATTEMPT_GRACE: '100ms',
       WEBHOOKS_RETRY_PARTITIONS: '1',
       SMTP_URL: smtp.url,
+      // the api's master key: the service opens the secrets the api sealed
+      MASTER_KEY: t.config.masterKey,
+      MASTER_KEY_ID: t.config.masterKeyId,
     });
     const logger = createLogger('webhooks-api-e2e');
     logger.level = 'warn';

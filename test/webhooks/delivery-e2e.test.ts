@@ -1,7 +1,9 @@
 import { spawnSync } from 'node:child_process';
 import { expect } from 'chai';
 import type { DataSource } from 'typeorm';
+import { randomBytes } from 'node:crypto';
 import { createLogger } from '@dte/service-runtime';
+import { localKeyWrapper } from '@dte/secrets';
 import { PIPELINE_TOPICS, pipelineTopicSpecs, type AvroProducer } from '@dte/messaging';
 import { migratedDatabase, testMessaging, type MigratedDatabase, type TestMessaging } from '../support/env';
 import { loadConfig } from '../../services/webhooks/src/config';
@@ -30,6 +32,10 @@ function checkSignature(secret: string, headers: Record<string, unknown>, raw: B
 }
 
 const DELAYS = [300, 600, 900, 1200];
+
+/** the service opens with MASTER_KEY what the test seals here, as it opens what the api seals */
+const MASTER_KEY = randomBytes(32).toString('base64');
+const keys = localKeyWrapper(MASTER_KEY, 'e2e1');
 
 describe('webhooks end to end: dte-status on the real broker to an https receiver', function () {
   this.timeout(120_000);
@@ -75,6 +81,8 @@ describe('webhooks end to end: dte-status on the real broker to an https receive
       WEBHOOKS_RETRY_PARTITIONS: '2',
       SMTP_URL: smtp.url,
       MAIL_FROM: 'webhooks@dte.test',
+      MASTER_KEY: MASTER_KEY,
+      MASTER_KEY_ID: 'e2e1',
     });
     const logger = createLogger('webhooks-e2e');
     logger.level = 'warn';
@@ -122,8 +130,9 @@ describe('webhooks end to end: dte-status on the real broker to an https receive
   it('delivers every event of an emission, each with a signature openssl accepts', async () => {
     const all = ['dte.emitted', 'dte.status_changed', 'dte.accepted', 'dte.rejected'] as const;
     const loopback = { policy: { allowLoopback: true } };
-    const { subscription: s } = await createSubscription(
+    const { subscription: s, secret: sSecret } = await createSubscription(
       ds,
+      keys,
       { organizationId: orgId, env: 'cert' },
       { url: ok.url('/in'), events: [...all], idempotencyKey: 'ok' },
       loopback,
@@ -131,6 +140,7 @@ describe('webhooks end to end: dte-status on the real broker to an https receive
     // another environment's subscription hears nothing
     await createSubscription(
       ds,
+      keys,
       { organizationId: orgId, env: 'prod' },
       { url: ok.url('/prod'), events: [...all], idempotencyKey: 'prod' },
       loopback,
@@ -149,7 +159,7 @@ describe('webhooks end to end: dte-status on the real broker to an https receive
     await new Promise((r) => setTimeout(r, 1500)); // nothing more may arrive
     expect(ok.received).to.have.length(5);
     const got = ok.received.map((r) => {
-      checkSignature(s.secret, r.headers, r.raw);
+      checkSignature(sSecret!, r.headers, r.raw);
       expect(r.path).to.equal('/in');
       const e = JSON.parse(r.raw.toString());
       return `${e.data.sii_status}:${e.type}`;
@@ -175,12 +185,14 @@ describe('webhooks end to end: dte-status on the real broker to an https receive
     const scope = { organizationId: orgId, env: 'cert' as const };
     const { subscription: bad } = await createSubscription(
       ds,
+      keys,
       scope,
       { url: failing.url('/down'), events: ['dte.rejected'], idempotencyKey: 'bad' },
       loopback,
     );
-    const { subscription: good } = await createSubscription(
+    const { subscription: good, secret: goodSecret } = await createSubscription(
       ds,
+      keys,
       scope,
       { url: ok.url('/test'), events: ['dte.rejected'], idempotencyKey: 'good' },
       loopback,
@@ -190,7 +202,7 @@ describe('webhooks end to end: dte-status on the real broker to an https receive
     const t = await enqueueTestDelivery(ds, scope, good.id, { now: Date.now });
     await ok.waitFor(before + 1, 10_000);
     const testEvent = ok.received[before]!;
-    checkSignature(good.secret, testEvent.headers, testEvent.raw);
+    checkSignature(goodSecret!, testEvent.headers, testEvent.raw);
     expect(JSON.parse(testEvent.raw.toString())).to.deep.include({
       id: t.event_id,
       type: 'dte.status_changed',

@@ -119,6 +119,9 @@ describe('webhooks fed by the real emission pipeline: POST /dtes to signed deliv
       WEBHOOKS_RETRY_GRACE: '2s',
       WEBHOOKS_RETRY_PARTITIONS: '1',
       SMTP_URL: smtp.url,
+      // the api's master key: the service opens the secrets the api sealed
+      MASTER_KEY: p.t.config.masterKey,
+      MASTER_KEY_ID: p.t.config.masterKeyId,
     });
     const logger = createLogger('webhooks-pipeline-e2e');
     logger.level = 'warn';

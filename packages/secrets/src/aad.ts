@@ -6,3 +6,6 @@ export const certificateAad = (certificateId: string, part: 'p12' | 'password'):
   `certificate:${certificateId}:${part}`;
 
 export const cafKeyAad = (cafId: string): string => `caf:${cafId}:rsask`;
+
+/** a webhook subscription's HMAC signing secret */
+export const webhookSecretAad = (subscriptionId: string): string => `webhook:${subscriptionId}:secret`;

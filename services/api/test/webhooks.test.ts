@@ -1,3 +1,4 @@
+import { signingSecret } from '@dte/webhooks';
 import { expect } from 'chai';
 import { call, newRut, startTestApi, type TestApi } from './support/test-api';
 
@@ -151,10 +152,13 @@ describe('/webhooks routes (real PostgreSQL, over HTTP)', function () {
     expect(rot.status).to.equal(200);
     expect(rot.body.id).to.equal(s.body.id);
     expect(rot.body.secret).to.be.a('string').and.not.equal(s.body.secret);
-    const [row] = await t.db.dataSource.query(`SELECT secret FROM webhook_subscriptions WHERE id = $1`, [
+    // stored sealed under the api's master key, never in clear; it opens to the new secret
+    const [row] = await t.db.dataSource.query(`SELECT * FROM webhook_subscriptions WHERE id = $1`, [
       s.body.id,
     ]);
-    expect(row.secret).to.equal(rot.body.secret);
+    expect(row.secret).to.equal(null);
+    expect(JSON.stringify(row)).to.not.include(rot.body.secret as string);
+    expect(await signingSecret(t.deps.keys, row)).to.equal(rot.body.secret);
     for (const [method, path] of [
       ['POST', `/webhooks/${s.body.id}/rotate-secret`],
       ['POST', `/webhooks/${s.body.id}/test`],

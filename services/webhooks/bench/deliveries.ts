@@ -7,13 +7,14 @@
  * Uses the test stack's PostgreSQL (a fresh schema, dropped at the end). Prints one line per run.
  */
 import crypto from 'node:crypto';
+import { localKeyWrapper } from '@dte/secrets';
 import { migratedDatabase } from '../../../test/support/env';
 import { systemClock } from '../src/clock';
 import { Dispatcher } from '../src/dispatcher';
 import { PgWebhookStore } from '../src/pg-store';
 import { DeliveryRunner } from '../src/runner';
 import { TimerScheduler } from '../src/scheduler';
-import { newWebhookSecret } from '../src/signature';
+import { createSubscription } from '../src/subscriptions';
 import { Receiver } from '../test/support/receiver';
 import { makeTestPki } from '../test/support/test-ca';
 
@@ -21,18 +22,22 @@ async function main() {
   const [n = 2000, endpoints = 20, concurrency = 64] = process.argv.slice(2).map(Number);
   const db = await migratedDatabase('webhooks_bench');
   const ds = db.dataSource;
+  const keys = localKeyWrapper(crypto.randomBytes(32).toString('base64'), 'bench1');
   const pki = makeTestPki(['127.0.0.1']);
   const rx = await new Receiver(pki).start();
   try {
     const [org] = await ds.query(`INSERT INTO organizations (name) VALUES ('bench') RETURNING id`);
     const subs: string[] = [];
     for (let i = 0; i < endpoints; i++) {
-      const [s] = await ds.query(
-        `INSERT INTO webhook_subscriptions (organization_id, sii_env, url, events, secret)
-         VALUES ($1, 'cert', $2, $3, $4) RETURNING id`,
-        [org.id, rx.url(`/e${i}`), ['dte.status_changed'], newWebhookSecret()],
+      // as the api makes them: the signing secret sealed, opened by every attempt
+      const { subscription } = await createSubscription(
+        ds,
+        keys,
+        { organizationId: org.id, env: 'cert' },
+        { url: rx.url(`/e${i}`), events: ['dte.status_changed'], idempotencyKey: `bench-${i}` },
+        { policy: { allowLoopback: true } },
       );
-      subs.push(s.id);
+      subs.push(subscription.id);
     }
     const payload = JSON.stringify({
       id: `evt_${crypto.randomUUID()}`,
@@ -53,7 +58,7 @@ async function main() {
       );
       ids.push(...batch);
     }
-    const store = new PgWebhookStore(ds);
+    const store = new PgWebhookStore(ds, keys);
     const holder: { runner?: DeliveryRunner } = {};
     const dispatcher = new Dispatcher({
       store,

@@ -21,6 +21,9 @@ export interface Config {
   retryPartitions: number;
   smtpUrl: string;
   mailFrom: string;
+  /** opens the sealed signing secrets (MASTER_KEY, base64 of 32 bytes; the api's) */
+  masterKey: string;
+  masterKeyId: string;
   testMode: TestModeSettings;
 }
 
@@ -61,6 +64,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       retryPartitions: { env: 'WEBHOOKS_RETRY_PARTITIONS', default: 6, parse: positive },
       smtpUrl: { env: 'SMTP_URL', required: true },
       mailFrom: { env: 'MAIL_FROM', default: 'Service Webhooks <no-reply@localhost>' },
+      masterKey: { env: 'MASTER_KEY', required: true },
+      masterKeyId: { env: 'MASTER_KEY_ID', default: 'mk1' },
     },
     env,
   );

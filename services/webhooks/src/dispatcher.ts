@@ -51,7 +51,7 @@ export class Dispatcher {
       new Date(now.getTime() + this.deps.leaseMs),
     );
     if (!claimed) return 'skipped';
-    const { delivery, subscription } = claimed;
+    const { delivery, subscription, secret } = claimed;
     const last = due.attempt >= maxAttempts(plan);
 
     if (!subscription.active) {
@@ -70,7 +70,7 @@ export class Dispatcher {
     }
 
     const headers = {
-      [SIGNATURE_HEADER]: signatureHeader(subscription.secret, delivery.payload, clock.now()),
+      [SIGNATURE_HEADER]: signatureHeader(secret, delivery.payload, clock.now()),
     };
     const result = await this.post(subscription.url, delivery.payload, headers);
     const at = new Date(clock.now());

@@ -8,3 +8,4 @@ export * from './test-mode';
 export * from './model';
 export * from './subscriptions';
 export { USER_AGENT } from './http-delivery';
+export { signingSecret } from './pg-store';

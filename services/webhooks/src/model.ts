@@ -3,14 +3,16 @@ import type { WebhookEventType } from '@dte/status';
 export type SiiEnv = 'cert' | 'prod';
 export type DeliveryState = 'pending' | 'delivered' | 'exhausted';
 
-/** A webhook subscription as the delivery side sees it. */
+/**
+ * A webhook subscription as the delivery side sees it. Its signing secret is not part of it: the
+ * secret is stored sealed and opened only for the attempt that signs (`claimAttempt`).
+ */
 export interface Subscription {
   id: string;
   organization_id: string;
   sii_env: SiiEnv;
   url: string;
   events: WebhookEventType[];
-  secret: string;
   active: boolean;
   disabled_at: Date | null;
   disabled_reason: string | null;
@@ -60,14 +62,15 @@ export interface DeliveryStore {
   /**
    * Takes attempt `attempt` of a pending delivery whose previous attempts are all recorded and
    * that is due, leasing it until `leaseUntil`; null when someone else has it, it is not due,
-   * not pending, or the attempt is a duplicate.
+   * not pending, or the attempt is a duplicate. `secret` is the subscription's current signing
+   * secret, read now, so a rotation stops the old one at once.
    */
   claimAttempt(
     deliveryId: string,
     attempt: number,
     now: Date,
     leaseUntil: Date,
-  ): Promise<{ delivery: Delivery; subscription: Subscription } | null>;
+  ): Promise<{ delivery: Delivery; subscription: Subscription; secret: string } | null>;
   /** attempt succeeded: delivered, and the endpoint's exhausted streak is reset */
   markDelivered(deliveryId: string, attempt: number, now: Date, outcome: AttemptOutcome): Promise<void>;
   /** attempt failed with attempts left: pending again, due at nextAt */

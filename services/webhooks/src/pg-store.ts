@@ -1,4 +1,5 @@
 import type { DataSource, EntityManager } from 'typeorm';
+import { open, webhookSecretAad, type KeyWrapper } from '@dte/secrets';
 import type { WebhookEventType } from '@dte/status';
 import type { DocumentWebhookState, IngestStore, IngestTx, NewDelivery } from './ingest';
 import type { AttemptOutcome, Delivery, DeliveryStore, DueAttempt, SiiEnv, Subscription } from './model';
@@ -18,13 +19,25 @@ export function subscriptionFromRow(r: Row): Subscription {
     sii_env: r.sii_env as SiiEnv,
     url: r.url as string,
     events: r.events as WebhookEventType[],
-    secret: r.secret as string,
     active: r.active as boolean,
     disabled_at: (r.disabled_at as Date | null) ?? null,
     disabled_reason: (r.disabled_reason as string | null) ?? null,
     consecutive_exhausted: Number(r.consecutive_exhausted),
     created_at: r.created_at as Date,
   };
+}
+
+/**
+ * The signing secret of a subscription row: opened from `secret_sealed`, or the clear `secret` of
+ * a subscription made before secrets were sealed. A sealed secret that does not open (another
+ * master key) throws: the attempt is not made and its lease lapses, so it is tried again.
+ */
+export async function signingSecret(keys: KeyWrapper, r: Row): Promise<string> {
+  if (r.secret_sealed != null) {
+    return (await open(keys, r.secret_sealed, webhookSecretAad(r.id as string))).toString('utf8');
+  }
+  if (typeof r.secret === 'string') return r.secret;
+  throw new Error(`webhook subscription ${String(r.id)} has no signing secret`);
 }
 
 function deliveryFromRow(r: Row): Delivery {
@@ -52,7 +65,11 @@ function deliveryFromRow(r: Row): Delivery {
  * Times come from the caller's clock, never from the database's now().
  */
 export class PgWebhookStore implements DeliveryStore, IngestStore {
-  constructor(private readonly ds: DataSource) {}
+  constructor(
+    private readonly ds: DataSource,
+    /** opens the sealed signing secrets */
+    private readonly keys: KeyWrapper,
+  ) {}
 
   async claimAttempt(deliveryId: string, attempt: number, now: Date, leaseUntil: Date) {
     if (!isUuid(deliveryId)) return null;
@@ -70,7 +87,8 @@ export class PgWebhookStore implements DeliveryStore, IngestStore {
       updated.subscription_id,
     ]);
     if (subs.length === 0) return null;
-    return { delivery: deliveryFromRow(updated), subscription: subscriptionFromRow(subs[0]!) };
+    const secret = await signingSecret(this.keys, subs[0]!);
+    return { delivery: deliveryFromRow(updated), subscription: subscriptionFromRow(subs[0]!), secret };
   }
 
   async markDelivered(deliveryId: string, attempt: number, now: Date, o: AttemptOutcome): Promise<void> {

@@ -1,3 +1,4 @@
+import { localKeyWrapper, type KeyWrapper } from '@dte/secrets';
 import { createDataSource, databaseOptionsFromEnv } from '@dte/database';
 import { createKafka, messagingConfigFromEnv, type Messaging } from '@dte/messaging';
 import { startHealthServer, type Logger } from '@dte/service-runtime';
@@ -24,6 +25,8 @@ export interface ServiceDeps {
   messaging?: Messaging;
   clock?: Clock;
   env?: NodeJS.ProcessEnv;
+  /** opens the sealed signing secrets; from MASTER_KEY / MASTER_KEY_ID when absent */
+  keys?: KeyWrapper;
 }
 
 /**
@@ -47,7 +50,7 @@ export async function startWebhooksService(
   await messaging.ensureTopics(retryTopicSpecs(config.retryPartitions));
   const producer = await messaging.createProducer();
 
-  const store = new PgWebhookStore(ds);
+  const store = new PgWebhookStore(ds, deps.keys ?? localKeyWrapper(config.masterKey, config.masterKeyId));
   const notifier = new MailDisableNotifier(
     { smtpUrl: config.smtpUrl, from: config.mailFrom },
     pgOwnerLookup(ds),

@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import type { DataSource } from 'typeorm';
+import { seal, webhookSecretAad, type KeyWrapper } from '@dte/secrets';
 import { ServiceError } from '@dte/error-catalog';
 import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '@dte/status';
 import type { Clock } from './clock';
@@ -56,6 +57,14 @@ export interface CreateResult {
   subscription: Subscription;
   /** false when the Idempotency-Key had already created it */
   created: boolean;
+  /** the signing secret, only when `created` (it is shown once) */
+  secret?: string;
+}
+
+/** A new secret for subscription `id`, sealed under its id (the row stores only the sealed form). */
+async function newSealedSecret(keys: KeyWrapper, id: string) {
+  const secret = newWebhookSecret();
+  return { secret, sealed: await seal(keys, Buffer.from(secret, 'utf8'), webhookSecretAad(id)) };
 }
 
 /**
@@ -65,6 +74,7 @@ export interface CreateResult {
  */
 export async function createSubscription(
   ds: DataSource,
+  keys: KeyWrapper,
   scope: Scope,
   input: { url: string; events: WebhookEventType[]; idempotencyKey: string },
   check: { policy: UrlPolicy; resolver?: Resolver },
@@ -77,14 +87,17 @@ export async function createSubscription(
   const existing = await findByKey(ds, scope, input.idempotencyKey);
   if (existing) return repeatOrConflict(existing, hash);
   await checkWebhookUrl(input.url, check.policy, check.resolver);
+  const id = crypto.randomUUID();
+  const { secret, sealed } = await newSealedSecret(keys, id);
   const rows: Record<string, unknown>[] = await ds.query(
-    `INSERT INTO webhook_subscriptions (organization_id, sii_env, url, events, secret, idempotency_key, request_hash)
-     VALUES ($1, $2, $3, $4, $5, $6, $7)
+    `INSERT INTO webhook_subscriptions
+       (id, organization_id, sii_env, url, events, secret_sealed, idempotency_key, request_hash)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
      ON CONFLICT (organization_id, sii_env, idempotency_key) DO NOTHING
      RETURNING *`,
-    [scope.organizationId, scope.env, input.url, events, newWebhookSecret(), input.idempotencyKey, hash],
+    [id, scope.organizationId, scope.env, input.url, events, sealed, input.idempotencyKey, hash],
   );
-  if (rows[0]) return { subscription: subscriptionFromRow(rows[0]), created: true };
+  if (rows[0]) return { subscription: subscriptionFromRow(rows[0]), created: true, secret };
   // a concurrent request with the same key won the insert
   const raced = await findByKey(ds, scope, input.idempotencyKey);
   if (!raced) throw new Error('subscription vanished after an idempotency conflict');
@@ -127,16 +140,26 @@ export async function getSubscription(ds: DataSource, scope: Scope, id: string):
   return subscriptionFromRow(rows[0]);
 }
 
-/** Replaces the secret; attempts read the secret when they sign, so the old one stops at once. */
-export async function rotateSecret(ds: DataSource, scope: Scope, id: string): Promise<Subscription> {
+/**
+ * Replaces the secret (stored sealed; a clear one of an older subscription is dropped); attempts
+ * read the secret when they sign, so the old one stops at once. Returns the new secret, shown once.
+ */
+export async function rotateSecret(
+  ds: DataSource,
+  keys: KeyWrapper,
+  scope: Scope,
+  id: string,
+): Promise<{ subscription: Subscription; secret: string }> {
   if (!isUuid(id)) notFound();
+  const { secret, sealed } = await newSealedSecret(keys, id);
   const res = await ds.query(
-    `UPDATE webhook_subscriptions SET secret = $4 WHERE id = $1 AND organization_id = $2 AND sii_env = $3 RETURNING *`,
-    [id, scope.organizationId, scope.env, newWebhookSecret()],
+    `UPDATE webhook_subscriptions SET secret_sealed = $4, secret = NULL
+      WHERE id = $1 AND organization_id = $2 AND sii_env = $3 RETURNING *`,
+    [id, scope.organizationId, scope.env, sealed],
   );
   const row = (Array.isArray(res[0]) ? res[0][0] : res[0]) as Record<string, unknown> | undefined;
   if (!row) notFound();
-  return subscriptionFromRow(row);
+  return { subscription: subscriptionFromRow(row), secret };
 }
 
 export interface TestDelivery {

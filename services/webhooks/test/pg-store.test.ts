@@ -3,7 +3,9 @@ import type { DataSource } from 'typeorm';
 import { isServiceError } from '@dte/error-catalog';
 import { migratedDatabase, type MigratedDatabase } from '../../../test/support/env';
 import { ingestStatus, type DteStatusRecord } from '../src/ingest';
-import { PgWebhookStore, pgOwnerLookup } from '../src/pg-store';
+import { randomBytes } from 'node:crypto';
+import { localKeyWrapper } from '@dte/secrets';
+import { PgWebhookStore, pgOwnerLookup, signingSecret } from '../src/pg-store';
 import {
   createSubscription,
   deleteSubscription,
@@ -17,6 +19,7 @@ import type { Resolver } from '../src/url-policy';
 
 const publicResolver: Resolver = async () => [{ address: '93.184.216.34', family: 4 }];
 const check = { policy: { allowLoopback: false }, resolver: publicResolver };
+const keys = localKeyWrapper(randomBytes(32).toString('base64'), 'test1');
 const ALL = ['dte.emitted', 'dte.status_changed', 'dte.accepted', 'dte.rejected'] as const;
 
 async function code(p: Promise<unknown>): Promise<string> {
@@ -49,7 +52,7 @@ describe('webhook persistence on PostgreSQL', function () {
   before(async () => {
     db = await migratedDatabase('webhooks');
     ds = db.dataSource;
-    store = new PgWebhookStore(ds);
+    store = new PgWebhookStore(ds, keys);
     scope = { organizationId: await newOrg(ds, `owner-${Date.now()}@empresa.test`), env: 'cert' };
   });
   after(async () => db?.cleanup());
@@ -57,24 +60,28 @@ describe('webhook persistence on PostgreSQL', function () {
   it('creates once per Idempotency-Key, repeats the same subscription, refuses a conflicting reuse', async () => {
     const a = await createSubscription(
       ds,
+      keys,
       scope,
       { url: 'https://hooks.example.com/a', events: [...ALL], idempotencyKey: 'k1' },
       check,
     );
     expect(a.created).to.equal(true);
-    expect(a.subscription.secret).to.match(/^whsec_/);
+    expect(a.secret).to.match(/^whsec_/);
     const b = await createSubscription(
       ds,
+      keys,
       scope,
       { url: 'https://hooks.example.com/a', events: [...ALL].reverse(), idempotencyKey: 'k1' },
       check,
     );
     expect(b).to.deep.include({ created: false });
+    expect(b.secret).to.equal(undefined); // shown once
     expect(b.subscription.id).to.equal(a.subscription.id);
     expect(
       await code(
         createSubscription(
           ds,
+          keys,
           scope,
           { url: 'https://hooks.example.com/b', events: [...ALL], idempotencyKey: 'k1' },
           check,
@@ -85,6 +92,7 @@ describe('webhook persistence on PostgreSQL', function () {
       await code(
         createSubscription(
           ds,
+          keys,
           scope,
           { url: 'https://10.0.0.1/', events: [...ALL], idempotencyKey: 'k2' },
           check,
@@ -94,6 +102,7 @@ describe('webhook persistence on PostgreSQL', function () {
     // same key, other environment: another subscription
     const prod = await createSubscription(
       ds,
+      keys,
       { ...scope, env: 'prod' },
       { url: 'https://hooks.example.com/a', events: [...ALL], idempotencyKey: 'k1' },
       check,
@@ -103,26 +112,96 @@ describe('webhook persistence on PostgreSQL', function () {
   });
 
   it('keeps other organizations and environments out (not_found) and rotates the secret', async () => {
-    const { subscription: s } = await createSubscription(
+    const { subscription: s, secret: first } = await createSubscription(
       ds,
+      keys,
       scope,
       { url: 'https://hooks.example.com/r', events: ['dte.accepted'], idempotencyKey: 'k3' },
       check,
     );
     const other: Scope = { organizationId: await newOrg(ds, `o-${Date.now()}@x.test`), env: 'cert' };
     expect(await code(getSubscription(ds, other, s.id))).to.equal('not_found');
-    expect(await code(rotateSecret(ds, { ...scope, env: 'prod' }, s.id))).to.equal('not_found');
+    expect(await code(rotateSecret(ds, keys, { ...scope, env: 'prod' }, s.id))).to.equal('not_found');
     expect(await code(deleteSubscription(ds, other, s.id))).to.equal('not_found');
     expect(await code(enqueueTestDelivery(ds, other, s.id, { now: Date.now }))).to.equal('not_found');
     expect(await code(getSubscription(ds, scope, 'not-a-uuid'))).to.equal('not_found');
-    const rotated = await rotateSecret(ds, scope, s.id);
-    expect(rotated.secret).to.not.equal(s.secret);
-    expect((await getSubscription(ds, scope, s.id)).secret).to.equal(rotated.secret);
+    const rotated = await rotateSecret(ds, keys, scope, s.id);
+    expect(rotated.secret)
+      .to.match(/^whsec_/)
+      .and.not.equal(first);
+    expect(rotated.subscription.id).to.equal(s.id);
+    // what the next attempt signs with is the new secret
+    const [row] = await ds.query(`SELECT * FROM webhook_subscriptions WHERE id = $1`, [s.id]);
+    expect(await signingSecret(keys, row)).to.equal(rotated.secret);
+  });
+
+  it('stores the signing secret sealed, bound to its subscription; an older clear secret still signs until rotated', async () => {
+    const made = await createSubscription(
+      ds,
+      keys,
+      scope,
+      {
+        url: 'https://hooks.example.com/sealed',
+        events: ['dte.accepted'],
+        idempotencyKey: 'k-sealed',
+      },
+      check,
+    );
+    const [row] = await ds.query(`SELECT * FROM webhook_subscriptions WHERE id = $1`, [made.subscription.id]);
+    expect(row.secret).to.equal(null);
+    expect(row.secret_sealed).to.include.keys('v', 'alg', 'kid', 'wk', 'ct');
+    expect(JSON.stringify(row.secret_sealed)).to.not.include(made.secret!.slice(6));
+    expect(await signingSecret(keys, row)).to.equal(made.secret);
+    // the sealed value copied onto another subscription does not open there
+    const other = await createSubscription(
+      ds,
+      keys,
+      scope,
+      {
+        url: 'https://hooks.example.com/other',
+        events: ['dte.accepted'],
+        idempotencyKey: 'k-other',
+      },
+      check,
+    );
+    await ds.query(`UPDATE webhook_subscriptions SET secret_sealed = $2 WHERE id = $1`, [
+      other.subscription.id,
+      row.secret_sealed,
+    ]);
+    const [moved] = await ds.query(`SELECT * FROM webhook_subscriptions WHERE id = $1`, [
+      other.subscription.id,
+    ]);
+    const err = await signingSecret(keys, moved).catch((e: unknown) => e);
+    expect(err).to.be.instanceOf(Error).with.property('name', 'KmsAuthError');
+    // a subscription made before secrets were sealed keeps signing with its clear secret ...
+    await ds.query(
+      `UPDATE webhook_subscriptions SET secret = 'whsec_legacy', secret_sealed = NULL WHERE id = $1`,
+      [other.subscription.id],
+    );
+    const [legacy] = await ds.query(`SELECT * FROM webhook_subscriptions WHERE id = $1`, [
+      other.subscription.id,
+    ]);
+    expect(await signingSecret(keys, legacy)).to.equal('whsec_legacy');
+    // ... and its rotation drops the clear one
+    const rotated = await rotateSecret(ds, keys, scope, other.subscription.id);
+    const [after] = await ds.query(`SELECT * FROM webhook_subscriptions WHERE id = $1`, [
+      other.subscription.id,
+    ]);
+    expect(after.secret).to.equal(null);
+    expect(await signingSecret(keys, after)).to.equal(rotated.secret);
+    // a row with neither is refused by the database
+    const none = await ds
+      .query(`UPDATE webhook_subscriptions SET secret = NULL, secret_sealed = NULL WHERE id = $1`, [
+        other.subscription.id,
+      ])
+      .catch((e: unknown) => e);
+    expect(String(none)).to.match(/webhook_subscriptions_secret_present/);
   });
 
   it('turns status records into deliveries once, runs the attempt state machine, deactivates at three', async () => {
     const { subscription: s } = await createSubscription(
       ds,
+      keys,
       scope,
       { url: 'https://hooks.example.com/sm', events: [...ALL], idempotencyKey: 'k4' },
       check,
@@ -214,6 +293,7 @@ describe('webhook persistence on PostgreSQL', function () {
   it('records a test delivery and deletes a subscription with all its delivery records', async () => {
     const { subscription: s } = await createSubscription(
       ds,
+      keys,
       scope,
       { url: 'https://hooks.example.com/t', events: ['dte.emitted'], idempotencyKey: 'k5' },
       check,

@@ -23,8 +23,13 @@ export class WebhookSubscription {
   @Column({ type: 'text', array: true })
   events!: string[];
 
-  @Column({ type: 'text' })
-  secret!: string;
+  /** the HMAC signing secret in clear: only subscriptions made before secrets were sealed */
+  @Column({ type: 'text', nullable: true })
+  secret!: string | null;
+
+  /** the HMAC signing secret sealed with @dte/secrets (AAD webhookSecretAad(id)) */
+  @Column({ name: 'secret_sealed', type: 'jsonb', nullable: true })
+  secretSealed!: unknown;
 
   @Column({ type: 'boolean', default: true })
   active!: boolean;

@@ -11,6 +11,7 @@ import { DtesIdempotencyPerEnv1763800700000 } from './1763800700000-dtes-idempot
 import { OutboxQuarantine1763800800000 } from './1763800800000-outbox-quarantine';
 import { SiiReconciliation1763800900000 } from './1763800900000-sii-reconciliation';
 import { ProductionGates1763801000000 } from './1763801000000-production-gates';
+import { WebhookSecretsSealed1763801100000 } from './1763801100000-webhook-secrets-sealed';
 
 export const migrations: (new () => MigrationInterface)[] = [
   ProcessedEvents1763780000000,
@@ -23,4 +24,5 @@ export const migrations: (new () => MigrationInterface)[] = [
   OutboxQuarantine1763800800000,
   SiiReconciliation1763800900000,
   ProductionGates1763801000000,
+  WebhookSecretsSealed1763801100000,
 ];

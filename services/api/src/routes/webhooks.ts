@@ -85,16 +85,15 @@ export function webhookRoutes(deps: ApiDeps, now: () => Date, opts: WebhookRoute
       handler: async (ctx) => {
         const key = idempotencyKey(ctx);
         const body = ctx.state.body as { url: string; events: WebhookEventType[] };
-        const { subscription, created } = await createSubscription(
+        const { subscription, created, secret } = await createSubscription(
           ds,
+          deps.keys,
           scopeOf(ctx),
           { url: body.url, events: body.events, idempotencyKey: key },
           check,
         );
         ctx.status = created ? 201 : 200;
-        ctx.body = created
-          ? { ...publicRecord(subscription), secret: subscription.secret }
-          : publicRecord(subscription);
+        ctx.body = created ? { ...publicRecord(subscription), secret } : publicRecord(subscription);
       },
     },
     {
@@ -123,8 +122,8 @@ export function webhookRoutes(deps: ApiDeps, now: () => Date, opts: WebhookRoute
       responses: { 200: { description: 'the new secret', schema: 'webhook-with-secret.schema.json' } },
       errors: ['not_found'],
       handler: async (ctx) => {
-        const s = await rotateSecret(ds, scopeOf(ctx), ctx.params.id!);
-        ctx.body = { ...publicRecord(s), secret: s.secret };
+        const { subscription, secret } = await rotateSecret(ds, deps.keys, scopeOf(ctx), ctx.params.id!);
+        ctx.body = { ...publicRecord(subscription), secret };
       },
     },
     {

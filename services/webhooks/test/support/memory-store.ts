@@ -17,12 +17,14 @@ import { newWebhookSecret } from '../../src/signature';
  */
 export class MemoryStore implements DeliveryStore, IngestStore {
   readonly subscriptions = new Map<string, Subscription>();
+  /** signing secrets by subscription id (the PostgreSQL store keeps them sealed) */
+  readonly secrets = new Map<string, string>();
   readonly deliveries = new Map<string, Delivery>();
   readonly documents = new Map<string, DocumentWebhookState>();
 
   addSubscription(
-    p: Partial<Subscription> & { url: string; organization_id?: string; sii_env?: SiiEnv },
-  ): Subscription {
+    p: Partial<Subscription> & { url: string; organization_id?: string; sii_env?: SiiEnv; secret?: string },
+  ): Subscription & { secret: string } {
     const s: Subscription = {
       id: crypto.randomUUID(),
       organization_id: p.organization_id ?? 'org-1',
@@ -31,15 +33,16 @@ export class MemoryStore implements DeliveryStore, IngestStore {
       events:
         p.events ??
         (['dte.emitted', 'dte.status_changed', 'dte.accepted', 'dte.rejected'] as WebhookEventType[]),
-      secret: p.secret ?? newWebhookSecret(),
       active: p.active ?? true,
       disabled_at: null,
       disabled_reason: null,
       consecutive_exhausted: 0,
       created_at: new Date(),
     };
+    const secret = p.secret ?? newWebhookSecret();
     this.subscriptions.set(s.id, s);
-    return s;
+    this.secrets.set(s.id, secret);
+    return { ...s, secret };
   }
 
   addDelivery(
@@ -75,7 +78,7 @@ export class MemoryStore implements DeliveryStore, IngestStore {
     const s = this.subscriptions.get(d.subscription_id);
     if (!s) return null;
     d.lease_until = leaseUntil;
-    return { delivery: { ...d }, subscription: { ...s } };
+    return { delivery: { ...d }, subscription: { ...s }, secret: this.secrets.get(s.id)! };
   }
 
   private finish(id: string, attempt: number, o: AttemptOutcome): Delivery | null {
