@@ -345,7 +345,7 @@ describe('deploy: the Helm chart rendered by helm template', function () {
         secretVars(containerOf(byKindName(ms, 'Deployment', `${prefix}-${svc}`))).sort();
       expect(vars('api')).to.deep.equal(['DATABASE_URL', 'MASTER_KEY', 'REDIS_URL', 'SESSION_SECRET']);
       expect(vars('signer')).to.deep.equal(['DATABASE_URL', 'MASTER_KEY']);
-      expect(vars('webhooks')).to.deep.equal(['DATABASE_URL', 'SMTP_URL']);
+      expect(vars('webhooks')).to.deep.equal(['DATABASE_URL', 'MASTER_KEY', 'SMTP_URL']);
       expect(vars('rcv-sync')).to.deep.equal([]);
       // No ConfigMap holds a secret variable.
       for (const cm of ms.filter((m) => m.kind === 'ConfigMap')) {
