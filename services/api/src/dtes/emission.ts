@@ -104,8 +104,8 @@ export async function emitDte(
     );
   }
 
-  const typeGate = await productionIssueGate(db, principal.environment, principal.companyId);
   const company = await loadCompanyProfile(db, principal.organizationId, principal.companyId);
+  const typeGate = await productionIssueGate(db, principal.environment, company.id);
   const input: EmissionInput = validateEmission(req.body, { now, emisor: company.emisor });
   if (input.rut_emisor !== undefined && normalizeRut(input.rut_emisor) !== normalizeRut(company.rut)) {
     throw new ApiError(
