@@ -7,7 +7,7 @@
  */
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
-import { DOMParser } from '@xmldom/xmldom';
+import { DOMParser, type Element } from '@xmldom/xmldom';
 import { createTestCaf, santiagoDate } from '@dte/engine';
 import { body, emit } from '../../services/api/test/dtes-fixtures';
 import { cafForm, call } from '../../services/api/test/support/test-api';

@@ -330,6 +330,12 @@ describe('notes over our own documents: rules at POST /dtes and POST /dtes/:id/d
     expect(nt.detail).to.deep.include({ tipo_dte: 61 });
     await refused(() => derive(inv.id, { action: 'corregir-nc' }), 400, 'validation_failed');
     await refused(() => derive(inv.id, { action: 'anular', extra: 1 }), 400, 'validation_failed');
+    const partial = await refused(
+      () => derive(inv.id, { action: 'anular', items: body(61, o.rut, 100).items }),
+      400,
+      'validation_failed',
+    );
+    expect(partial.issues).to.deep.equal([{ path: '/items', message: 'is not accepted with action anular' }]);
     const noKey = await call(t.url, 'POST', `/dtes/${inv.id}/derive`, {
       key: o.key,
       json: { action: 'copy' },
@@ -404,6 +410,22 @@ describe('notes over our own documents: rules at POST /dtes and POST /dtes/:id/d
       TpoDocRef: '34',
       CodRef: 3,
     });
+  });
+
+  it('two annulments of one invoice at the same time: exactly one is issued, the other answers nota_previa_override_required', async () => {
+    const inv = await issue(body(33, o.rut));
+    const before = await nextFolio(t, o, 61);
+    const answers = await Promise.all([
+      derive(inv.id, { action: 'anular' }),
+      derive(inv.id, { action: 'anular' }),
+      emit(t, o, nc(inv, 1, inv.monto_total)),
+    ]);
+    const statuses = answers.map((a) => a.status).sort();
+    expect(statuses, answers.map((a) => a.text).join('\n')).to.deep.equal([202, 409, 409]);
+    for (const a of answers.filter((x) => x.status === 409)) {
+      expect(a.body.code).to.equal('nota_previa_override_required');
+    }
+    expect(await nextFolio(t, o, 61)).to.equal(before + 1);
   });
 
   it('the same body gives the same totals through POST /dtes and through derive (copy and anular)', async () => {

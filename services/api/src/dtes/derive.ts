@@ -89,6 +89,13 @@ async function original(db: DataSource, principal: Principal, id: string): Promi
 export function deriveBody(orig: Original, req: DeriveBody): Record<string, unknown> {
   const action = req.action as DeriveAction;
   const src = orig.input;
+  if ((action === 'copy' || action === 'anular') && req.items !== undefined) {
+    // a copy repeats the document and an annulment (cod_ref 1) undoes all of it: both carry the
+    // original's items; a partial credit is corregir-nc
+    throw new ApiError('validation_failed', `${action} carries the original's items; send none.`, {
+      issues: [{ path: '/items', message: `is not accepted with action ${action}` }],
+    });
+  }
   const dated = req.fecha_emision ? { fecha_emision: req.fecha_emision } : {};
   const mail = req.correo_receptor !== undefined ? { correo_receptor: req.correo_receptor } : {};
   if (action === 'copy') {
@@ -125,7 +132,7 @@ export function deriveBody(orig: Original, req: DeriveBody): Record<string, unkn
         reason = { nc_reason: 'anulacion' };
       }
       codRef = 1;
-      items = req.items ?? (src.items as unknown[]);
+      items = src.items as unknown[];
       descuentos = src.descuento_global === undefined ? {} : { descuento_global: src.descuento_global };
       break;
     case 'corregir-texto':
