@@ -266,7 +266,11 @@ describe('notes over our own documents: rules at POST /dtes and POST /dtes/:id/d
       fecha_ref: guia.fecha,
       razon_ref: 'Factura guía',
     };
-    const factura = await issue({ ...body(33, o.rut), references: [guiaRef] });
+    // stored as a digit string: the rules find it by number too
+    const factura = await issue({
+      ...body(33, o.rut),
+      references: [{ ...guiaRef, folio_ref: String(guia.folio) }],
+    });
     const e = await refused(
       () => emit(t, o, { ...body(33, o.rut), references: [guiaRef] }),
       409,
@@ -276,6 +280,12 @@ describe('notes over our own documents: rules at POST /dtes and POST /dtes/:id/d
     expect(e.detail).to.deep.include({
       factura: { id: factura.id, tipo_dte: 33, folio: factura.folio, fecha_emision: factura.fecha },
     });
+    // a digit string against a stored digit string
+    await refused(
+      () => emit(t, o, { ...body(34, o.rut), references: [{ ...guiaRef, folio_ref: String(guia.folio) }] }),
+      409,
+      'guia.ya_facturada',
+    );
     // copying the invoice would invoice the guía again
     await refused(() => derive(factura.id, { action: 'copy' }), 409, 'guia.ya_facturada');
     const devolucion = (refs: unknown[]) => {

@@ -140,7 +140,8 @@ async function findOurs(
     `SELECT d.id, d.tipo_dte, d.folio, d.sii_env, to_char(d.fecha_emision, 'YYYY-MM-DD') AS fecha_emision,
             d.monto_total, d.sii_status, (c.dte_id IS NOT NULL) AS ceded
        FROM dtes d LEFT JOIN dte_cessions c ON c.dte_id = d.id
-      WHERE d.organization_id = $1 AND d.company_id = $2 AND d.tipo_dte = $3 AND d.folio = $4`,
+      WHERE d.organization_id = $1 AND d.sii_env IN ('cert', 'prod') AND d.tipo_dte = $3 AND d.folio = $4
+        AND d.company_id = $2`,
     [scope.organizationId, scope.companyId, tipo, folio],
   );
 }
@@ -165,9 +166,13 @@ async function referencing(
        ) AS r
       WHERE d.organization_id = $1 AND d.company_id = $2 AND d.sii_env = $3 AND d.tipo_dte = ANY($4)
         AND NOT (d.sii_status = ANY($5))
-        AND r->>'tipo_doc_ref' = $6 AND r->>'folio_ref' ~ '^[0-9]+$' AND (r->>'folio_ref')::numeric = $7
+        -- containment first (GIN index dtes_input_references_idx); folio_ref is stored as sent:
+        -- a number or a digit string
+        AND (d.input->'references' @> jsonb_build_array(jsonb_build_object('tipo_doc_ref', $6::int, 'folio_ref', $7::bigint))
+          OR d.input->'references' @> jsonb_build_array(jsonb_build_object('tipo_doc_ref', $6::int, 'folio_ref', $7::bigint::text)))
+        AND r->>'tipo_doc_ref' = $6::int::text AND r->>'folio_ref' = $7::bigint::text
       ORDER BY d.created_at, d.id`,
-    [scope.organizationId, scope.companyId, scope.environment, tipos, REJECTED_STATUSES, String(tipo), folio],
+    [scope.organizationId, scope.companyId, scope.environment, tipos, REJECTED_STATUSES, tipo, folio],
   );
 }
 
