@@ -4,13 +4,15 @@
  * one company (a third of them credit notes, each referencing the invoice before it), then
  * `--runs` rule checks of a credit note over a random invoice (each in its own transaction, as
  * emission runs them). Prints p50/p99/max in ms and whether the plan uses the references index
- * (migration 1763803000000); `--no-index` drops it first to compare.
+ * (migration 1763803000000); `--no-index` drops it first to compare. Then times 20 GET /dtes/totales
+ * computations of the month over those documents.
  *
  *   npx tsx services/api/bench/note-rules.bench.ts [--docs 100000] [--runs 300] [--no-index]
  */
 import { parseArgs } from 'node:util';
 import { validateEmission } from '@dte/engine';
 import { enforceReferenceRules } from '../src/dtes/note-rules';
+import { dteTotales } from '../src/dtes/totales';
 import { startTestApi } from '../test/support/test-api';
 import { body, emit, orgWithCafs } from '../test/dtes-fixtures';
 
@@ -86,6 +88,21 @@ async function main(): Promise<void> {
       times.push(Number(process.hrtime.bigint() - t0) / 1e6);
       outcomes[code] = (outcomes[code] ?? 0) + 1;
     }
+    // GET /dtes/totales of the month over the same documents (one GROUPING SETS query)
+    const periodo = body(33, o.rut).fecha_emision as string;
+    const totalesMs: number[] = [];
+    for (let i = 0; i < 20; i++) {
+      const t0 = process.hrtime.bigint();
+      const tot = await dteTotales(
+        db,
+        { organizationId: o.orgId, environment: 'cert', companyId: o.companyId },
+        periodo.slice(0, 7),
+      );
+      totalesMs.push(Number(process.hrtime.bigint() - t0) / 1e6);
+      if (tot.total.cantidad !== docs)
+        throw new Error(`totales counted ${tot.total.cantidad}, expected ${docs}`);
+    }
+    totalesMs.sort((a, b) => a - b);
     times.sort((a, b) => a - b);
     const pct = (p: number) => times[Math.min(times.length - 1, Math.floor((p / 100) * times.length))];
     const plan: { 'QUERY PLAN': string }[] = await db.query(
@@ -104,6 +121,7 @@ async function main(): Promise<void> {
           max: +times[times.length - 1].toFixed(2),
         },
         outcomes,
+        totales_ms: { p50: +totalesMs[10].toFixed(1), max: +totalesMs[19].toFixed(1) },
         plan_uses_index: usesIndex,
       }),
     );
