@@ -13,6 +13,7 @@ import { certificateRoutes } from './routes/certificates';
 import { metaRoutes } from './routes/meta';
 import { createRouteKit } from './routes/route-kit';
 import { dteRoutes } from './routes/dtes';
+import { dteHelperRoutes } from './routes/dte-helpers';
 import { webhookRoutes } from './routes/webhooks';
 
 export const BASE_PATH = '/api/v1';
@@ -25,6 +26,7 @@ export function apiRoutes(deps: ApiDeps): RouteDef[] {
     ...cafRoutes(deps, kit.now),
     ...branchRoutes(deps),
     ...webhookRoutes(deps, kit.now),
+    ...dteHelperRoutes(deps, kit.now),
     ...dteRoutes(deps, kit.now),
   ];
   let doc: unknown;

@@ -17,6 +17,7 @@ import { enqueueOutbox } from '../outbox/enqueue';
 import { bodyHash } from './canonical-json';
 import { productionIssueGate } from '../production-gates';
 import { loadCompanyProfile } from './company-profile';
+import { enforceReferenceRules, lockReferenced, type RuleCodes } from './note-rules';
 import { DTE_COLUMNS, type DteRow } from './dte-row';
 import type { ExchangeRateSource } from './exchange-rate';
 import { statusOutboxEntry } from './status-record';
@@ -68,7 +69,8 @@ function replay(existing: DteRow, hash: string): EmissionResult {
  * and the company's SII resolution (dte.production_resolucion_missing); the signing certificate
  * (X-Cert-Id rules).
  * Then, in ONE transaction serialized per (organization, key) by an advisory lock: re-check the
- * key, take the folio (THE allocator), build the document, insert it with the dte.commands and
+ * key, apply the rules of references to our own documents (note-rules.ts, serialized per
+ * referenced document; derive passes ruleCodes 'derive' for its own codes), take the folio (THE allocator), build the document, insert it with the dte.commands and
  * dte-status `queued` outbox rows and the first feed row. A failure rolls the folio back.
  */
 export async function emitDte(
@@ -76,7 +78,7 @@ export async function emitDte(
   principal: Principal,
   req: EmissionRequest,
   now: Date,
-  opts: { rates?: ExchangeRateSource } = {},
+  opts: { rates?: ExchangeRateSource; ruleCodes?: RuleCodes } = {},
 ): Promise<EmissionResult> {
   const key = req.idempotencyKey?.trim();
   if (!key) {
@@ -140,6 +142,14 @@ export async function emitDte(
     ]);
     const raced = await byIdempotencyKey(m, principal, key);
     if (raced) return replay(raced, hash);
+    // notes over our own documents, guías (note-rules.ts): refused before the folio is taken
+    const refScope = {
+      organizationId: principal.organizationId,
+      companyId: company.id,
+      environment: principal.environment,
+    };
+    await lockReferenced(m, refScope, input);
+    await enforceReferenceRules(m, refScope, input, opts.ruleCodes ?? 'emission');
 
     const { folio, cafId } = await allocateFolio(
       m,

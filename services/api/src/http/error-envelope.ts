@@ -14,6 +14,7 @@ export interface ErrorEnvelope {
   detail?: Record<string, unknown>;
   docs_url?: string;
   issues?: ValidationIssue[];
+  [field: string]: unknown;
 }
 
 export function toEnvelope(
@@ -36,6 +37,10 @@ export function toEnvelope(
   }
   const entry = catalogEntry(err.code)!;
   const body: ErrorEnvelope = { code: err.code, message: err.message, request_id: requestId };
+  // the spec's "body <field>" of some codes (never overriding an envelope field)
+  if (err instanceof ApiError && err.bodyFields) {
+    for (const [k, v] of Object.entries(err.bodyFields)) if (!(k in body)) body[k] = v;
+  }
   if (err instanceof ApiError && err.hint) body.hint = err.hint;
   const suppressed = err instanceof ApiError && err.withoutNextAction;
   const nextAction = suppressed ? null : (err.nextAction ?? entry.nextAction);
