@@ -1,0 +1,316 @@
+/**
+ * Synchronizing one (company, environment, period) of the RCV from the SII, and keeping the
+ * sales side of our own documents from the dte-status topic. Used by services/rcv-sync.
+ *
+ * One writer per (company, env, period): a PostgreSQL session advisory lock on
+ * `rcv:<company>:<env>:<period>` is held from the SII read to the commit; a second writer finds
+ * it taken and answers `busy` (the sync command is also keyed by the same triple, so one
+ * consumer sees a period's commands in order). The snapshot is replaced in ONE transaction after
+ * both sides were read: an SII failure leaves the previous snapshot as it was, and the period is
+ * marked `retrying` with the next attempt after an exponential backoff (`failed` after
+ * `maxAttempts`). A sync is idempotent: the same SII answer writes the same rows.
+ */
+import type { RcvDocumento, RcvOperacion, RcvRegistro } from '@dte/sii-client';
+import { receptorEstado, siiEstado } from './estados';
+import { normRut } from './intercambio';
+
+/** What the sync reads: one side of the register of a company (the service wires a SiiSession). */
+export interface RcvSource {
+  read(q: { companyId: string; organizationId: string; rut: string; env: 'cert' | 'prod'; operacion: RcvOperacion; periodo: string }): Promise<RcvRegistro>;
+}
+
+/** A typeorm DataSource (only what is used here). */
+export interface SyncDb {
+  createQueryRunner(): {
+    connect(): Promise<unknown>;
+    query(sql: string, params?: unknown[]): Promise<any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+    startTransaction(): Promise<void>;
+    commitTransaction(): Promise<void>;
+    rollbackTransaction(): Promise<void>;
+    release(): Promise<void>;
+  };
+  query(sql: string, params?: unknown[]): Promise<any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+}
+
+export interface SyncRequest {
+  companyId: string;
+  env: 'cert' | 'prod';
+  periodo: string;
+  now?: Date;
+  /** attempts before a period is left `failed` (a new POST /rcv re-arms it) */
+  maxAttempts?: number;
+  /** first backoff (ms); doubles per attempt, capped at one hour */
+  backoffMs?: number;
+}
+
+export type SyncResult =
+  | { outcome: 'synced'; ventas: number; compras: number; documents: number }
+  | { outcome: 'busy' }
+  | { outcome: 'failed'; error: string; attempts: number; nextAttemptAt: Date | null }
+  | { outcome: 'unknown_company' };
+
+/** Documents of these types are in the RCV one by one (guías 52 and boletas are not). */
+export const RCV_TIPOS = [29, 30, 32, 33, 34, 40, 43, 45, 46, 55, 56, 60, 61, 110, 111, 112];
+
+export const PERIODO_RE = /^\d{4}-(0[1-9]|1[0-2])$/;
+
+export async function syncPeriod(db: SyncDb, source: RcvSource, req: SyncRequest): Promise<SyncResult> {
+  const now = req.now ?? new Date();
+  const qr = db.createQueryRunner();
+  await qr.connect();
+  const lock = `rcv:${req.companyId}:${req.env}:${req.periodo}`;
+  try {
+    const [got] = await qr.query(`SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS ok`, [lock]);
+    if (!got?.ok) return { outcome: 'busy' };
+    try {
+      const [company] = await qr.query(`SELECT id, organization_id, rut FROM companies WHERE id = $1`, [
+        req.companyId,
+      ]);
+      if (!company) return { outcome: 'unknown_company' };
+      const who = {
+        companyId: company.id as string,
+        organizationId: company.organization_id as string,
+        rut: normRut(company.rut as string),
+        env: req.env,
+        periodo: req.periodo,
+      };
+      let ventas: RcvRegistro;
+      let compras: RcvRegistro;
+      try {
+        ventas = await source.read({ ...who, operacion: 'ventas' });
+        compras = await source.read({ ...who, operacion: 'compras' });
+      } catch (err) {
+        return await markFailure(qr, who, req, now, (err as Error).message);
+      }
+      await qr.startTransaction();
+      try {
+        const n = await writeSnapshot(qr, who, ventas.documentos, compras.documentos, now);
+        await qr.commitTransaction();
+        return { outcome: 'synced', ventas: ventas.documentos.length, compras: compras.documentos.length, documents: n };
+      } catch (err) {
+        await qr.rollbackTransaction();
+        throw err;
+      }
+    } finally {
+      await qr.query(`SELECT pg_advisory_unlock(hashtextextended($1, 0))`, [lock]);
+    }
+  } finally {
+    await qr.release();
+  }
+}
+
+type Who = { companyId: string; organizationId: string; rut: string; env: 'cert' | 'prod'; periodo: string };
+type Runner = ReturnType<SyncDb['createQueryRunner']>;
+
+async function markFailure(qr: Runner, who: Who, req: SyncRequest, now: Date, error: string): Promise<SyncResult> {
+  const max = req.maxAttempts ?? 8;
+  const base = req.backoffMs ?? 5_000;
+  const [row] = await qr.query(
+    `INSERT INTO rcv_periods (company_id, sii_env, periodo, organization_id, status, attempts, last_error, requested_at)
+     VALUES ($1, $2, $3, $4, 'retrying', 1, $5, $6)
+     ON CONFLICT (company_id, sii_env, periodo) DO UPDATE
+       SET attempts = rcv_periods.attempts + 1, last_error = EXCLUDED.last_error
+     RETURNING attempts`,
+    [who.companyId, who.env, who.periodo, who.organizationId, error.slice(0, 500), now],
+  );
+  const attempts = Number(row.attempts);
+  const next = attempts >= max ? null : new Date(now.getTime() + Math.min(3_600_000, base * 2 ** (attempts - 1)));
+  await qr.query(
+    `UPDATE rcv_periods SET status = $4, next_attempt_at = $5 WHERE company_id = $1 AND sii_env = $2 AND periodo = $3`,
+    [who.companyId, who.env, who.periodo, next ? 'retrying' : 'failed', next],
+  );
+  return { outcome: 'failed', error, attempts, nextAttemptAt: next };
+}
+
+async function writeSnapshot(
+  qr: Runner,
+  who: Who,
+  ventas: RcvDocumento[],
+  compras: RcvDocumento[],
+  now: Date,
+): Promise<number> {
+  const key = [who.companyId, who.env, who.periodo];
+  // what the SII no longer shows is not in the SII (kept only when it is one of ours)
+  await qr.query(
+    `UPDATE rcv_documents SET in_sii = false, sii_estado = NULL, sii_estado_raw = NULL, eventos = '{}', updated_at = now()
+      WHERE company_id = $1 AND sii_env = $2 AND periodo = $3`,
+    key,
+  );
+  let n = 0;
+  for (const [operacion, docs] of [
+    ['ventas', ventas],
+    ['compras', compras],
+  ] as const) {
+    for (const d of docs) {
+      await qr.query(
+        `INSERT INTO rcv_documents (company_id, sii_env, operacion, periodo, rut_emisor, tipo_dte, folio, rut_receptor,
+            fch_emis, fecha_recepcion, mnt_neto, mnt_exe, iva, mnt_total, in_sii, sii_estado, sii_estado_raw, eventos)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, true, $15, $16, $17)
+         ON CONFLICT (company_id, sii_env, operacion, rut_emisor, tipo_dte, folio) DO UPDATE SET
+           periodo = EXCLUDED.periodo, rut_receptor = EXCLUDED.rut_receptor, fch_emis = EXCLUDED.fch_emis,
+           fecha_recepcion = EXCLUDED.fecha_recepcion, mnt_neto = EXCLUDED.mnt_neto, mnt_exe = EXCLUDED.mnt_exe,
+           iva = EXCLUDED.iva, mnt_total = EXCLUDED.mnt_total, in_sii = true, sii_estado = EXCLUDED.sii_estado,
+           sii_estado_raw = EXCLUDED.sii_estado_raw, eventos = EXCLUDED.eventos, updated_at = now()`,
+        [
+          who.companyId,
+          who.env,
+          operacion,
+          who.periodo,
+          normRut(d.rutEmisor),
+          d.tipoDte,
+          d.folio,
+          d.rutReceptor ? normRut(d.rutReceptor) : null,
+          d.fchEmis,
+          parseInstant(d.fechaRecepcion),
+          d.mntNeto,
+          d.mntExe,
+          d.iva,
+          d.mntTotal,
+          siiEstado(d.estado, d.eventos),
+          d.estado,
+          d.eventos,
+        ],
+      );
+      n += 1;
+    }
+  }
+  await qr.query(
+    `DELETE FROM rcv_documents WHERE company_id = $1 AND sii_env = $2 AND periodo = $3 AND NOT in_sii AND dte_id IS NULL`,
+    key,
+  );
+  // our own documents of the period, with the status our pipeline knows
+  await qr.query(
+    `INSERT INTO rcv_documents AS r (company_id, sii_env, operacion, periodo, rut_emisor, tipo_dte, folio, rut_receptor,
+        fch_emis, mnt_neto, mnt_exe, iva, mnt_total, dte_id, own_sii_status, own_observed_at)
+     SELECT d.company_id, d.sii_env, 'ventas', $3, upper(replace(d.rut_emisor, '.', '')), d.tipo_dte, d.folio,
+            d.rut_receptor, d.fecha_emision, d.monto_neto, d.monto_exento, d.iva, d.monto_total, d.id, d.sii_status, d.observed_at
+       FROM dtes d
+      WHERE d.company_id = $1 AND d.sii_env = $2 AND to_char(d.fecha_emision, 'YYYY-MM') = $3 AND d.tipo_dte = ANY($4)
+     ON CONFLICT (company_id, sii_env, operacion, rut_emisor, tipo_dte, folio) DO UPDATE SET
+       dte_id = EXCLUDED.dte_id,
+       own_sii_status = CASE WHEN r.own_observed_at IS NULL OR r.own_observed_at <= EXCLUDED.own_observed_at
+                             THEN EXCLUDED.own_sii_status ELSE r.own_sii_status END,
+       own_observed_at = GREATEST(r.own_observed_at, EXCLUDED.own_observed_at)`,
+    [...key, RCV_TIPOS],
+  );
+  // receptor_estado of our documents: what the counterpart did, as the SII registered it
+  const ours: { dte_id: string; in_sii: boolean; eventos: string[]; fecha_recepcion: Date | null; receptor_estado: string }[] =
+    await qr.query(
+      `SELECT r.dte_id, r.in_sii, r.eventos, r.fecha_recepcion, d.receptor_estado
+         FROM rcv_documents r JOIN dtes d ON d.id = r.dte_id
+        WHERE r.company_id = $1 AND r.sii_env = $2 AND r.periodo = $3 AND r.operacion = 'ventas'`,
+      key,
+    );
+  for (const o of ours) {
+    const estado = receptorEstado(o.in_sii, o.eventos, o.fecha_recepcion, now);
+    if (estado !== o.receptor_estado)
+      await qr.query(`UPDATE dtes SET receptor_estado = $2 WHERE id = $1`, [o.dte_id, estado]);
+  }
+  // purchases into the inbox: the SII's state, reception date and what it says of a transfer
+  for (const d of compras) {
+    const cesion = d.cesion === undefined ? 'indeterminado' : d.cesion ? 'cedida' : 'no_cedida';
+    await qr.query(
+      `INSERT INTO recepcion_documentos AS r (organization_id, company_id, sii_env, rut_emisor, tipo_dte, folio, fch_emis,
+          mnt_neto, mnt_exe, iva, mnt_total, fecha_recepcion_sii, origen, sii_estado, sii_eventos,
+          cesion_estado, cesion_cesionario, cesion_consultado_al)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, '{rcv}', $13, $14, $15, $16, $17)
+       ON CONFLICT (company_id, sii_env, rut_emisor, tipo_dte, folio) DO UPDATE SET
+         fch_emis = COALESCE(r.fch_emis, EXCLUDED.fch_emis),
+         fecha_recepcion_sii = EXCLUDED.fecha_recepcion_sii,
+         origen = CASE WHEN 'rcv' = ANY(r.origen) THEN r.origen ELSE r.origen || '{rcv}' END,
+         sii_estado = EXCLUDED.sii_estado, sii_eventos = EXCLUDED.sii_eventos,
+         cesion_estado = EXCLUDED.cesion_estado, cesion_cesionario = EXCLUDED.cesion_cesionario,
+         cesion_consultado_al = EXCLUDED.cesion_consultado_al, updated_at = now()`,
+      [
+        who.organizationId,
+        who.companyId,
+        who.env,
+        normRut(d.rutEmisor),
+        d.tipoDte,
+        d.folio,
+        d.fchEmis || null,
+        d.mntNeto,
+        d.mntExe,
+        d.iva,
+        d.mntTotal,
+        parseInstant(d.fechaRecepcion),
+        siiEstado(d.estado, d.eventos),
+        d.eventos,
+        cesion,
+        d.cesion
+          ? JSON.stringify({ rut: d.cesion.rutCesionario, razon_social: d.cesion.razonSocialCesionario, fecha_cesion: d.cesion.fechaCesion })
+          : null,
+        d.cesion === undefined ? null : now,
+      ],
+    );
+  }
+  await qr.query(
+    `INSERT INTO rcv_periods (company_id, sii_env, periodo, organization_id, status, synced_at, attempts, requested_at)
+     VALUES ($1, $2, $3, $4, 'synced', $5, 0, $5)
+     ON CONFLICT (company_id, sii_env, periodo) DO UPDATE
+       SET status = 'synced', synced_at = $5, attempts = 0, next_attempt_at = NULL, last_error = NULL`,
+    [...key, who.organizationId, now],
+  );
+  return n;
+}
+
+function parseInstant(s: string): Date | null {
+  if (!s) return null;
+  const d = new Date(s);
+  return Number.isNaN(d.getTime()) ? null : d;
+}
+
+/**
+ * One dte-status record (our own document's latest status, from the compacted topic): the sales
+ * row of the register keeps it, newest observation wins. Documents of types outside the RCV and
+ * unknown documents are skipped. Returns whether a row was written.
+ */
+export async function applyOwnStatus(
+  db: SyncDb,
+  v: { dte_id: string; sii_status: string; observed_at: string },
+): Promise<boolean> {
+  const rows = await db.query(
+    `INSERT INTO rcv_documents AS r (company_id, sii_env, operacion, periodo, rut_emisor, tipo_dte, folio, rut_receptor,
+        fch_emis, mnt_neto, mnt_exe, iva, mnt_total, dte_id, own_sii_status, own_observed_at)
+     SELECT d.company_id, d.sii_env, 'ventas', to_char(d.fecha_emision, 'YYYY-MM'), upper(replace(d.rut_emisor, '.', '')),
+            d.tipo_dte, d.folio, d.rut_receptor, d.fecha_emision, d.monto_neto, d.monto_exento, d.iva, d.monto_total,
+            d.id, $2, $3
+       FROM dtes d WHERE d.id = $1 AND d.tipo_dte = ANY($4)
+     ON CONFLICT (company_id, sii_env, operacion, rut_emisor, tipo_dte, folio) DO UPDATE SET
+       dte_id = EXCLUDED.dte_id,
+       own_sii_status = CASE WHEN r.own_observed_at IS NULL OR r.own_observed_at <= EXCLUDED.own_observed_at
+                             THEN EXCLUDED.own_sii_status ELSE r.own_sii_status END,
+       own_observed_at = GREATEST(r.own_observed_at, EXCLUDED.own_observed_at),
+       updated_at = now()
+     RETURNING 1`,
+    [v.dte_id, v.sii_status, v.observed_at, RCV_TIPOS],
+  );
+  return rows.length > 0;
+}
+
+/** Periods due: retries whose backoff passed, and open periods (this month and the last) synced longer ago than `resyncMs`. */
+export async function duePeriods(
+  db: SyncDb,
+  now: Date,
+  resyncMs: number,
+  limit = 50,
+): Promise<{ company_id: string; sii_env: 'cert' | 'prod'; periodo: string }[]> {
+  const open = openPeriods(now);
+  return db.query(
+    `SELECT company_id, sii_env, periodo FROM rcv_periods
+      WHERE (status = 'retrying' AND next_attempt_at <= $1)
+         OR (status = 'synced' AND periodo = ANY($2) AND synced_at < $3)
+      ORDER BY COALESCE(next_attempt_at, synced_at) LIMIT $4`,
+    [now, open, new Date(now.getTime() - resyncMs), limit],
+  );
+}
+
+/** The periods still open for changes: this month and the previous one (Chilean time). */
+export function openPeriods(now: Date): string[] {
+  const ym = new Intl.DateTimeFormat('en-CA', { timeZone: 'America/Santiago', year: 'numeric', month: '2-digit' })
+    .format(now)
+    .slice(0, 7);
+  const [y, m] = ym.split('-').map(Number) as [number, number];
+  const prev = m === 1 ? `${y - 1}-12` : `${y}-${String(m - 1).padStart(2, '0')}`;
+  return [ym, prev];
+}
