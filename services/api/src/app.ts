@@ -14,6 +14,8 @@ import { metaRoutes } from './routes/meta';
 import { createRouteKit } from './routes/route-kit';
 import { dteRoutes } from './routes/dtes';
 import { webhookRoutes } from './routes/webhooks';
+import { recepcionRoutes } from './routes/recepcion';
+import { rcvRoutes } from './routes/rcv';
 
 export const BASE_PATH = '/api/v1';
 
@@ -26,6 +28,8 @@ export function apiRoutes(deps: ApiDeps): RouteDef[] {
     ...branchRoutes(deps),
     ...webhookRoutes(deps, kit.now),
     ...dteRoutes(deps, kit.now),
+    ...recepcionRoutes(deps, kit.now),
+    ...rcvRoutes(deps, kit.now),
   ];
   let doc: unknown;
   const openApi = () =>
