@@ -274,6 +274,26 @@ describe('purchases side: /recepcion, /rcv, /rcof (api + SII simulator)', functi
       expect((await rcv()).sincronizacion).to.include({ estado: 'synced', intentos: 0 });
     });
 
+    it('one writer per (company, env, period): a second sync while one runs answers busy and writes nothing', async () => {
+      let release!: () => void;
+      const gate = new Promise<void>((r) => (release = r));
+      let reads = 0;
+      const slow: RcvSource = {
+        read: async (q) => {
+          reads += 1;
+          await gate;
+          return source.read(q);
+        },
+      };
+      const first = syncPeriod(t.db.dataSource, slow, { companyId, env: 'cert', periodo });
+      while (reads === 0) await new Promise((r) => setTimeout(r, 10));
+      const second = await syncPeriod(t.db.dataSource, slow, { companyId, env: 'cert', periodo });
+      expect(second).to.deep.equal({ outcome: 'busy' });
+      expect(reads).to.equal(1);
+      release();
+      expect(await first).to.include({ outcome: 'synced' });
+    });
+
     it('GET /rcof lists consumption reports read-only (none sent by this service)', async () => {
       const res = await call<Doc>(t.url, 'GET', '/rcof', { key });
       expect(res.status).to.equal(200);
