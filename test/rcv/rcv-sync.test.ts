@@ -15,7 +15,12 @@
  */
 import { santiagoDate } from '@dte/engine';
 import { expect } from 'chai';
-import { emissionBody, startPipelineProcesses, type RunningPipeline, type SeededCompany } from '../support/pipeline-harness';
+import {
+  emissionBody,
+  startPipelineProcesses,
+  type RunningPipeline,
+  type SeededCompany,
+} from '../support/pipeline-harness';
 
 type Doc = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -29,10 +34,20 @@ describe('RCV and purchases inbox over the real pipeline (Kafka, rcv-sync, SII s
   const today = santiagoDate(new Date());
   const THIRD = '96543210-8';
 
-  const api = async (co: SeededCompany, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
+  const api = async (
+    co: SeededCompany,
+    method: string,
+    path: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ) => {
     const res = await fetch(`${p.apiUrl}${path}`, {
       method,
-      headers: { Authorization: `Bearer ${co.key}`, ...(body ? { 'Content-Type': 'application/json' } : {}), ...headers },
+      headers: {
+        Authorization: `Bearer ${co.key}`,
+        ...(body ? { 'Content-Type': 'application/json' } : {}),
+        ...headers,
+      },
       body: body ? JSON.stringify(body) : undefined,
     });
     const text = await res.text();
@@ -61,18 +76,24 @@ describe('RCV and purchases inbox over the real pipeline (Kafka, rcv-sync, SII s
 
   before(async () => {
     p = await startPipelineProcesses({ label: 'rcv', withRcvSync: true, env: { RCV_TICK_MS: '1000' } });
-    [seller, buyer] = [await p.seedCompany({ tipos: [33], folios: 50 }), await p.seedCompany({ tipos: [33], folios: 10 })];
+    [seller, buyer] = [
+      await p.seedCompany({ tipos: [33], folios: 50 }),
+      await p.seedCompany({ tipos: [33], folios: 10 }),
+    ];
   });
   after(async () => p?.close());
 
-  let issued: string[] = [];
+  const issued: string[] = [];
 
   it('documents we issue reach the sales side from dte-status, then show in the RCV with their SII state', async () => {
     const receptors = [buyer.rut, buyer.rut, '77777777-7'];
     for (const [i, rut] of receptors.entries()) {
       const body = emissionBody(33, seller.rut, 10_000 * (i + 1));
       (body.receptor as Doc).rut = rut;
-      const r = await api(seller, 'POST', '/dtes', body, { 'Idempotency-Key': `rcv-${i}`, 'X-Cert-Id': seller.certId });
+      const r = await api(seller, 'POST', '/dtes', body, {
+        'Idempotency-Key': `rcv-${i}`,
+        'X-Cert-Id': seller.certId,
+      });
       expect(r.status, JSON.stringify(r.body)).to.equal(202);
       issued.push(r.body.id);
     }
@@ -91,7 +112,8 @@ describe('RCV and purchases inbox over the real pipeline (Kafka, rcv-sync, SII s
     const r = await syncAndRead(seller);
     const ventas = r.ventas.filter((d: Doc) => issued.includes(d.dte_id));
     expect(ventas).to.have.length(3);
-    for (const v of ventas) expect(v).to.include({ sii_estado: 'registered', sii_status: 'EPR', rut_emisor: seller.rut });
+    for (const v of ventas)
+      expect(v).to.include({ sii_estado: 'registered', sii_status: 'EPR', rut_emisor: seller.rut });
     expect(r.diferencias).to.deep.equal([]);
   });
 
@@ -127,10 +149,15 @@ describe('RCV and purchases inbox over the real pipeline (Kafka, rcv-sync, SII s
     inbox = list.body.documentos;
     for (const d of inbox) {
       expect(d.plazo.en_plazo, JSON.stringify(d)).to.equal(true);
-      expect(new Date(d.plazo.vence).getTime() - new Date(d.plazo.fecha_recepcion_sii).getTime()).to.equal(8 * 86_400_000);
+      expect(new Date(d.plazo.vence).getTime() - new Date(d.plazo.fecha_recepcion_sii).getTime()).to.equal(
+        8 * 86_400_000,
+      );
     }
     const ceded = inbox.find((d) => d.folio === 502 && d.rut_emisor === THIRD)!;
-    expect(ceded.cesion).to.deep.include({ estado: 'cedida', cesionario: { rut: '99888777-6', razon_social: 'FACTOR SPA', fecha_cesion: today } });
+    expect(ceded.cesion).to.deep.include({
+      estado: 'cedida',
+      cesionario: { rut: '99888777-6', razon_social: 'FACTOR SPA', fecha_cesion: today },
+    });
     expect(inbox.find((d) => d.folio === 501)!.cesion.estado).to.equal('no_cedida');
     const onlyCeded = await api(buyer, 'GET', '/recepcion?cedida=true');
     expect(onlyCeded.body.total).to.equal(1);
@@ -141,22 +168,31 @@ describe('RCV and purchases inbox over the real pipeline (Kafka, rcv-sync, SII s
       issued.slice(0, 2).map(async (id) => (await api(seller, 'GET', `/dtes/${id}`)).body.folio as number),
     );
     const doc = (folio: number) => inbox.find((d) => d.rut_emisor === seller.rut && d.folio === folio)!;
-    const acd = await api(buyer, 'POST', `/recepcion/${doc(first!).id}/eventos`, { accion: 'ACD', confirmar: true });
+    const acd = await api(buyer, 'POST', `/recepcion/${doc(first!).id}/eventos`, {
+      accion: 'ACD',
+      confirmar: true,
+    });
     expect(acd.status, JSON.stringify(acd.body)).to.equal(200);
     expect(acd.body).to.include({ acuse: 'ACD', sii_estado: 'accepted' });
-    const rcd = await api(buyer, 'POST', `/recepcion/${doc(second!).id}/eventos`, { accion: 'RCD', confirmar: true });
+    const rcd = await api(buyer, 'POST', `/recepcion/${doc(second!).id}/eventos`, {
+      accion: 'RCD',
+      confirmar: true,
+    });
     expect(rcd.status, JSON.stringify(rcd.body)).to.equal(200);
     expect(rcd.body).to.include({ reclamo: 'RCD', sii_estado: 'claimed' });
 
     // the simulator's register holds both events
     const simDocs = await p.simAdmin<Doc[]>('GET', '/admin/cert/documents');
     const events = (folio: number) =>
-      simDocs.find((d) => d.rutEmisor === seller.rut && d.folio === folio)?.events?.map((e: Doc) => e.codEvento);
+      simDocs
+        .find((d) => d.rutEmisor === seller.rut && d.folio === folio)
+        ?.events?.map((e: Doc) => e.codEvento);
     expect(events(first!)).to.deep.equal(['ACD']);
     expect(events(second!)).to.deep.equal(['RCD']);
 
     const b = await syncAndRead(buyer);
-    const compra = (folio: number) => b.compras.find((d: Doc) => d.rut_emisor === seller.rut && d.folio === folio);
+    const compra = (folio: number) =>
+      b.compras.find((d: Doc) => d.rut_emisor === seller.rut && d.folio === folio);
     expect(compra(first!)).to.deep.include({ sii_estado: 'accepted', eventos: ['ACD'] });
     expect(compra(second!)).to.deep.include({ sii_estado: 'claimed', eventos: ['RCD'] });
 
@@ -164,7 +200,9 @@ describe('RCV and purchases inbox over the real pipeline (Kafka, rcv-sync, SII s
     const venta = (id: string) => s.ventas.find((d: Doc) => d.dte_id === id);
     expect(venta(issued[0]!)).to.deep.include({ eventos: ['ACD'] });
     expect(venta(issued[1]!)).to.deep.include({ eventos: ['RCD'] });
-    const estados = await Promise.all(issued.map(async (id) => (await api(seller, 'GET', `/dtes/${id}`)).body.receptor_estado));
+    const estados = await Promise.all(
+      issued.map(async (id) => (await api(seller, 'GET', `/dtes/${id}`)).body.receptor_estado),
+    );
     expect(estados).to.deep.equal(['aceptado', 'reclamado', 'en_plazo']);
   });
 });

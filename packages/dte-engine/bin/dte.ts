@@ -218,7 +218,9 @@ function verifyLoneDte(xml: Buffer, siiPublicKeys: Record<string, string>, json:
     `DTE ${d.id} type ${d.tipoDte} folio ${d.folio} ${d.fchEmis} from ${d.rutEmisor} to ${d.rutReceptor} total ${d.mntTotal}`,
   );
   console.log(`  signature ${mark(d.signatureValid)}${d.signatureError ? ` (${d.signatureError})` : ''}`);
-  console.log(`  TED       ${mark(d.tedValid)}${d.tedError ? ` (${d.tedError})` : ''}  CAF ${d.caf.desde}-${d.caf.hasta} IDK ${d.caf.idk}`);
+  console.log(
+    `  TED       ${mark(d.tedValid)}${d.tedError ? ` (${d.tedError})` : ''}  CAF ${d.caf.desde}-${d.caf.hasta} IDK ${d.caf.idk}`,
+  );
   console.log(`  totals    ${mark(d.totalsValid)}${d.totalsError ? ` (${d.totalsError})` : ''}`);
   if (d.cafSignatureValid !== undefined)
     console.log(`  CAF FRMA  ${mark(d.cafSignatureValid)}${d.cafError ? ` (${d.cafError})` : ''}`);

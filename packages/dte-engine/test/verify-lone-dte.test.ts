@@ -45,20 +45,40 @@ describe('verifyDte and `dte verify` on a lone received DTE', function () {
         DirOrigen: 'Av. Uno 100',
         CmnaOrigen: 'Santiago',
       },
-      Receptor: { RUTRecep: '76086428-5', RznSocRecep: 'CLIENTE SPA', GiroRecep: 'Comercio', DirRecep: 'Calle 2', CmnaRecep: 'Providencia' },
+      Receptor: {
+        RUTRecep: '76086428-5',
+        RznSocRecep: 'CLIENTE SPA',
+        GiroRecep: 'Comercio',
+        DirRecep: 'Calle 2',
+        CmnaRecep: 'Providencia',
+      },
       Totales: { MntNeto: 1000, TasaIVA: 19, IVA: 190, MntTotal: 1190 },
     },
     Detalle: [{ NroLinDet: 1, NmbItem: 'Insumo', QtyItem: 1, PrcItem: 1000, MontoItem: 1000 }],
   };
   const dte = stampAndSignDte(doc, { caf, credential, timestamp: new Date() });
   const file = Buffer.from(`<?xml version="1.0" encoding="ISO-8859-1"?>\n${dte}`, 'latin1');
-  const tampered = Buffer.from(file.toString('latin1').replace('<MntTotal>1190</MntTotal>', '<MntTotal>119</MntTotal>'), 'latin1');
+  const tampered = Buffer.from(
+    file.toString('latin1').replace('<MntTotal>1190</MntTotal>', '<MntTotal>119</MntTotal>'),
+    'latin1',
+  );
 
   it('verifies signature, TED, totals and the CAF FRMA of a lone DTE', () => {
     expect(xmlRootName(file)).to.equal('DTE');
     const v = verifyDte(file, { siiPublicKeys: { '100': siiKey.publicKeyPem } });
-    expect(v).to.include({ tipoDte: 33, folio: 3, rutEmisor: '96543210-8', rutReceptor: '76086428-5', mntTotal: 1190 });
-    expect([v.signatureValid, v.tedValid, v.totalsValid, v.cafSignatureValid]).to.deep.equal([true, true, true, true]);
+    expect(v).to.include({
+      tipoDte: 33,
+      folio: 3,
+      rutEmisor: '96543210-8',
+      rutReceptor: '76086428-5',
+      mntTotal: 1190,
+    });
+    expect([v.signatureValid, v.tedValid, v.totalsValid, v.cafSignatureValid]).to.deep.equal([
+      true,
+      true,
+      true,
+      true,
+    ]);
     const t = verifyDte(tampered);
     expect(t.signatureValid).to.equal(false);
   });
@@ -82,9 +102,21 @@ describe('verifyDte and `dte verify` on a lone received DTE', function () {
       writeFileSync(path.join(dir, 'bad.xml'), tampered);
       writeFileSync(path.join(dir, 'sii.pem'), siiKey.publicKeyPem);
       const run = (f: string) =>
-        spawnSync(process.execPath, ['--import', 'tsx', path.resolve(__dirname, '..', 'bin', 'dte.ts'), 'verify', path.join(dir, f), '--sii-key', `100=${path.join(dir, 'sii.pem')}`], {
-          encoding: 'utf8',
-        });
+        spawnSync(
+          process.execPath,
+          [
+            '--import',
+            'tsx',
+            path.resolve(__dirname, '..', 'bin', 'dte.ts'),
+            'verify',
+            path.join(dir, f),
+            '--sii-key',
+            `100=${path.join(dir, 'sii.pem')}`,
+          ],
+          {
+            encoding: 'utf8',
+          },
+        );
       const ok = run('dte.xml');
       expect(ok.status, ok.stderr).to.equal(0);
       expect(ok.stdout).to.match(/signature ok/);

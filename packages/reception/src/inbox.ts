@@ -121,7 +121,10 @@ export async function listInbox(
     params.push(new Date(now.getTime() - CESION_EVIDENCE_MAX_AGE_MS));
     where += ` AND r.cesion_estado = 'cedida' AND r.fch_emis IS NOT NULL AND r.cesion_consultado_al >= $${params.length}`;
   }
-  const [{ total }] = await db.query(`SELECT count(*)::int AS total FROM recepcion_documentos r WHERE ${where}`, params);
+  const [{ total }] = await db.query(
+    `SELECT count(*)::int AS total FROM recepcion_documentos r WHERE ${where}`,
+    params,
+  );
   params.push(q.pageSize, (q.page - 1) * q.pageSize);
   const rows = await db.query(
     `SELECT ${COLUMNS} FROM recepcion_documentos r JOIN companies c ON c.id = r.company_id
@@ -223,8 +226,12 @@ export async function recordInboxEvent(
   try {
     await qr.startTransaction();
     try {
-      const [cur] = await qr.query(`SELECT sii_eventos FROM recepcion_documentos WHERE id = $1 FOR UPDATE`, [row.id]);
-      const codes: string[] = cur.sii_eventos.includes(ev.accion) ? cur.sii_eventos : [...cur.sii_eventos, ev.accion];
+      const [cur] = await qr.query(`SELECT sii_eventos FROM recepcion_documentos WHERE id = $1 FOR UPDATE`, [
+        row.id,
+      ]);
+      const codes: string[] = cur.sii_eventos.includes(ev.accion)
+        ? cur.sii_eventos
+        : [...cur.sii_eventos, ev.accion];
       const estado = siiEstado('', codes);
       await qr.query(
         `UPDATE recepcion_documentos SET eventos = eventos || $2::jsonb, sii_eventos = $3, sii_estado = $4, updated_at = now()
@@ -241,7 +248,14 @@ export async function recordInboxEvent(
         `UPDATE dtes SET receptor_estado = $6
           WHERE sii_env = $1 AND upper(replace(rut_emisor, '.', '')) = $2 AND tipo_dte = $3 AND folio = $4
             AND upper(replace(rut_receptor, '.', '')) = $5`,
-        [env, row.rut_emisor, row.tipo_dte, row.folio, row.rut_receptor, codes.some(isClaim) ? 'reclamado' : 'aceptado'],
+        [
+          env,
+          row.rut_emisor,
+          row.tipo_dte,
+          row.folio,
+          row.rut_receptor,
+          codes.some(isClaim) ? 'reclamado' : 'aceptado',
+        ],
       );
       await qr.commitTransaction();
     } catch (err) {

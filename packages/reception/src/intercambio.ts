@@ -49,7 +49,10 @@ export function readReceivedXml(bytes: Buffer, opts: ReadReceivedOptions): Recei
   if (root.localName === 'EnvioDTE') {
     const v = safely(() => verifyEnvioDte(text, keys));
     if (!v.envelopeSignature.valid)
-      throw new ReceptionRefused('firma_sobre_invalida', `envelope signature: ${v.envelopeSignature.error ?? 'invalid'}`);
+      throw new ReceptionRefused(
+        'firma_sobre_invalida',
+        `envelope signature: ${v.envelopeSignature.error ?? 'invalid'}`,
+      );
     if (normRut(v.caratula.rutReceptor) !== me)
       throw new ReceptionRefused(
         'sobre_para_otra_empresa',
@@ -59,7 +62,10 @@ export function readReceivedXml(bytes: Buffer, opts: ReadReceivedOptions): Recei
   } else if (root.localName === 'DTE') {
     checks = [safely(() => verifyDte(text, keys))];
   } else {
-    throw new ReceptionRefused('raiz_no_admitida', `root element ${root.localName}: expected EnvioDTE or DTE`);
+    throw new ReceptionRefused(
+      'raiz_no_admitida',
+      `root element ${root.localName}: expected EnvioDTE or DTE`,
+    );
   }
   if (checks.length === 0) throw new ReceptionRefused('sin_documentos', 'the file holds no DTE');
   const max = opts.maxDocuments ?? 2000;
@@ -74,12 +80,21 @@ export function readReceivedXml(bytes: Buffer, opts: ReadReceivedOptions): Recei
         where,
       );
     if (!c.signatureValid)
-      throw new ReceptionRefused('firma_dte_invalida', `DTE ${index + 1}: ${c.signatureError ?? 'signature invalid'}`, where);
-    if (!c.tedValid) throw new ReceptionRefused('ted_invalido', `DTE ${index + 1}: ${c.tedError ?? 'TED invalid'}`, where);
+      throw new ReceptionRefused(
+        'firma_dte_invalida',
+        `DTE ${index + 1}: ${c.signatureError ?? 'signature invalid'}`,
+        where,
+      );
+    if (!c.tedValid)
+      throw new ReceptionRefused('ted_invalido', `DTE ${index + 1}: ${c.tedError ?? 'TED invalid'}`, where);
     if (c.cafSignatureValid === false)
       throw new ReceptionRefused('ted_invalido', `DTE ${index + 1}: ${c.cafError ?? 'CAF invalid'}`, where);
     if (!c.totalsValid)
-      throw new ReceptionRefused('totales_invalidos', `DTE ${index + 1}: ${c.totalsError ?? 'totals invalid'}`, where);
+      throw new ReceptionRefused(
+        'totales_invalidos',
+        `DTE ${index + 1}: ${c.totalsError ?? 'totals invalid'}`,
+        where,
+      );
     const dteText = texts[index] as string;
     const totals = readTotals(root.localName === 'DTE' ? root : undefined, dteText, screenOpts(opts));
     return {
@@ -111,7 +126,7 @@ function readTotals(
   const enc = find(dte, ['*', 'Encabezado']);
   const totales = enc ? find(enc, ['Totales']) : undefined;
   const num = (name: string) => Number(totales ? (find(totales, [name])?.textContent ?? 0) : 0) || 0;
-  const rzn = enc ? find(enc, ['Emisor', 'RznSoc']) ?? find(enc, ['Emisor', 'RznSocEmisor']) : undefined;
+  const rzn = enc ? (find(enc, ['Emisor', 'RznSoc']) ?? find(enc, ['Emisor', 'RznSocEmisor'])) : undefined;
   return { neto: num('MntNeto'), exe: num('MntExe'), iva: num('IVA'), razonSocial: rzn?.textContent ?? null };
 }
 
@@ -124,7 +139,7 @@ function find(el: Element, path: string[]): Element | undefined {
       const k = cur.childNodes[i];
       if (k && k.nodeType === 1) kids.push(k as Element);
     }
-    cur = kids.find((k) => name === '*' ? k.localName !== 'Signature' : k.localName === name);
+    cur = kids.find((k) => (name === '*' ? k.localName !== 'Signature' : k.localName === name));
   }
   return cur;
 }

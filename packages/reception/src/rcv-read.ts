@@ -78,12 +78,20 @@ export async function readRcvPeriod(
   );
   if (!p || !p.synced_at) {
     if (p && (p.status === 'failed' || p.status === 'retrying'))
-      throw new ServiceError('rcv.sync.failed', `The SII register could not be read for ${q.periodo}: ${p.last_error ?? ''}`, {
-        detail: { periodo: q.periodo, intentos: p.attempts, proximo_intento: p.next_attempt_at },
-      });
-    throw new ServiceError('rcv.not_found', `No snapshot of the register for ${q.periodo}: synchronize it first (POST /rcv).`, {
-      detail: { periodo: q.periodo },
-    });
+      throw new ServiceError(
+        'rcv.sync.failed',
+        `The SII register could not be read for ${q.periodo}: ${p.last_error ?? ''}`,
+        {
+          detail: { periodo: q.periodo, intentos: p.attempts, proximo_intento: p.next_attempt_at },
+        },
+      );
+    throw new ServiceError(
+      'rcv.not_found',
+      `No snapshot of the register for ${q.periodo}: synchronize it first (POST /rcv).`,
+      {
+        detail: { periodo: q.periodo },
+      },
+    );
   }
   const rows: Row[] = await db.query(
     `SELECT r.*, to_char(r.fch_emis, 'YYYY-MM-DD') AS fch, d.monto_total AS own_total
@@ -114,7 +122,12 @@ export async function readRcvPeriod(
     if (r.dte_id && !r.in_sii) diferencias.push({ tipo: 'no_registrado_en_sii', ...base });
     else if (!r.dte_id && r.in_sii) diferencias.push({ tipo: 'no_emitido_por_el_servicio', ...base });
     else if (r.dte_id && r.own_total !== null && Number(r.own_total) !== Number(r.mnt_total))
-      diferencias.push({ tipo: 'monto_distinto', ...base, monto_servicio: Number(r.own_total), monto_sii: Number(r.mnt_total) });
+      diferencias.push({
+        tipo: 'monto_distinto',
+        ...base,
+        monto_servicio: Number(r.own_total),
+        monto_sii: Number(r.mnt_total),
+      });
   }
   return {
     periodo: q.periodo,

@@ -16,7 +16,14 @@ import { normRut } from './intercambio';
 
 /** What the sync reads: one side of the register of a company (the service wires a SiiSession). */
 export interface RcvSource {
-  read(q: { companyId: string; organizationId: string; rut: string; env: 'cert' | 'prod'; operacion: RcvOperacion; periodo: string }): Promise<RcvRegistro>;
+  read(q: {
+    companyId: string;
+    organizationId: string;
+    rut: string;
+    env: 'cert' | 'prod';
+    operacion: RcvOperacion;
+    periodo: string;
+  }): Promise<RcvRegistro>;
 }
 
 /** A typeorm DataSource (only what is used here). */
@@ -86,7 +93,12 @@ export async function syncPeriod(db: SyncDb, source: RcvSource, req: SyncRequest
       try {
         const n = await writeSnapshot(qr, who, ventas.documentos, compras.documentos, now);
         await qr.commitTransaction();
-        return { outcome: 'synced', ventas: ventas.documentos.length, compras: compras.documentos.length, documents: n };
+        return {
+          outcome: 'synced',
+          ventas: ventas.documentos.length,
+          compras: compras.documentos.length,
+          documents: n,
+        };
       } catch (err) {
         await qr.rollbackTransaction();
         throw err;
@@ -102,7 +114,13 @@ export async function syncPeriod(db: SyncDb, source: RcvSource, req: SyncRequest
 type Who = { companyId: string; organizationId: string; rut: string; env: 'cert' | 'prod'; periodo: string };
 type Runner = ReturnType<SyncDb['createQueryRunner']>;
 
-async function markFailure(qr: Runner, who: Who, req: SyncRequest, now: Date, error: string): Promise<SyncResult> {
+async function markFailure(
+  qr: Runner,
+  who: Who,
+  req: SyncRequest,
+  now: Date,
+  error: string,
+): Promise<SyncResult> {
   const max = req.maxAttempts ?? 8;
   const base = req.backoffMs ?? 5_000;
   const [row] = await qr.query(
@@ -114,7 +132,8 @@ async function markFailure(qr: Runner, who: Who, req: SyncRequest, now: Date, er
     [who.companyId, who.env, who.periodo, who.organizationId, error.slice(0, 500), now],
   );
   const attempts = Number(row.attempts);
-  const next = attempts >= max ? null : new Date(now.getTime() + Math.min(3_600_000, base * 2 ** (attempts - 1)));
+  const next =
+    attempts >= max ? null : new Date(now.getTime() + Math.min(3_600_000, base * 2 ** (attempts - 1)));
   await qr.query(
     `UPDATE rcv_periods SET status = $4, next_attempt_at = $5 WHERE company_id = $1 AND sii_env = $2 AND periodo = $3`,
     [who.companyId, who.env, who.periodo, next ? 'retrying' : 'failed', next],
@@ -194,13 +213,18 @@ async function writeSnapshot(
     [...key, RCV_TIPOS],
   );
   // receptor_estado of our documents: what the counterpart did, as the SII registered it
-  const ours: { dte_id: string; in_sii: boolean; eventos: string[]; fecha_recepcion: Date | null; receptor_estado: string }[] =
-    await qr.query(
-      `SELECT r.dte_id, r.in_sii, r.eventos, r.fecha_recepcion, d.receptor_estado
+  const ours: {
+    dte_id: string;
+    in_sii: boolean;
+    eventos: string[];
+    fecha_recepcion: Date | null;
+    receptor_estado: string;
+  }[] = await qr.query(
+    `SELECT r.dte_id, r.in_sii, r.eventos, r.fecha_recepcion, d.receptor_estado
          FROM rcv_documents r JOIN dtes d ON d.id = r.dte_id
         WHERE r.company_id = $1 AND r.sii_env = $2 AND r.periodo = $3 AND r.operacion = 'ventas'`,
-      key,
-    );
+    key,
+  );
   for (const o of ours) {
     const estado = receptorEstado(o.in_sii, o.eventos, o.fecha_recepcion, now);
     if (estado !== o.receptor_estado)
@@ -238,7 +262,11 @@ async function writeSnapshot(
         d.eventos,
         cesion,
         d.cesion
-          ? JSON.stringify({ rut: d.cesion.rutCesionario, razon_social: d.cesion.razonSocialCesionario, fecha_cesion: d.cesion.fechaCesion })
+          ? JSON.stringify({
+              rut: d.cesion.rutCesionario,
+              razon_social: d.cesion.razonSocialCesionario,
+              fecha_cesion: d.cesion.fechaCesion,
+            })
           : null,
         d.cesion === undefined ? null : now,
       ],
@@ -307,7 +335,11 @@ export async function duePeriods(
 
 /** The periods still open for changes: this month and the previous one (Chilean time). */
 export function openPeriods(now: Date): string[] {
-  const ym = new Intl.DateTimeFormat('en-CA', { timeZone: 'America/Santiago', year: 'numeric', month: '2-digit' })
+  const ym = new Intl.DateTimeFormat('en-CA', {
+    timeZone: 'America/Santiago',
+    year: 'numeric',
+    month: '2-digit',
+  })
     .format(now)
     .slice(0, 7);
   const [y, m] = ym.split('-').map(Number) as [number, number];

@@ -24,9 +24,13 @@ export function registerOutcome(a: RegisterAnswer): RegisterOutcome {
     meaning: REGISTER_COD_RESP[a.codResp] ?? 'unknown answer',
   };
   if (a.codResp === 3)
-    throw new ServiceError('recepcion.rar_tipo_no_soportado', 'The SII register does not handle this document type.', {
-      detail,
-    });
+    throw new ServiceError(
+      'recepcion.rar_tipo_no_soportado',
+      'The SII register does not handle this document type.',
+      {
+        detail,
+      },
+    );
   throw new ServiceError(
     'recepcion.rar_evento_rechazado',
     `The SII register refused the action: ${a.descResp || detail.meaning} (codResp ${a.codResp}).`,

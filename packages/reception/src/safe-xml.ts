@@ -63,23 +63,42 @@ export class ReceptionRefused extends Error {
 export function screenXml(bytes: Buffer, limits: Partial<XmlLimits> = {}): { text: string; doc: Document } {
   const l = { ...DEFAULT_XML_LIMITS, ...limits };
   if (bytes.length > l.maxBytes)
-    throw new ReceptionRefused('tamano_excedido', `the file has ${bytes.length} bytes, more than ${l.maxBytes}`);
-  if ((bytes[0] === 0xfe && bytes[1] === 0xff) || (bytes[0] === 0xff && bytes[1] === 0xfe) || bytes.includes(0))
-    throw new ReceptionRefused('codificacion_no_admitida', 'UTF-16 or binary content: SII files are ISO-8859-1 or UTF-8');
+    throw new ReceptionRefused(
+      'tamano_excedido',
+      `the file has ${bytes.length} bytes, more than ${l.maxBytes}`,
+    );
+  if (
+    (bytes[0] === 0xfe && bytes[1] === 0xff) ||
+    (bytes[0] === 0xff && bytes[1] === 0xfe) ||
+    bytes.includes(0)
+  )
+    throw new ReceptionRefused(
+      'codificacion_no_admitida',
+      'UTF-16 or binary content: SII files are ISO-8859-1 or UTF-8',
+    );
   const text = decode(bytes);
   if (/<!DOCTYPE/i.test(text) || /<!ENTITY/i.test(text))
-    throw new ReceptionRefused('dtd_prohibido', 'a document type or entity declaration is not admitted (no entity is expanded or fetched)');
+    throw new ReceptionRefused(
+      'dtd_prohibido',
+      'a document type or entity declaration is not admitted (no entity is expanded or fetched)',
+    );
   if (/<[A-Za-z_][\w.-]*:include[\s/>]/.test(text) && /XInclude/.test(text))
     throw new ReceptionRefused('xinclude_prohibido', 'XInclude is not admitted');
   const pis = text.match(/<\?[\s\S]*?\?>/g) ?? [];
   if (pis.some((pi, i) => !(i === 0 && /^<\?xml\s/.test(pi) && text.trimStart().startsWith(pi))))
-    throw new ReceptionRefused('instruccion_prohibida', 'processing instructions other than the XML declaration are not admitted');
+    throw new ReceptionRefused(
+      'instruccion_prohibida',
+      'processing instructions other than the XML declaration are not admitted',
+    );
   checkStructure(text, l);
   let doc: Document;
   try {
     doc = new DOMParser({ onError: onErrorStopParsing }).parseFromString(text, 'text/xml');
   } catch (err) {
-    throw new ReceptionRefused('xml_mal_formado', `not well-formed XML: ${(err as Error).message.split('\n')[0]}`);
+    throw new ReceptionRefused(
+      'xml_mal_formado',
+      `not well-formed XML: ${(err as Error).message.split('\n')[0]}`,
+    );
   }
   if (!doc.documentElement) throw new ReceptionRefused('xml_mal_formado', 'no root element');
   return { text, doc };

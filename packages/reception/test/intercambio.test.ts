@@ -47,7 +47,9 @@ describe('reception: received intercambio files', function () {
   it('refuses an oversize file before reading it', () => {
     const a = signed(s, invoice(s, ME));
     const file = intercambio(s, [a], ME);
-    const r = refusal(() => readReceivedXml(file, { rutReceptor: ME, limits: { maxBytes: file.length - 1 } }));
+    const r = refusal(() =>
+      readReceivedXml(file, { rutReceptor: ME, limits: { maxBytes: file.length - 1 } }),
+    );
     expect(r.reason).to.equal('tamano_excedido');
   });
 
@@ -64,19 +66,21 @@ describe('reception: received intercambio files', function () {
   it('refuses an envelope changed after it was signed', () => {
     const file = intercambio(s, [signed(s, invoice(s, ME))], ME).toString('latin1');
     const changed = Buffer.from(file.replace('<NroResol>0</NroResol>', '<NroResol>1</NroResol>'), 'latin1');
-    expect(refusal(() => readReceivedXml(changed, { rutReceptor: ME })).reason).to.equal('firma_sobre_invalida');
+    expect(refusal(() => readReceivedXml(changed, { rutReceptor: ME })).reason).to.equal(
+      'firma_sobre_invalida',
+    );
   });
 
   it('refuses a DTE addressed to another company, and an envelope for another company', () => {
     const other = '77777777-7';
     const forOther = signed(s, invoice(s, other));
-    expect(refusal(() => readReceivedXml(intercambio(s, [forOther], ME), { rutReceptor: ME })).reason).to.equal(
-      'dte_para_otra_empresa',
-    );
+    expect(
+      refusal(() => readReceivedXml(intercambio(s, [forOther], ME), { rutReceptor: ME })).reason,
+    ).to.equal('dte_para_otra_empresa');
     const mine = signed(s, invoice(s, ME));
-    expect(refusal(() => readReceivedXml(intercambio(s, [mine], other), { rutReceptor: ME })).reason).to.equal(
-      'sobre_para_otra_empresa',
-    );
+    expect(
+      refusal(() => readReceivedXml(intercambio(s, [mine], other), { rutReceptor: ME })).reason,
+    ).to.equal('sobre_para_otra_empresa');
     expect(refusal(() => readReceivedXml(loneDte(forOther), { rutReceptor: ME })).reason).to.equal(
       'dte_para_otra_empresa',
     );

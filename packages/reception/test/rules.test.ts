@@ -11,26 +11,45 @@ describe('reception: deadline, cesión, register words', () => {
       dias_restantes: 6,
       en_plazo: true,
     });
-    expect(plazoLegal(rec, new Date('2026-11-18T15:00:01Z'))).to.include({ en_plazo: false, dias_restantes: 0 });
+    expect(plazoLegal(rec, new Date('2026-11-18T15:00:01Z'))).to.include({
+      en_plazo: false,
+      dias_restantes: 0,
+    });
     expect(plazoLegal(null, rec)).to.include({ vence: null, en_plazo: null });
   });
 
   it('cesión: cedida with the assignee only with current evidence, else indeterminado with a reason', () => {
     const now = new Date('2026-11-12T00:00:00Z');
     const who = { rut: '99888777-6', razon_social: 'FACTOR SPA', fecha_cesion: '2026-11-11' };
-    expect(cesionBlock({ cesionario: who, consultadoAl: new Date('2026-11-11T23:00:00Z'), fchEmis: '2026-11-10' }, now)).to.deep.equal({
+    expect(
+      cesionBlock(
+        { cesionario: who, consultadoAl: new Date('2026-11-11T23:00:00Z'), fchEmis: '2026-11-10' },
+        now,
+      ),
+    ).to.deep.equal({
       estado: 'cedida',
       cesionario: who,
       consultadoAl: '2026-11-11T23:00:00.000Z',
     });
-    expect(cesionBlock({ cesionario: null, consultadoAl: now, fchEmis: '2026-11-10' }, now).estado).to.equal('no_cedida');
-    const old = cesionBlock({ cesionario: who, consultadoAl: new Date('2026-11-09T00:00:00Z'), fchEmis: '2026-11-08' }, now);
-    expect(old).to.deep.equal({ estado: 'indeterminado', consultadoAl: '2026-11-09T00:00:00.000Z', motivo: 'consulta_vencida' });
+    expect(cesionBlock({ cesionario: null, consultadoAl: now, fchEmis: '2026-11-10' }, now).estado).to.equal(
+      'no_cedida',
+    );
+    const old = cesionBlock(
+      { cesionario: who, consultadoAl: new Date('2026-11-09T00:00:00Z'), fchEmis: '2026-11-08' },
+      now,
+    );
+    expect(old).to.deep.equal({
+      estado: 'indeterminado',
+      consultadoAl: '2026-11-09T00:00:00.000Z',
+      motivo: 'consulta_vencida',
+    });
     expect(cesionBlock({ cesionario: null, consultadoAl: now, fchEmis: null }, now)).to.include({
       estado: 'indeterminado',
       motivo: 'fecha_emision_desconocida',
     });
-    expect(cesionBlock({ cesionario: undefined, consultadoAl: null, fchEmis: '2026-11-10' }, now).motivo).to.equal('sin_consulta_sii');
+    expect(
+      cesionBlock({ cesionario: undefined, consultadoAl: null, fchEmis: '2026-11-10' }, now).motivo,
+    ).to.equal('sin_consulta_sii');
   });
 
   it('maps the SII register states and events', () => {
@@ -48,7 +67,9 @@ describe('reception: deadline, cesión, register words', () => {
 
   it('register answers: 0 and 7 recorded, 3 tipo no soportado, others rechazado with codResp', () => {
     expect(registerOutcome({ codResp: 7, descResp: 'x' })).to.include({ recorded: true, repeated: true });
-    expect(() => registerOutcome({ codResp: 3, descResp: '' })).to.throw().with.property('code', 'recepcion.rar_tipo_no_soportado');
+    expect(() => registerOutcome({ codResp: 3, descResp: '' }))
+      .to.throw()
+      .with.property('code', 'recepcion.rar_tipo_no_soportado');
     const err = (() => {
       try {
         registerOutcome({ codResp: 8, descResp: 'Pasados 8 dias' });
@@ -65,6 +86,8 @@ describe('reception: deadline, cesión, register words', () => {
     const now = new Date('2026-11-24T12:00:00Z');
     expect(checkPeriodo('2026-11', now)).to.equal('2026-11');
     for (const bad of ['2026-12', '2026-13', '202611', 'x', undefined])
-      expect(() => checkPeriodo(bad, now)).to.throw().with.property('code', 'rcv.period.invalid');
+      expect(() => checkPeriodo(bad, now))
+        .to.throw()
+        .with.property('code', 'rcv.period.invalid');
   });
 });

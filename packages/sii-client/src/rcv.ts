@@ -101,7 +101,8 @@ export function interpretRcvReply(reply: HttpReply, operacion: RcvOperacion): Rc
   const details = { operation: OPERATION, httpStatus: status, responseExcerpt: excerpt(text) };
   if (status >= 500 || status === 408 || status === 429)
     throw new SiiError('transient', `${OPERATION}: HTTP ${status} from the SII`, details);
-  if (status === 401) throw new SiiError('auth', `${OPERATION}: the SII refused the token (HTTP 401)`, details);
+  if (status === 401)
+    throw new SiiError('auth', `${OPERATION}: the SII refused the token (HTTP 401)`, details);
   if (status >= 400)
     throw new SiiError('rejected', `${OPERATION}: the SII refused the read (HTTP ${status})`, {
       ...details,
@@ -111,7 +112,10 @@ export function interpretRcvReply(reply: HttpReply, operacion: RcvOperacion): Rc
   try {
     v = JSON.parse(text);
   } catch (err) {
-    throw new SiiError('protocol', `${OPERATION}: HTTP ${status} whose body is not JSON`, { ...details, cause: err });
+    throw new SiiError('protocol', `${OPERATION}: HTTP ${status} whose body is not JSON`, {
+      ...details,
+      cause: err,
+    });
   }
   const o = v as Partial<RcvRegistro> | null;
   if (status !== 200 || !o || typeof o !== 'object' || !Array.isArray(o.documentos))
@@ -148,7 +152,11 @@ export function interpretRcvReply(reply: HttpReply, operacion: RcvOperacion): Rc
       };
     }
     if (!doc.tipoDte || !doc.folio || !doc.rutEmisor || !/^\d{4}-\d{2}-\d{2}$/.test(doc.fchEmis))
-      throw new SiiError('protocol', `${OPERATION}: a document without tipoDte, folio, rutEmisor or fchEmis`, details);
+      throw new SiiError(
+        'protocol',
+        `${OPERATION}: a document without tipoDte, folio, rutEmisor or fchEmis`,
+        details,
+      );
     return doc;
   });
   return {

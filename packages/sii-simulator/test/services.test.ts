@@ -143,7 +143,9 @@ describe('sii-simulator: folio grants, RCV, exchange rates, admin and configurat
     );
     expect(acd.codResp).to.equal(0);
     const after = (await (
-      await fetch(`${w.base('cert')}/rcv/compras/${RECEPTOR}/${periodo}`, { headers: { Cookie: `TOKEN=${buyer}` } })
+      await fetch(`${w.base('cert')}/rcv/compras/${RECEPTOR}/${periodo}`, {
+        headers: { Cookie: `TOKEN=${buyer}` },
+      })
     ).json()) as { documentos: { folio: number; estado: string; eventos: string[] }[] };
     expect(after.documentos.find((d) => d.folio === 77)).to.include({ estado: 'REGISTRO' });
     expect(after.documentos.find((d) => d.folio === 77)?.eventos).to.deep.equal(['ACD']);

@@ -10,7 +10,13 @@ import { syncPeriod, type RcvSource } from '@dte/reception';
 import { SiiClient, simulatorEndpoints } from '@dte/sii-client';
 import { expect } from 'chai';
 import { attackFiles } from '../../../packages/reception/test/support/attacks';
-import { intercambio, invoice, loneDte, makeSupplier, signed } from '../../../packages/reception/test/support/supplier';
+import {
+  intercambio,
+  invoice,
+  loneDte,
+  makeSupplier,
+  signed,
+} from '../../../packages/reception/test/support/supplier';
 import { call, startTestApi, testP12, uploadCert, type TestApi } from './support/test-api';
 
 type Doc = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -37,11 +43,14 @@ describe('purchases side: /recepcion, /rcv, /rcof (api + SII simulator)', functi
   };
   const count = async () =>
     Number((await t.db.dataSource.query(`SELECT count(*)::int AS n FROM recepcion_documentos`))[0].n);
-  const sync = () => syncPeriod(t.db.dataSource, source, { companyId, env: 'cert', periodo, backoffMs: 1000 });
-  const inbox = async (q = '') => (await call<{ documentos: Doc[]; total: number }>(t.url, 'GET', `/recepcion${q}`, { key })).body;
+  const sync = () =>
+    syncPeriod(t.db.dataSource, source, { companyId, env: 'cert', periodo, backoffMs: 1000 });
+  const inbox = async (q = '') =>
+    (await call<{ documentos: Doc[]; total: number }>(t.url, 'GET', `/recepcion${q}`, { key })).body;
   const byFolio = async (folio: number, emisor = '96543210-8') =>
     (await inbox('?pageSize=500')).documentos.find((d) => d.folio === folio && d.rut_emisor === emisor)!;
-  const evento = (id: string, json: unknown) => call<Doc>(t.url, 'POST', `/recepcion/${id}/eventos`, { key, json });
+  const evento = (id: string, json: unknown) =>
+    call<Doc>(t.url, 'POST', `/recepcion/${id}/eventos`, { key, json });
   const rcv = async () => (await call<Doc>(t.url, 'GET', `/rcv?periodo=${periodo}`, { key })).body;
 
   before(async () => {
@@ -51,11 +60,18 @@ describe('purchases side: /recepcion, /rcv, /rcof (api + SII simulator)', functi
     companyId = s.company_id;
     rut = (await t.db.dataSource.query(`SELECT rut FROM companies WHERE id = $1`, [companyId]))[0].rut;
     await uploadCert(t, key, rut);
-    await admin('PUT', `/admin/cert/companies/${rut}`, { senders: [rut], fchResol: '2024-01-01', nroResol: 0 });
+    await admin('PUT', `/admin/cert/companies/${rut}`, {
+      senders: [rut],
+      fchResol: '2024-01-01',
+      nroResol: 0,
+    });
     const sii = new SiiClient({ endpoints: simulatorEndpoints(t.sim.url), timeoutMs: 5000 });
     const credential = readP12(testP12(rut), 'secreto');
     source = {
-      read: (q) => sii.session(credential).readRcv({ env: q.env, rutEmpresa: q.rut, operacion: q.operacion, periodo: q.periodo }),
+      read: (q) =>
+        sii
+          .session(credential)
+          .readRcv({ env: q.env, rutEmpresa: q.rut, operacion: q.operacion, periodo: q.periodo }),
     };
   });
   after(async () => t?.close());
@@ -70,11 +86,24 @@ describe('purchases side: /recepcion, /rcv, /rcof (api + SII simulator)', functi
       });
       expect(res.status, res.text).to.equal(201);
       const [d] = res.body.documentos;
-      expect(d).to.include({ rut_emisor: '96543210-8', tipo_dte: 33, monto_neto: 40_000, monto_total: 47_600, tiene_xml: true });
+      expect(d).to.include({
+        rut_emisor: '96543210-8',
+        tipo_dte: 33,
+        monto_neto: 40_000,
+        monto_total: 47_600,
+        tiene_xml: true,
+      });
       expect(d!.origen).to.deep.equal(['intercambio']);
-      expect(d!.plazo).to.deep.equal({ fecha_recepcion_sii: null, vence: null, dias_restantes: null, en_plazo: null });
+      expect(d!.plazo).to.deep.equal({
+        fecha_recepcion_sii: null,
+        vence: null,
+        dias_restantes: null,
+        en_plazo: null,
+      });
       expect(d!.cesion).to.include({ estado: 'indeterminado', motivo: 'sin_consulta_sii' });
-      const xml = await fetch(`${t.url}/recepcion/${d!.id}/xml`, { headers: { Authorization: `Bearer ${key}` } });
+      const xml = await fetch(`${t.url}/recepcion/${d!.id}/xml`, {
+        headers: { Authorization: `Bearer ${key}` },
+      });
       expect(xml.status).to.equal(200);
       expect(Buffer.from(await xml.arrayBuffer()).toString('latin1')).to.equal(dte);
       // a lone DTE is received too
@@ -91,15 +120,25 @@ describe('purchases side: /recepcion, /rcv, /rcof (api + SII simulator)', functi
       const files: Record<string, { xml: Buffer; reason: string }> = { ...attackFiles(rut) };
       const good = signed(supplier, invoice(supplier, rut, 30_000));
       files['tampered DTE'] = {
-        xml: intercambio(supplier, [good.replace('<MntTotal>35700</MntTotal>', '<MntTotal>357</MntTotal>')], rut),
+        xml: intercambio(
+          supplier,
+          [good.replace('<MntTotal>35700</MntTotal>', '<MntTotal>357</MntTotal>')],
+          rut,
+        ),
         reason: 'firma_dte_invalida',
       };
       files['DTE for another company'] = {
         xml: intercambio(supplier, [good, signed(supplier, invoice(supplier, '77777777-7'))], rut),
         reason: 'dte_para_otra_empresa',
       };
-      files['envelope for another company'] = { xml: intercambio(supplier, [good], '77777777-7'), reason: 'sobre_para_otra_empresa' };
-      files.oversize = { xml: Buffer.concat([Buffer.from('<EnvioDTE>'), Buffer.alloc(10 * 1024 * 1024 + 10, 0x41)]), reason: 'tamano_excedido' };
+      files['envelope for another company'] = {
+        xml: intercambio(supplier, [good], '77777777-7'),
+        reason: 'sobre_para_otra_empresa',
+      };
+      files.oversize = {
+        xml: Buffer.concat([Buffer.from('<EnvioDTE>'), Buffer.alloc(10 * 1024 * 1024 + 10, 0x41)]),
+        reason: 'tamano_excedido',
+      };
       for (const [name, f] of Object.entries(files)) {
         const res = await fetch(`${t.url}/recepcion/intercambio`, {
           method: 'POST',
@@ -117,7 +156,16 @@ describe('purchases side: /recepcion, /rcv, /rcof (api + SII simulator)', functi
 
   describe('the inbox query', () => {
     it('admits only cedida=true, integer page and pageSize 1-500 (recepcion.query_invalid)', async () => {
-      for (const q of ['cedida=false', 'cedida=1', 'pageSize=0', 'pageSize=501', 'pageSize=abc', 'page=0', 'page=1.5', 'page=1&page=2']) {
+      for (const q of [
+        'cedida=false',
+        'cedida=1',
+        'pageSize=0',
+        'pageSize=501',
+        'pageSize=abc',
+        'page=0',
+        'page=1.5',
+        'page=1&page=2',
+      ]) {
         const res = await call<Doc>(t.url, 'GET', `/recepcion?${q}`, { key });
         expect(res.status, q).to.equal(400);
         expect(res.text, q).to.contain('recepcion.query_invalid');
@@ -176,10 +224,15 @@ describe('purchases side: /recepcion, /rcv, /rcof (api + SII simulator)', functi
       const res = await call<Doc>(t.url, 'POST', '/rcv', { key, json: { periodo } });
       expect(res.status, res.text).to.equal(202);
       expect(res.body).to.include({ periodo, estado: 'queued' });
-      const [row] = await t.db.dataSource.query(`SELECT topic, schema, message_key, payload FROM outbox WHERE event_id = $1`, [
-        res.body.solicitud_id,
-      ]);
-      expect(row).to.include({ topic: 'rcv.sync', schema: 'rcv-sync', message_key: `${companyId}:cert:${periodo}` });
+      const [row] = await t.db.dataSource.query(
+        `SELECT topic, schema, message_key, payload FROM outbox WHERE event_id = $1`,
+        [res.body.solicitud_id],
+      );
+      expect(row).to.include({
+        topic: 'rcv.sync',
+        schema: 'rcv-sync',
+        message_key: `${companyId}:cert:${periodo}`,
+      });
       expect((await call(t.url, 'POST', '/rcv', { key, json: { periodo: '2999-01' } })).status).to.equal(422);
     });
 
@@ -219,7 +272,9 @@ describe('purchases side: /recepcion, /rcv, /rcof (api + SII simulator)', functi
       const badAction = await evento(d1.id, { accion: 'XYZ', confirmar: true });
       expect(badAction.status).to.equal(400);
       expect(badAction.text).to.contain('recepcion.evento_invalid_input');
-      expect((await evento('00000000-0000-4000-8000-000000000000', { accion: 'ACD', confirmar: true })).status).to.equal(404);
+      expect(
+        (await evento('00000000-0000-4000-8000-000000000000', { accion: 'ACD', confirmar: true })).status,
+      ).to.equal(404);
 
       const ok = await evento(d1.id, { accion: 'ACD', confirmar: true });
       expect(ok.status, ok.text).to.equal(200);
@@ -243,7 +298,10 @@ describe('purchases side: /recepcion, /rcv, /rcof (api + SII simulator)', functi
       expect(ok.status, ok.text).to.equal(200);
       expect(ok.body).to.include({ reclamo: 'RCD', sii_estado: 'claimed' });
       await sync();
-      expect((await rcv()).compras.find((d: Doc) => d.folio === 902)).to.deep.include({ sii_estado: 'claimed', eventos: ['RCD'] });
+      expect((await rcv()).compras.find((d: Doc) => d.folio === 902)).to.deep.include({
+        sii_estado: 'claimed',
+        eventos: ['RCD'],
+      });
     });
 
     it('a claim after the 8-day window answers its code (codResp 8) and changes nothing', async () => {
@@ -256,7 +314,10 @@ describe('purchases side: /recepcion, /rcv, /rcof (api + SII simulator)', functi
       expect(after).to.deep.equal(d3);
       // nor at the SII: its register shows no event on the document
       await sync();
-      expect((await rcv()).compras.find((d: Doc) => d.folio === 903)).to.deep.include({ sii_estado: 'registered', eventos: [] });
+      expect((await rcv()).compras.find((d: Doc) => d.folio === 903)).to.deep.include({
+        sii_estado: 'registered',
+        eventos: [],
+      });
     });
 
     it('an SII outage during a sync keeps the previous snapshot and schedules a retry with backoff', async () => {

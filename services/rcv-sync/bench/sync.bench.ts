@@ -25,15 +25,24 @@ const issuer = (n: number): string => {
 };
 
 async function main(): Promise<void> {
-  if (!(DOCS > 0 && DOCS <= 20_000 && ROUNDS > 0 && ROUNDS <= 10)) throw new Error('BENCH_DOCS 1-20000, BENCH_ROUNDS 1-10');
+  if (!(DOCS > 0 && DOCS <= 20_000 && ROUNDS > 0 && ROUNDS <= 10))
+    throw new Error('BENCH_DOCS 1-20000, BENCH_ROUNDS 1-10');
   const db = await migratedDatabase('rcvbench');
   const sim = await startSiiSimulator({ port: 0, autoEnrol: false, cafKeyBits: 512 });
   try {
     const rut = '76086428-5';
     const s = await seedOrganization(db.dataSource, { org: `bench-${Date.now()}`, rut, env: 'cert' });
     const admin = (method: string, path: string, body: unknown) =>
-      fetch(`${sim.url}${path}`, { method, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
-    await admin('PUT', `/admin/cert/companies/${rut}`, { senders: [rut], fchResol: '2024-01-01', nroResol: 0 });
+      fetch(`${sim.url}${path}`, {
+        method,
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    await admin('PUT', `/admin/cert/companies/${rut}`, {
+      senders: [rut],
+      fchResol: '2024-01-01',
+      nroResol: 0,
+    });
     const today = santiagoDate(new Date());
     for (let i = 1; i <= DOCS; i++) {
       const res = await admin('POST', '/admin/cert/purchases', {
@@ -52,7 +61,10 @@ async function main(): Promise<void> {
     const sii = new SiiClient({ endpoints: simulatorEndpoints(sim.url), timeoutMs: 60_000 });
     const credential = readP12(createTestP12({ rut, password: 'x' }), 'x');
     const source: RcvSource = {
-      read: (q) => sii.session(credential).readRcv({ env: q.env, rutEmpresa: q.rut, operacion: q.operacion, periodo: q.periodo }),
+      read: (q) =>
+        sii
+          .session(credential)
+          .readRcv({ env: q.env, rutEmpresa: q.rut, operacion: q.operacion, periodo: q.periodo }),
     };
     const periodo = today.slice(0, 7);
     console.log(

@@ -18,9 +18,12 @@ export function siiRcvSource(db: DataSource, keys: KeyWrapper, sii: SiiClient): 
           ORDER BY is_default DESC, created_at DESC LIMIT 1`,
         [q.organizationId],
       );
-      if (!cert) throw new Error(`organization ${q.organizationId} has no current certificate to read the RCV`);
+      if (!cert)
+        throw new Error(`organization ${q.organizationId} has no current certificate to read the RCV`);
       const credential = await credentials.get(cert.id);
-      return sii.session(credential).readRcv({ env: q.env, rutEmpresa: q.rut, operacion: q.operacion, periodo: q.periodo });
+      return sii
+        .session(credential)
+        .readRcv({ env: q.env, rutEmpresa: q.rut, operacion: q.operacion, periodo: q.periodo });
     },
   };
 }

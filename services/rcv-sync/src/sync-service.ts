@@ -53,7 +53,11 @@ export class RcvSyncService {
   ) {}
 
   async start(messaging: Messaging): Promise<void> {
-    const commands = await messaging.createConsumer({ groupId: COMMAND_GROUP, topics: [PIPELINE_TOPICS.rcvSync], fromBeginning: true });
+    const commands = await messaging.createConsumer({
+      groupId: COMMAND_GROUP,
+      topics: [PIPELINE_TOPICS.rcvSync],
+      fromBeginning: true,
+    });
     await commands.run<RcvSyncCommand>(async (msg) => {
       if (!msg.value) return;
       const v = msg.value;

@@ -56,7 +56,9 @@ export class RcvReception1763804000000 implements MigrationInterface {
         PRIMARY KEY (company_id, sii_env, operacion, rut_emisor, tipo_dte, folio)
       )`);
     await q.query(`CREATE INDEX rcv_documents_period_idx ON rcv_documents (company_id, sii_env, periodo)`);
-    await q.query(`CREATE UNIQUE INDEX rcv_documents_dte_uq ON rcv_documents (dte_id) WHERE dte_id IS NOT NULL`);
+    await q.query(
+      `CREATE UNIQUE INDEX rcv_documents_dte_uq ON rcv_documents (dte_id) WHERE dte_id IS NOT NULL`,
+    );
     await q.query(`
       CREATE TABLE recepcion_documentos (
         id uuid PRIMARY KEY DEFAULT gen_random_uuid(),

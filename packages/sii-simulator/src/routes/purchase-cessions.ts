@@ -20,9 +20,13 @@ export function purchaseCessionRoutes(sim: Sim, router: Router): void {
     if (env !== 'cert' && env !== 'prod') return jsonError(ctx, 404, 'env_desconocido', 'cert or prod');
     const emisor = normalizeRut(ctx.params.rutEmisor ?? '');
     const p = sim.state.env[env].purchases.find(
-      (x) => x.rutEmisor === emisor && x.tipoDte === Number(ctx.params.tipo) && x.folio === Number(ctx.params.folio),
+      (x) =>
+        x.rutEmisor === emisor &&
+        x.tipoDte === Number(ctx.params.tipo) &&
+        x.folio === Number(ctx.params.folio),
     );
-    if (!p) return jsonError(ctx, 404, 'compra_desconocida', 'no seeded purchase with that issuer, type and folio');
+    if (!p)
+      return jsonError(ctx, 404, 'compra_desconocida', 'no seeded purchase with that issuer, type and folio');
     let b: Record<string, unknown>;
     try {
       b = (await readJson(ctx)) as Record<string, unknown>;

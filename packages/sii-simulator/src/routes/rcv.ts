@@ -23,7 +23,6 @@ import { normalizeRut } from '../rut';
 import { authorize, checkToken, type Sim } from '../sim';
 import type { DocumentRecord, SiiEnv } from '../types';
 
-
 export async function rcv(
   sim: Sim,
   env: SiiEnv,

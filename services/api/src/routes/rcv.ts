@@ -35,17 +35,27 @@ export function rcvRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
       method: 'get',
       path: '/rcv',
       operationId: 'getRcv',
-      summary: 'The synchronized purchases and sales register of a period: SII state per document and differences',
+      summary:
+        'The synchronized purchases and sales register of a period: SII state per document and differences',
       tag: 'rcv',
       auth: 'bearer',
       scope: 'rcv:read',
-      query: { periodo: { description: 'YYYY-MM, not in the future', schema: { type: 'string', pattern: '^\\d{4}-\\d{2}$' } } },
+      query: {
+        periodo: {
+          description: 'YYYY-MM, not in the future',
+          schema: { type: 'string', pattern: '^\\d{4}-\\d{2}$' },
+        },
+      },
       responses: { 200: { description: 'the period', schema: 'rcv-period.schema.json' } },
       errors: ['rcv.period.invalid', 'rcv.not_found', 'rcv.sync.failed'],
       handler: async (ctx) => {
         const p = principalOf(ctx);
         const periodo = checkPeriodo(ctx.query.periodo, now());
-        ctx.body = await readRcvPeriod(db, { companyId: await companyIdOf(deps, p), env: p.environment, periodo });
+        ctx.body = await readRcvPeriod(db, {
+          companyId: await companyIdOf(deps, p),
+          env: p.environment,
+          periodo,
+        });
       },
     },
     {
@@ -57,7 +67,9 @@ export function rcvRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
       auth: 'bearer',
       scope: 'rcv:read',
       body: { kind: 'json', schema: 'rcv-sync-request.schema.json' },
-      responses: { 202: { description: '{periodo, estado: queued}', schema: 'rcv-sync-accepted.schema.json' } },
+      responses: {
+        202: { description: '{periodo, estado: queued}', schema: 'rcv-sync-accepted.schema.json' },
+      },
       errors: ['rcv.period.invalid'],
       handler: async (ctx) => {
         const p = principalOf(ctx);
@@ -99,7 +111,8 @@ export function rcvRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
       method: 'get',
       path: '/rcof',
       operationId: 'listRcof',
-      summary: 'Read-only list of folio consumption reports (RCOF); this service never sends them (not mandatory since 2022-08-01)',
+      summary:
+        'Read-only list of folio consumption reports (RCOF); this service never sends them (not mandatory since 2022-08-01)',
       tag: 'rcv',
       auth: 'bearer',
       scope: 'rcv:read',

@@ -49,7 +49,11 @@ function queryInvalid(message: string): ApiError {
 }
 
 /** The spec's query: cedida only `true`, page integer >= 1, pageSize integer 1-500. */
-export function parseRecepcionQuery(q: Record<string, unknown>): { cedida: boolean; page: number; pageSize: number } {
+export function parseRecepcionQuery(q: Record<string, unknown>): {
+  cedida: boolean;
+  page: number;
+  pageSize: number;
+} {
   const one = (name: string): string | undefined => {
     const v = q[name];
     if (v === undefined) return undefined;
@@ -66,7 +70,11 @@ export function parseRecepcionQuery(q: Record<string, unknown>): { cedida: boole
     if (n < min || n > max) throw queryInvalid(`${name} must be between ${min} and ${max}.`);
     return n;
   };
-  return { cedida: cedida === 'true', page: int('page', 1, 1, 1_000_000), pageSize: int('pageSize', 50, 1, 500) };
+  return {
+    cedida: cedida === 'true',
+    page: int('page', 1, 1, 1_000_000),
+    pageSize: int('pageSize', 50, 1, 500),
+  };
 }
 
 function siiClientOf(deps: ApiDeps): SiiClient {
@@ -104,9 +112,15 @@ export function recepcionRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
       auth: 'bearer',
       scope: 'recepcion:read',
       query: {
-        cedida: { description: 'only `true`: documents the SII shows as transferred', schema: { type: 'string', enum: ['true'] } },
+        cedida: {
+          description: 'only `true`: documents the SII shows as transferred',
+          schema: { type: 'string', enum: ['true'] },
+        },
         page: { description: 'integer >= 1, default 1', schema: { type: 'integer', minimum: 1 } },
-        pageSize: { description: 'integer 1-500, default 50', schema: { type: 'integer', minimum: 1, maximum: 500 } },
+        pageSize: {
+          description: 'integer 1-500, default 50',
+          schema: { type: 'integer', minimum: 1, maximum: 500 },
+        },
       },
       responses: { 200: { description: '{documentos, total}', schema: 'recepcion-list.schema.json' } },
       errors: ['recepcion.query_invalid'],
@@ -156,7 +170,12 @@ export function recepcionRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
       auth: 'bearer',
       scope: 'recepcion:write',
       headers: { 'Content-Type': 'application/xml (or text/xml)' },
-      responses: { 201: { description: '{documentos}: the stored documents', schema: 'recepcion-intercambio.schema.json' } },
+      responses: {
+        201: {
+          description: '{documentos}: the stored documents',
+          schema: 'recepcion-intercambio.schema.json',
+        },
+      },
       errors: ['validation_failed'],
       handler: async (ctx) => {
         const p = principalOf(ctx);
@@ -181,7 +200,11 @@ export function recepcionRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
           if (err instanceof ReceptionRefused) throw refuse(err.reason, err.message, err.documento);
           throw err;
         }
-        const ids = await storeReceived(db, { organizationId: p.organizationId, companyId: company.id, env: p.environment }, docs);
+        const ids = await storeReceived(
+          db,
+          { organizationId: p.organizationId, companyId: company.id, env: p.environment },
+          docs,
+        );
         const scope = scopeOf(p);
         const t = now();
         const documentos = [];
@@ -200,7 +223,12 @@ export function recepcionRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
       auth: 'bearer',
       scope: 'recepcion:write',
       body: { kind: 'json', schema: 'recepcion-evento.schema.json' },
-      responses: { 200: { description: 'the document with the recorded event', schema: 'recepcion-documento.schema.json' } },
+      responses: {
+        200: {
+          description: 'the document with the recorded event',
+          schema: 'recepcion-documento.schema.json',
+        },
+      },
       errors: [
         'recepcion.no_encontrado',
         'recepcion.evento_invalid_input',
@@ -214,9 +242,13 @@ export function recepcionRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
         const body = (ctx.state.body ?? {}) as { accion?: unknown; confirmar?: unknown; forzar?: unknown };
         const accion = body.accion as RegisterAction;
         if (!(REGISTER_ACTIONS as readonly unknown[]).includes(accion))
-          throw new ApiError('recepcion.evento_invalid_input', `accion must be one of ${REGISTER_ACTIONS.join(', ')}.`, {
-            detail: { accion: body.accion ?? null },
-          });
+          throw new ApiError(
+            'recepcion.evento_invalid_input',
+            `accion must be one of ${REGISTER_ACTIONS.join(', ')}.`,
+            {
+              detail: { accion: body.accion ?? null },
+            },
+          );
         if (body.confirmar !== true)
           throw new ApiError(
             'recepcion.evento_invalid_input',
@@ -226,12 +258,19 @@ export function recepcionRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
         const row = await row404(ctx);
         const t = now();
         if (![33, 34, 43].includes(Number(row.tipo_dte)))
-          throw new ApiError('recepcion.rar_tipo_no_soportado', `The SII register does not handle type ${row.tipo_dte}.`);
+          throw new ApiError(
+            'recepcion.rar_tipo_no_soportado',
+            `The SII register does not handle type ${row.tipo_dte}.`,
+          );
         const shown = showInboxRow(row, t);
         if (isClaim(accion) && shown.cesion.estado === 'cedida' && body.forzar !== true)
-          throw new ApiError('recepcion.rar_cedible_warning', 'The SII shows this document as transferred: claim it only with forzar: true.', {
-            detail: { requiresOverride: true, cesion: shown.cesion },
-          });
+          throw new ApiError(
+            'recepcion.rar_cedible_warning',
+            'The SII shows this document as transferred: claim it only with forzar: true.',
+            {
+              detail: { requiresOverride: true, cesion: shown.cesion },
+            },
+          );
         const cert = await resolveActiveCertificate(db, p.organizationId, undefined, t);
         const credential = await loadSigningCredential(db, deps.keys, cert.id);
         sii ??= siiClientOf(deps);
