@@ -75,7 +75,11 @@ describe('RCV and purchases inbox over the real pipeline (Kafka, rcv-sync, SII s
   }
 
   before(async () => {
-    p = await startPipelineProcesses({ label: 'rcv', withRcvSync: true, env: { RCV_TICK_MS: '1000' } });
+    p = await startPipelineProcesses({
+      label: 'rcv',
+      withRcvSync: true,
+      env: { RCV_TICK_MS: '500', RCV_BACKOFF_MS: '1000' },
+    });
     [seller, buyer] = [
       await p.seedCompany({ tipos: [33], folios: 50 }),
       await p.seedCompany({ tipos: [33], folios: 10 }),
@@ -204,5 +208,33 @@ describe('RCV and purchases inbox over the real pipeline (Kafka, rcv-sync, SII s
       issued.map(async (id) => (await api(seller, 'GET', `/dtes/${id}`)).body.receptor_estado),
     );
     expect(estados).to.deep.equal(['aceptado', 'reclamado', 'en_plazo']);
+  });
+
+  it('an SII outage during a sync keeps the snapshot; rcv-sync retries with backoff on its own', async () => {
+    const before = (await api(buyer, 'GET', `/rcv?periodo=${periodo}`)).body;
+    await p.simAdmin('POST', '/admin/triggers', {
+      kind: 'http-error',
+      operation: 'rcv',
+      status: 503,
+      times: 2,
+    });
+    const r = await api(buyer, 'POST', '/rcv', { periodo });
+    expect(r.status).to.equal(202);
+    const during = await until('the failed attempt', async () => {
+      const g = (await api(buyer, 'GET', `/rcv?periodo=${periodo}`)).body;
+      return g.sincronizacion.estado === 'retrying' ? g : undefined;
+    });
+    expect(during.compras).to.deep.equal(before.compras);
+    expect(during.sincronizacion.sincronizado_al).to.equal(before.sincronizacion.sincronizado_al);
+    // no new command: the scheduler retries after the backoff until the SII answers again
+    const after = await until('the retried sync', async () => {
+      const g = (await api(buyer, 'GET', `/rcv?periodo=${periodo}`)).body;
+      return g.sincronizacion.estado === 'synced' &&
+        g.sincronizacion.sincronizado_al > before.sincronizacion.sincronizado_al
+        ? g
+        : undefined;
+    });
+    expect(after.compras).to.have.length(4);
+    expect(after.sincronizacion.intentos).to.equal(0);
   });
 });
