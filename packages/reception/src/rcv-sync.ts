@@ -160,37 +160,39 @@ async function writeSnapshot(
     ['ventas', ventas],
     ['compras', compras],
   ] as const) {
-    for (const d of docs) {
+    const rows = uniqueBy(docs, (d) => `${normRut(d.rutEmisor)}|${d.tipoDte}|${d.folio}`).map((d) => ({
+      rut_emisor: normRut(d.rutEmisor),
+      tipo_dte: d.tipoDte,
+      folio: d.folio,
+      rut_receptor: d.rutReceptor ? normRut(d.rutReceptor) : null,
+      fch_emis: d.fchEmis,
+      fecha_recepcion: parseInstant(d.fechaRecepcion)?.toISOString() ?? null,
+      mnt_neto: d.mntNeto,
+      mnt_exe: d.mntExe,
+      iva: d.iva,
+      mnt_total: d.mntTotal,
+      sii_estado: siiEstado(d.estado, d.eventos),
+      sii_estado_raw: d.estado,
+      eventos: d.eventos,
+    }));
+    // one statement per chunk: the rows travel as one JSON array (jsonb_to_recordset)
+    for (const chunk of chunks(rows, CHUNK)) {
       await qr.query(
         `INSERT INTO rcv_documents (company_id, sii_env, operacion, periodo, rut_emisor, tipo_dte, folio, rut_receptor,
             fch_emis, fecha_recepcion, mnt_neto, mnt_exe, iva, mnt_total, in_sii, sii_estado, sii_estado_raw, eventos)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, true, $15, $16, $17)
+         SELECT $1, $2, $3, $4, x.rut_emisor, x.tipo_dte, x.folio, x.rut_receptor, x.fch_emis, x.fecha_recepcion,
+                x.mnt_neto, x.mnt_exe, x.iva, x.mnt_total, true, x.sii_estado, x.sii_estado_raw, x.eventos
+           FROM jsonb_to_recordset($5::jsonb) AS x(rut_emisor text, tipo_dte integer, folio bigint, rut_receptor text,
+                fch_emis date, fecha_recepcion timestamptz, mnt_neto bigint, mnt_exe bigint, iva bigint, mnt_total bigint,
+                sii_estado text, sii_estado_raw text, eventos text[])
          ON CONFLICT (company_id, sii_env, operacion, rut_emisor, tipo_dte, folio) DO UPDATE SET
            periodo = EXCLUDED.periodo, rut_receptor = EXCLUDED.rut_receptor, fch_emis = EXCLUDED.fch_emis,
            fecha_recepcion = EXCLUDED.fecha_recepcion, mnt_neto = EXCLUDED.mnt_neto, mnt_exe = EXCLUDED.mnt_exe,
            iva = EXCLUDED.iva, mnt_total = EXCLUDED.mnt_total, in_sii = true, sii_estado = EXCLUDED.sii_estado,
            sii_estado_raw = EXCLUDED.sii_estado_raw, eventos = EXCLUDED.eventos, updated_at = now()`,
-        [
-          who.companyId,
-          who.env,
-          operacion,
-          who.periodo,
-          normRut(d.rutEmisor),
-          d.tipoDte,
-          d.folio,
-          d.rutReceptor ? normRut(d.rutReceptor) : null,
-          d.fchEmis,
-          parseInstant(d.fechaRecepcion),
-          d.mntNeto,
-          d.mntExe,
-          d.iva,
-          d.mntTotal,
-          siiEstado(d.estado, d.eventos),
-          d.estado,
-          d.eventos,
-        ],
+        [who.companyId, who.env, operacion, who.periodo, JSON.stringify(chunk)],
       );
-      n += 1;
+      n += chunk.length;
     }
   }
   await qr.query(
@@ -231,13 +233,39 @@ async function writeSnapshot(
       await qr.query(`UPDATE dtes SET receptor_estado = $2 WHERE id = $1`, [o.dte_id, estado]);
   }
   // purchases into the inbox: the SII's state, reception date and what it says of a transfer
-  for (const d of compras) {
-    const cesion = d.cesion === undefined ? 'indeterminado' : d.cesion ? 'cedida' : 'no_cedida';
+  const inbox = uniqueBy(compras, (d) => `${normRut(d.rutEmisor)}|${d.tipoDte}|${d.folio}`).map((d) => ({
+    rut_emisor: normRut(d.rutEmisor),
+    tipo_dte: d.tipoDte,
+    folio: d.folio,
+    fch_emis: d.fchEmis || null,
+    mnt_neto: d.mntNeto,
+    mnt_exe: d.mntExe,
+    iva: d.iva,
+    mnt_total: d.mntTotal,
+    fecha_recepcion_sii: parseInstant(d.fechaRecepcion)?.toISOString() ?? null,
+    sii_estado: siiEstado(d.estado, d.eventos),
+    sii_eventos: d.eventos,
+    cesion_estado: d.cesion === undefined ? 'indeterminado' : d.cesion ? 'cedida' : 'no_cedida',
+    cesion_cesionario: d.cesion
+      ? {
+          rut: d.cesion.rutCesionario,
+          razon_social: d.cesion.razonSocialCesionario,
+          fecha_cesion: d.cesion.fechaCesion,
+        }
+      : null,
+    cesion_consultado_al: d.cesion === undefined ? null : now.toISOString(),
+  }));
+  for (const chunk of chunks(inbox, CHUNK)) {
     await qr.query(
       `INSERT INTO recepcion_documentos AS r (organization_id, company_id, sii_env, rut_emisor, tipo_dte, folio, fch_emis,
           mnt_neto, mnt_exe, iva, mnt_total, fecha_recepcion_sii, origen, sii_estado, sii_eventos,
           cesion_estado, cesion_cesionario, cesion_consultado_al)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, '{rcv}', $13, $14, $15, $16, $17)
+       SELECT $1, $2, $3, x.rut_emisor, x.tipo_dte, x.folio, x.fch_emis, x.mnt_neto, x.mnt_exe, x.iva, x.mnt_total,
+              x.fecha_recepcion_sii, '{rcv}', x.sii_estado, x.sii_eventos, x.cesion_estado, x.cesion_cesionario,
+              x.cesion_consultado_al
+         FROM jsonb_to_recordset($4::jsonb) AS x(rut_emisor text, tipo_dte integer, folio bigint, fch_emis date,
+              mnt_neto bigint, mnt_exe bigint, iva bigint, mnt_total bigint, fecha_recepcion_sii timestamptz,
+              sii_estado text, sii_eventos text[], cesion_estado text, cesion_cesionario jsonb, cesion_consultado_al timestamptz)
        ON CONFLICT (company_id, sii_env, rut_emisor, tipo_dte, folio) DO UPDATE SET
          fch_emis = COALESCE(r.fch_emis, EXCLUDED.fch_emis),
          fecha_recepcion_sii = EXCLUDED.fecha_recepcion_sii,
@@ -245,31 +273,7 @@ async function writeSnapshot(
          sii_estado = EXCLUDED.sii_estado, sii_eventos = EXCLUDED.sii_eventos,
          cesion_estado = EXCLUDED.cesion_estado, cesion_cesionario = EXCLUDED.cesion_cesionario,
          cesion_consultado_al = EXCLUDED.cesion_consultado_al, updated_at = now()`,
-      [
-        who.organizationId,
-        who.companyId,
-        who.env,
-        normRut(d.rutEmisor),
-        d.tipoDte,
-        d.folio,
-        d.fchEmis || null,
-        d.mntNeto,
-        d.mntExe,
-        d.iva,
-        d.mntTotal,
-        parseInstant(d.fechaRecepcion),
-        siiEstado(d.estado, d.eventos),
-        d.eventos,
-        cesion,
-        d.cesion
-          ? JSON.stringify({
-              rut: d.cesion.rutCesionario,
-              razon_social: d.cesion.razonSocialCesionario,
-              fecha_cesion: d.cesion.fechaCesion,
-            })
-          : null,
-        d.cesion === undefined ? null : now,
-      ],
+      [who.organizationId, who.companyId, who.env, JSON.stringify(chunk)],
     );
   }
   await qr.query(
@@ -280,6 +284,20 @@ async function writeSnapshot(
     [...key, who.organizationId, now],
   );
   return n;
+}
+
+/** rows per statement of the snapshot writes */
+const CHUNK = 1000;
+
+function chunks<T>(xs: T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < xs.length; i += size) out.push(xs.slice(i, i + size));
+  return out;
+}
+
+/** the last of each key (the SII never repeats a document; one statement may not touch a row twice) */
+function uniqueBy<T>(xs: readonly T[], key: (x: T) => string): T[] {
+  return [...new Map(xs.map((x) => [key(x), x] as const)).values()];
 }
 
 function parseInstant(s: string): Date | null {
