@@ -140,6 +140,24 @@ describe('RCV and purchases inbox over the real pipeline (Kafka, rcv-sync, SII s
       razonSocialCesionario: 'FACTOR SPA',
       fechaCesion: today,
     });
+    // the seller also sends its first invoice by intercambio (the signed DTE, alone): verified,
+    // stored with its XML, and the SII register gives its reception date at once
+    const xml = await fetch(`${p.apiUrl}/dtes/${issued[0]}/xml`, {
+      headers: { Authorization: `Bearer ${seller.key}` },
+    });
+    expect(xml.status).to.equal(200);
+    const received = await fetch(`${p.apiUrl}/recepcion/intercambio`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${buyer.key}`, 'Content-Type': 'application/xml' },
+      body: Buffer.from(await xml.arrayBuffer()),
+    });
+    const rb = (await received.json()) as Doc;
+    expect(received.status, JSON.stringify(rb)).to.equal(201);
+    expect(rb.documentos[0]).to.include({ rut_emisor: seller.rut, tiene_xml: true });
+    expect(rb.documentos[0].origen).to.deep.equal(['intercambio']);
+    expect(rb.documentos[0].plazo.en_plazo).to.equal(true);
+    expect(rb.documentos[0].plazo.fecha_recepcion_sii).to.be.a('string');
+
     const r = await syncAndRead(buyer);
     expect(r.compras.map((d: Doc) => [d.rut_emisor, d.sii_estado])).to.have.deep.members([
       [seller.rut, 'pending'],
@@ -157,6 +175,7 @@ describe('RCV and purchases inbox over the real pipeline (Kafka, rcv-sync, SII s
         8 * 86_400_000,
       );
     }
+    expect(inbox.find((d) => d.id === rb.documentos[0].id)!.origen).to.deep.equal(['intercambio', 'rcv']);
     const ceded = inbox.find((d) => d.folio === 502 && d.rut_emisor === THIRD)!;
     expect(ceded.cesion).to.deep.include({
       estado: 'cedida',

@@ -266,3 +266,11 @@ export async function recordInboxEvent(
     await qr.release();
   }
 }
+
+/** The SII's reception instant of an inbox document, when it was unknown (never overwrites one the RCV gave). */
+export async function setReceptionDate(db: SyncDb, id: string, at: Date): Promise<void> {
+  await db.query(
+    `UPDATE recepcion_documentos SET fecha_recepcion_sii = $2, updated_at = now() WHERE id = $1 AND fecha_recepcion_sii IS NULL`,
+    [id, at],
+  );
+}

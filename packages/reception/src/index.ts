@@ -14,3 +14,4 @@ export * from './register-answers';
 export * from './rcv-sync';
 export * from './inbox';
 export * from './rcv-read';
+export * from './sii-time';

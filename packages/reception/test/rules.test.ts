@@ -1,5 +1,13 @@
 import { expect } from 'chai';
-import { cesionBlock, checkPeriodo, plazoLegal, receptorEstado, registerOutcome, siiEstado } from '../src';
+import {
+  cesionBlock,
+  checkPeriodo,
+  parseSiiDateTime,
+  plazoLegal,
+  receptorEstado,
+  registerOutcome,
+  siiEstado,
+} from '../src';
 
 describe('reception: deadline, cesión, register words', () => {
   const rec = new Date('2026-11-10T15:00:00Z');
@@ -89,5 +97,11 @@ describe('reception: deadline, cesión, register words', () => {
       expect(() => checkPeriodo(bad, now))
         .to.throw()
         .with.property('code', 'rcv.period.invalid');
+  });
+
+  it('reads the SII register dates as Chilean time (summer UTC-3, winter UTC-4)', () => {
+    expect(parseSiiDateTime('24-11-2026 08:30:00')?.toISOString()).to.equal('2026-11-24T11:30:00.000Z');
+    expect(parseSiiDateTime('15-07-2026 08:30:00')?.toISOString()).to.equal('2026-07-15T12:30:00.000Z');
+    expect(parseSiiDateTime('')).to.equal(null);
   });
 });

@@ -7,7 +7,8 @@
  * - `GET /recepcion/:id`, `GET /recepcion/:id/xml` (the received DTE as it came);
  * - `POST /recepcion/intercambio`: an EnvioDTE (or one lone DTE) another issuer sent us, raw XML
  *   (`Content-Type: application/xml`); read safely and verified, stored whole or refused
- *   (`400 validation_failed` with `detail.motivo`) and then stored nowhere;
+ *   (`400 validation_failed` with `detail.motivo`) and then stored nowhere; once stored, the SII
+ *   register is asked each DTE's reception date (consultarFechaRecepcionSii) for the deadline;
  * - `POST /recepcion/:id/eventos` `{accion: ACD|ERM|RCD|RFP|RFT, confirmar: true}`: registered at
  *   the SII's register (ingresarAceptacionReclamoDoc); irreversible, so `confirmar: true` is
  *   required; a claim of a document the SII shows as transferred also needs `forzar: true`
@@ -19,15 +20,18 @@ import {
   inboxXml,
   isClaim,
   listInbox,
+  parseSiiDateTime,
   readReceivedXml,
   recordInboxEvent,
   ReceptionRefused,
   REGISTER_ACTIONS,
+  setReceptionDate,
   registerOutcome,
   showInboxRow,
   storeReceived,
   DEFAULT_XML_LIMITS,
   type InboxScope,
+  type ReceivedDocument,
   type RegisterAction,
 } from '@dte/reception';
 import { isSiiError, resolveEndpoints, SiiClient, simulatorEndpoints } from '@dte/sii-client';
@@ -101,6 +105,36 @@ export function recepcionRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
     const row = await getInboxRow(db, scopeOf(principalOf(ctx)), String(ctx.params.id));
     if (!row) throw new ApiError('recepcion.no_encontrado', 'No such document in the purchases inbox.');
     return row;
+  };
+  /**
+   * Best effort, after the file is stored: the SII's reception date of each DTE (the start of the
+   * 8-day window) from the register's consultarFechaRecepcionSii; unknown stays null (the next
+   * RCV sync brings it), and no SII failure refuses a file already verified and stored.
+   */
+  const askReceptionDates = async (p: Principal, ids: string[], docs: ReceivedDocument[]) => {
+    const wanted = docs
+      .map((d, i) => ({ d, id: ids[i]! }))
+      .filter(({ d }) => [33, 34, 43].includes(d.tipoDte));
+    if (wanted.length === 0 || wanted.length > 50) return;
+    try {
+      const cert = await resolveActiveCertificate(db, p.organizationId, undefined, now());
+      const session = (sii ??= siiClientOf(deps)).session(
+        await loadSigningCredential(db, deps.keys, cert.id),
+      );
+      for (const { d, id } of wanted) {
+        const text = await session.consultarFechaRecepcionSii({
+          env: p.environment,
+          rutEmisor: d.rutEmisor,
+          tipoDoc: d.tipoDte,
+          folio: d.folio,
+          timeoutMs: 5000,
+        });
+        const at = parseSiiDateTime(text);
+        if (at) await setReceptionDate(db, id, at);
+      }
+    } catch (err) {
+      deps.logger.warn({ err }, 'reception date of a received DTE not asked to the SII');
+    }
   };
   return [
     {
@@ -205,6 +239,7 @@ export function recepcionRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
           { organizationId: p.organizationId, companyId: company.id, env: p.environment },
           docs,
         );
+        await askReceptionDates(p, ids, docs);
         const scope = scopeOf(p);
         const t = now();
         const documentos = [];
