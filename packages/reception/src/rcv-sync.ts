@@ -51,7 +51,15 @@ export interface SyncRequest {
 }
 
 export type SyncResult =
-  | { outcome: 'synced'; ventas: number; compras: number; documents: number }
+  | {
+      outcome: 'synced';
+      ventas: number;
+      compras: number;
+      /** documents the SII showed */
+      documents: number;
+      /** register rows written because they were new, changed or gone from the SII (incremental) */
+      changed: number;
+    }
   | { outcome: 'busy' }
   | { outcome: 'failed'; error: string; attempts: number; nextAttemptAt: Date | null }
   | { outcome: 'unknown_company' };
@@ -91,13 +99,14 @@ export async function syncPeriod(db: SyncDb, source: RcvSource, req: SyncRequest
       }
       await qr.startTransaction();
       try {
-        const n = await writeSnapshot(qr, who, ventas.documentos, compras.documentos, now);
+        const w = await writeSnapshot(qr, who, ventas.documentos, compras.documentos, now);
         await qr.commitTransaction();
         return {
           outcome: 'synced',
           ventas: ventas.documentos.length,
           compras: compras.documentos.length,
-          documents: n,
+          documents: w.n,
+          changed: w.changed,
         };
       } catch (err) {
         await qr.rollbackTransaction();
@@ -147,15 +156,10 @@ async function writeSnapshot(
   ventas: RcvDocumento[],
   compras: RcvDocumento[],
   now: Date,
-): Promise<number> {
+): Promise<{ n: number; changed: number }> {
   const key = [who.companyId, who.env, who.periodo];
-  // what the SII no longer shows is not in the SII (kept only when it is one of ours)
-  await qr.query(
-    `UPDATE rcv_documents SET in_sii = false, sii_estado = NULL, sii_estado_raw = NULL, eventos = '{}', updated_at = now()
-      WHERE company_id = $1 AND sii_env = $2 AND periodo = $3`,
-    key,
-  );
   let n = 0;
+  let changed = 0;
   for (const [operacion, docs] of [
     ['ventas', ventas],
     ['compras', compras],
@@ -177,7 +181,7 @@ async function writeSnapshot(
     }));
     // one statement per chunk: the rows travel as one JSON array (jsonb_to_recordset)
     for (const chunk of chunks(rows, CHUNK)) {
-      await qr.query(
+      const written: unknown[] = await qr.query(
         `INSERT INTO rcv_documents (company_id, sii_env, operacion, periodo, rut_emisor, tipo_dte, folio, rut_receptor,
             fch_emis, fecha_recepcion, mnt_neto, mnt_exe, iva, mnt_total, in_sii, sii_estado, sii_estado_raw, eventos)
          SELECT $1, $2, $3, $4, x.rut_emisor, x.tipo_dte, x.folio, x.rut_receptor, x.fch_emis, x.fecha_recepcion,
@@ -189,11 +193,35 @@ async function writeSnapshot(
            periodo = EXCLUDED.periodo, rut_receptor = EXCLUDED.rut_receptor, fch_emis = EXCLUDED.fch_emis,
            fecha_recepcion = EXCLUDED.fecha_recepcion, mnt_neto = EXCLUDED.mnt_neto, mnt_exe = EXCLUDED.mnt_exe,
            iva = EXCLUDED.iva, mnt_total = EXCLUDED.mnt_total, in_sii = true, sii_estado = EXCLUDED.sii_estado,
-           sii_estado_raw = EXCLUDED.sii_estado_raw, eventos = EXCLUDED.eventos, updated_at = now()`,
+           sii_estado_raw = EXCLUDED.sii_estado_raw, eventos = EXCLUDED.eventos, updated_at = now()
+         WHERE (rcv_documents.periodo, rcv_documents.rut_receptor, rcv_documents.fch_emis, rcv_documents.fecha_recepcion,
+                rcv_documents.mnt_neto, rcv_documents.mnt_exe, rcv_documents.iva, rcv_documents.mnt_total,
+                rcv_documents.in_sii, rcv_documents.sii_estado, rcv_documents.sii_estado_raw, rcv_documents.eventos)
+           IS DISTINCT FROM (EXCLUDED.periodo, EXCLUDED.rut_receptor, EXCLUDED.fch_emis, EXCLUDED.fecha_recepcion,
+                EXCLUDED.mnt_neto, EXCLUDED.mnt_exe, EXCLUDED.iva, EXCLUDED.mnt_total,
+                true, EXCLUDED.sii_estado, EXCLUDED.sii_estado_raw, EXCLUDED.eventos)
+         RETURNING 1`,
         [who.companyId, who.env, operacion, who.periodo, JSON.stringify(chunk)],
       );
+      // incremental: only new or changed rows are written (and counted)
+      changed += written.length;
       n += chunk.length;
     }
+    // what the SII no longer shows is not in the SII (the row stays only when it is one of ours)
+    // (counted through a CTE: typeorm answers a bare UPDATE with [rows, count])
+    const [gone] = await qr.query(
+      `WITH g AS (UPDATE rcv_documents r SET in_sii = false, sii_estado = NULL, sii_estado_raw = NULL, eventos = '{}', updated_at = now()
+        WHERE r.company_id = $1 AND r.sii_env = $2 AND r.periodo = $3 AND r.operacion = $4 AND r.in_sii
+          AND NOT EXISTS (SELECT 1 FROM jsonb_to_recordset($5::jsonb) AS x(rut_emisor text, tipo_dte integer, folio bigint)
+                           WHERE x.rut_emisor = r.rut_emisor AND x.tipo_dte = r.tipo_dte AND x.folio = r.folio)
+        RETURNING 1) SELECT count(*)::int AS n FROM g`,
+      [
+        ...key,
+        operacion,
+        JSON.stringify(rows.map((x) => ({ rut_emisor: x.rut_emisor, tipo_dte: x.tipo_dte, folio: x.folio }))),
+      ],
+    );
+    changed += Number(gone.n);
   }
   await qr.query(
     `DELETE FROM rcv_documents WHERE company_id = $1 AND sii_env = $2 AND periodo = $3 AND NOT in_sii AND dte_id IS NULL`,
@@ -283,7 +311,7 @@ async function writeSnapshot(
        SET status = 'synced', synced_at = $5, attempts = 0, next_attempt_at = NULL, last_error = NULL`,
     [...key, who.organizationId, now],
   );
-  return n;
+  return { n, changed };
 }
 
 /** rows per statement of the snapshot writes */

@@ -259,8 +259,8 @@ describe('purchases side: /recepcion, /rcv, /rcof (api + SII simulator)', functi
       const ced = await inbox('?cedida=true');
       expect(ced.total).to.equal(1);
       expect(ced.documentos[0]!.folio).to.equal(902);
-      // idempotent: the same SII answer writes the same rows
-      expect(await sync()).to.include({ outcome: 'synced' });
+      // idempotent and incremental: the same SII answer writes no register row again
+      expect(await sync()).to.include({ outcome: 'synced', documents: 3, changed: 0 });
       expect((await rcv()).compras).to.have.length(3);
     });
 
@@ -279,7 +279,8 @@ describe('purchases side: /recepcion, /rcv, /rcof (api + SII simulator)', functi
       const ok = await evento(d1.id, { accion: 'ACD', confirmar: true });
       expect(ok.status, ok.text).to.equal(200);
       expect(ok.body).to.include({ acuse: 'ACD', reclamo: null, sii_estado: 'accepted' });
-      await sync();
+      // only the acknowledged document changed at the SII (PENDIENTE → REGISTRO)
+      expect(await sync()).to.include({ changed: 1 });
       const row = (await rcv()).compras.find((d: Doc) => d.folio === 901);
       expect(row).to.deep.include({ sii_estado: 'accepted', eventos: ['ACD'] });
       // a claim after an acceptance: the register says 11, nothing changes

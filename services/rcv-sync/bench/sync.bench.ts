@@ -77,7 +77,7 @@ async function main(): Promise<void> {
       const sec = Number(process.hrtime.bigint() - t0) / 1e9;
       if (out.outcome !== 'synced') throw new Error(`round ${r}: ${JSON.stringify(out)}`);
       console.log(
-        `round ${r} (${r === 1 ? 'first sync: inserts' : 're-sync: same rows'}): ${out.documents} documents in ${sec.toFixed(2)} s = ${(out.documents / sec).toFixed(0)} docs/s`,
+        `round ${r} (${r === 1 ? 'first sync: inserts' : 're-sync: same rows'}): ${out.documents} documents (${out.changed} rows written) in ${sec.toFixed(2)} s = ${(out.documents / sec).toFixed(0)} docs/s`,
       );
     }
   } finally {
