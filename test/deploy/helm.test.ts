@@ -16,7 +16,7 @@ import { expect } from 'chai';
 import { parseAllDocuments, parse as parseYaml } from 'yaml';
 
 import { databaseOptionsFromEnv } from '@dte/database';
-import { messagingConfigFromEnv } from '@dte/messaging';
+import { createKafka, messagingConfigFromEnv, pipelineTopicSpecs } from '@dte/messaging';
 import { startHealthServer, type HealthServer } from '@dte/service-runtime';
 import { endpointsFromConfig, type SiiClientConfig } from '@dte/sii-client';
 
@@ -26,7 +26,7 @@ import { loadConfig as signerConfig } from '../../services/signer/src/config';
 import { loadConfig as pollerConfig } from '../../services/sii-poller/src/config';
 import { loadConfig as uploaderConfig } from '../../services/sii-uploader/src/config';
 import { loadConfig as webhooksConfig } from '../../services/webhooks/src/config';
-import { freshSchema, repoRoot, testStack, type FreshSchema } from '../support/env';
+import { freshSchema, repoRoot, testStack, uniqueTopicPrefix, type FreshSchema } from '../support/env';
 
 const execFileP = promisify(execFile);
 
@@ -308,7 +308,7 @@ describe('deploy: the Helm chart rendered by helm template', function () {
             [...productionValues.services[svc].secretEnv].sort(),
           );
         }
-        if (svc !== 'rcv-sync') {
+        {
           const db = databaseOptionsFromEnv(env);
           expect(db.url, svc).to.equal(SECRET_VALUES.DATABASE_URL);
           expect(db.schema, svc).to.equal(
@@ -346,7 +346,7 @@ describe('deploy: the Helm chart rendered by helm template', function () {
       expect(vars('api')).to.deep.equal(['DATABASE_URL', 'MASTER_KEY', 'REDIS_URL', 'SESSION_SECRET']);
       expect(vars('signer')).to.deep.equal(['DATABASE_URL', 'MASTER_KEY']);
       expect(vars('webhooks')).to.deep.equal(['DATABASE_URL', 'MASTER_KEY', 'SMTP_URL']);
-      expect(vars('rcv-sync')).to.deep.equal([]);
+      expect(vars('rcv-sync')).to.deep.equal(['DATABASE_URL', 'MASTER_KEY', 'REDIS_URL']);
       // No ConfigMap holds a secret variable.
       for (const cm of ms.filter((m) => m.kind === 'ConfigMap')) {
         expect(Object.keys(cm.data ?? {}), cm.metadata.name).to.not.include.members([
@@ -426,7 +426,6 @@ describe('deploy: the Helm chart rendered by helm template', function () {
       const c = containerOf(m);
       expect(secretVars(c), m.metadata.name).to.not.include('DATABASE_URL');
       const env = containerEnv(ms, c, 'dte-secrets', DEFAULT_SECRET);
-      if (m.metadata.name.endsWith('rcv-sync')) continue;
       expect(databaseOptionsFromEnv(env).url, m.metadata.name).to.equal(
         'postgres://dte@pg.internal:5432/dte',
       );
@@ -587,8 +586,21 @@ describe('deploy: the image entrypoint and the exec probe', function () {
 
   it('runs a service whose exec probe passes, and SIGTERM reaches it for a graceful exit', async () => {
     const port = await freePort();
+    const stack = await testStack();
+    const prefix = uniqueTopicPrefix('entrypoint');
     const child = spawn(ENTRYPOINT, ['rcv-sync'], {
-      env: { ...process.env, RCV_SYNC_HEALTH_PORT: String(port), LOG_LEVEL: 'warn' },
+      env: {
+        ...process.env,
+        RCV_SYNC_HEALTH_PORT: String(port),
+        LOG_LEVEL: 'warn',
+        // rcv-sync reads the database, Redis and Kafka (its own topic prefix here) and opens certificates
+        DATABASE_URL: stack.databaseUrl,
+        REDIS_URL: stack.redisUrl,
+        KAFKA_BROKERS: stack.kafkaBrokers.join(','),
+        SCHEMA_REGISTRY_URL: stack.schemaRegistryUrl,
+        KAFKA_TOPIC_PREFIX: prefix,
+        MASTER_KEY: randomBytes(32).toString('base64'),
+      },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     let stderr = '';
@@ -609,6 +621,15 @@ describe('deploy: the image entrypoint and the exec probe', function () {
       expect((await probe(port, '/healthz')).code).to.equal(1);
     } finally {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      const admin = createKafka({
+        brokers: stack.kafkaBrokers,
+        clientId: 'helm-test-cleanup',
+        schemaRegistryUrl: stack.schemaRegistryUrl,
+        topicPrefix: prefix,
+        logLevel: 'nothing',
+      });
+      await admin.deleteTopics(pipelineTopicSpecs().map((t) => t.name)).catch(() => undefined);
+      await admin.disconnect();
     }
   });
 

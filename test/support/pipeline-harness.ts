@@ -290,6 +290,8 @@ export interface PipelineOptions {
    * service's info-level "ready" line, so LOG_LEVEL must stay at info or below
    */
   env?: Record<string, string>;
+  /** also run services/rcv-sync (the RCV synchronizer) as a child process */
+  withRcvSync?: boolean;
 }
 
 export interface SeededCompany {
@@ -308,6 +310,8 @@ export interface RunningPipeline {
   logDir: string;
   kafka?: PrivateKafka;
   services: Record<ServiceName, ServiceProcess>;
+  /** services/rcv-sync, when started with withRcvSync */
+  rcvSync?: ServiceProcess;
   simulator: ServiceProcess;
   /** the variables every service was started with (for printing the configuration) */
   env: NodeJS.ProcessEnv;
@@ -414,6 +418,18 @@ export async function startPipelineProcesses(opts: PipelineOptions): Promise<Run
     // the api first: it runs the migrations of the schema; then the workers together
     await services.api.start();
     await Promise.all(SERVICES.filter((n) => n !== 'api').map((n) => services[n].start()));
+    let rcvSync: ServiceProcess | undefined;
+    if (opts.withRcvSync) {
+      rcvSync = new ServiceProcess(
+        'rcv-sync',
+        ['--import', 'tsx', 'services/rcv-sync/src/main.ts'],
+        { RCV_SYNC_HEALTH_PORT: '0', ...env },
+        path.join(logDir, 'rcv-sync.log'),
+        /"msg":"rcv-sync ready"/,
+      );
+      cleanups.push(() => rcvSync!.stop());
+      await rcvSync.start();
+    }
 
     const apiUrl = `http://127.0.0.1:${apiPort}/api/v1`;
     const simAdmin = async <T>(method: string, p: string, body?: unknown): Promise<T> => {
@@ -435,6 +451,7 @@ export async function startPipelineProcesses(opts: PipelineOptions): Promise<Run
       logDir,
       kafka,
       services,
+      rcvSync,
       simulator,
       env,
       simAdmin,

@@ -28,7 +28,9 @@ import {
   stampAndSignDte,
   validateEmission,
   validateEnvioSchema,
+  verifyDte,
   verifyEnvioDte,
+  xmlRootName,
 } from '../src';
 
 const ALL_TIPOS: TipoDte[] = [33, 34, 46, 52, 56, 61, 110, 111, 112];
@@ -155,7 +157,7 @@ async function verify(argv: string[]): Promise<number> {
     allowPositionals: true,
     options: { 'sii-key': { type: 'string', multiple: true }, json: { type: 'boolean' } },
   });
-  if (positionals.length !== 1) throw new UsageError('verify takes one EnvioDTE file');
+  if (positionals.length !== 1) throw new UsageError('verify takes one EnvioDTE or DTE file');
   const xml = readFileSync(positionals[0] as string);
   const siiPublicKeys: Record<string, string> = {};
   for (const spec of list(values['sii-key'])) {
@@ -163,6 +165,7 @@ async function verify(argv: string[]): Promise<number> {
     if (!m) throw new UsageError(`--sii-key ${spec}: expected IDK=file.pem`);
     siiPublicKeys[m[1] as string] = readFileSync(m[2] as string, 'utf8');
   }
+  if (xmlRootName(xml) === 'DTE') return verifyLoneDte(xml, siiPublicKeys, values.json === true);
   const schema = await validateEnvioSchema(xml);
   const v = verifyEnvioDte(xml, Object.keys(siiPublicKeys).length ? { siiPublicKeys } : {});
   if (values.json) {
@@ -199,6 +202,28 @@ async function verify(argv: string[]): Promise<number> {
     v.documents.every(
       (d) => d.signatureValid && d.tedValid && d.totalsValid && d.cafSignatureValid !== false,
     );
+  return ok ? 0 : 1;
+}
+
+/** `dte verify` of a lone received DTE: its signature, TED, totals (and CAF FRMA with --sii-key). */
+function verifyLoneDte(xml: Buffer, siiPublicKeys: Record<string, string>, json: boolean): number {
+  const d = verifyDte(xml, Object.keys(siiPublicKeys).length ? { siiPublicKeys } : {});
+  const ok = d.signatureValid && d.tedValid && d.totalsValid && d.cafSignatureValid !== false;
+  if (json) {
+    process.stdout.write(`${JSON.stringify({ kind: 'DTE', ...d }, null, 2)}\n`);
+    return ok ? 0 : 1;
+  }
+  const mark = (v: boolean | undefined): string => (v ? 'ok' : 'FAIL');
+  console.log(
+    `DTE ${d.id} type ${d.tipoDte} folio ${d.folio} ${d.fchEmis} from ${d.rutEmisor} to ${d.rutReceptor} total ${d.mntTotal}`,
+  );
+  console.log(`  signature ${mark(d.signatureValid)}${d.signatureError ? ` (${d.signatureError})` : ''}`);
+  console.log(
+    `  TED       ${mark(d.tedValid)}${d.tedError ? ` (${d.tedError})` : ''}  CAF ${d.caf.desde}-${d.caf.hasta} IDK ${d.caf.idk}`,
+  );
+  console.log(`  totals    ${mark(d.totalsValid)}${d.totalsError ? ` (${d.totalsError})` : ''}`);
+  if (d.cafSignatureValid !== undefined)
+    console.log(`  CAF FRMA  ${mark(d.cafSignatureValid)}${d.cafError ? ` (${d.cafError})` : ''}`);
   return ok ? 0 : 1;
 }
 
@@ -271,7 +296,7 @@ const USAGE = `usage:
   dte build --p12 FILE --password PW --caf CAF[,CAF…] --folios TIPO:DESDE-HASTA[,…] --emisor emisor.json
             [--fch-resol YYYY-MM-DD --nro-resol N] [--exchange-rate CLP] [--fecha-emision YYYY-MM-DD|today]
             [--now ISO] BODY.json… [-o envio.xml]
-  dte verify envio.xml [--sii-key IDK=pub.pem] [--json]
+  dte verify envio.xml|dte.xml [--sii-key IDK=pub.pem] [--json]
   dte fixtures [--out DIR] [--rut-emisor RUT] [--rut RUT] [--password PW] [--tipos 33,61] [--desde N --hasta N]`;
 
 async function main(): Promise<number> {

@@ -14,7 +14,7 @@ export { stampAndSignDte } from './dte-sign';
 export type { StampAndSignOptions } from './dte-sign';
 export { buildEnvioDte, MAX_DTE_PER_ENVIO, MAX_TYPES_PER_ENVIO, SII_RUT } from './envio';
 export type { EnvioOptions } from './envio';
-export { verifyEnvioDte, cutOutDtes } from './verify';
+export { verifyEnvioDte, verifyDte, xmlRootName, cutOutDtes } from './verify';
 export { checkTotalsArithmetic } from './totals-check';
 export type { EnvioVerification, EnvioDocumentVerification } from './verify';
 export { validateEnvioSchema, schemasDir } from './schema';

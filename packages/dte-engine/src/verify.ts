@@ -98,6 +98,28 @@ export function verifyEnvioDte(
   return { caratula, envelopeSignature, documents };
 }
 
+/**
+ * Reads a lone DTE (a received document, not inside an EnvioDTE) exactly as one DTE of an
+ * envelope is read: its own signature, its TED and its arithmetic (and the CAF's FRMA given the
+ * SII keys). Throws when the document is not a DTE.
+ */
+export function verifyDte(
+  xml: Buffer | string,
+  opts: { siiPublicKeys?: Record<string, string> } = {},
+): EnvioDocumentVerification {
+  const text = decodeXml(xml);
+  const root = parseXml(text).documentElement;
+  if (!root || root.localName !== 'DTE') throw new Error('the document is not a DTE');
+  const dtes = cutOutDtes(text);
+  if (dtes.length !== 1) throw new Error('a lone DTE file must hold exactly one DTE');
+  return verifyOneDte(dtes[0] as string, opts.siiPublicKeys);
+}
+
+/** The local name of the root element of an XML file (EnvioDTE, DTE, ...). */
+export function xmlRootName(xml: Buffer | string): string {
+  return parseXml(decodeXml(xml)).documentElement?.localName ?? '';
+}
+
 function pick(check: { valid: boolean; error?: string; certificate?: CertificateInfo }): {
   valid: boolean;
   error?: string;

@@ -102,14 +102,17 @@ export async function ensureTopicsWith(
  *   dte.uploaded  key = upload id          EnvioUploaded      sii-uploader -> sii-poller; also the
  *                                                             api's refresh-status re-poll request
  *                                                             (refresh = true), via its outbox
- *   dte-status    key = document id        DteStatusChanged   everyone -> projector, webhooks, ...
+ *   dte-status    key = document id        DteStatusChanged   everyone -> projector, webhooks, rcv-sync
  *                 (compacted: the latest status of each document stays)
+ *   rcv.sync      key = company:env:period RcvSyncRequested   api outbox (POST /rcv) -> rcv-sync
+ *                 (one key per period: its commands stay in order on one partition)
  */
 export const PIPELINE_TOPICS = {
   commands: 'dte.commands',
   signed: 'dte.signed',
   uploaded: 'dte.uploaded',
   status: 'dte-status',
+  rcvSync: 'rcv.sync',
 } as const;
 
 export type PipelineTopic = (typeof PIPELINE_TOPICS)[keyof typeof PIPELINE_TOPICS];
@@ -120,6 +123,7 @@ export const PIPELINE_SCHEMAS: Record<PipelineTopic, string> = {
   'dte.signed': 'dte-signed',
   'dte.uploaded': 'dte-uploaded',
   'dte-status': 'dte-status',
+  'rcv.sync': 'rcv-sync',
 };
 
 /** Partitions of each pipeline topic: PIPELINE_PARTITIONS (default 6) unless given per call. */
@@ -133,7 +137,13 @@ export function pipelineTopicSpecs(partitions = Number(process.env.PIPELINE_PART
       partitions,
       configs: { 'cleanup.policy': 'compact' },
     },
+    { name: PIPELINE_TOPICS.rcvSync, partitions },
   ];
+}
+
+/** The key of an rcv.sync command: one writer per (company, environment, period). */
+export function rcvSyncKey(companyId: string, siiEnv: 'cert' | 'prod', periodo: string): string {
+  return `${companyId}:${siiEnv}:${periodo}`;
 }
 
 /** The key of a dte.signed record: one uploader instance groups each company's documents per env. */

@@ -26,6 +26,7 @@ import {
 } from './endpoints';
 import { isTokenError, SiiError } from './errors';
 import { requestFolios, type FolioRequest } from './folios';
+import { readRcv, type RcvQuery, type RcvRegistro } from './rcv';
 import {
   consultarDocDteCedible,
   consultarFechaRecepcionSii,
@@ -233,6 +234,11 @@ export class SiiClient {
   /** A folio grant (the simulator's `POST {base}/folios`): resolves to the CAF XML text. */
   requestFolios(q: FolioRequest): Promise<string> {
     return requestFolios(this.transport, q);
+  }
+
+  /** One side (ventas or compras) of the RCV of a company and period. */
+  readRcv(q: RcvQuery): Promise<RcvRegistro> {
+    return readRcv(this.transport, q);
   }
 }
 

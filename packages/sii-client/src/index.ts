@@ -39,6 +39,8 @@ export type {
   UploadStatusQuery,
   UploadTypeCount,
 } from './status';
+export { interpretRcvReply } from './rcv';
+export type { RcvCesion, RcvDocumento, RcvOperacion, RcvQuery, RcvRegistro } from './rcv';
 export { ACCIONES_DOC, REGISTER_COD_RESP, REGISTER_TIPOS } from './register';
 export type { AccionDoc, RegisterAnswer, RegisterDocRef, RegisterEvent, RegisterHistory } from './register';
 export { DEFAULT_TIMEOUT_MS, DEFAULT_UPLOAD_TIMEOUT_MS, DEFAULT_USER_AGENT } from './transport';

@@ -8,6 +8,7 @@ import type { SigningCredential } from '@dte/engine';
 
 import type { SiiClient } from './client';
 import type { FolioRequest } from './folios';
+import type { RcvQuery, RcvRegistro } from './rcv';
 import type { AccionDoc, RegisterAnswer, RegisterDocRef, RegisterHistory } from './register';
 import type { DocumentStatus, DocumentStatusQuery, UploadStatus, UploadStatusQuery } from './status';
 import type { CallOptions } from './transport';
@@ -100,6 +101,16 @@ export class SiiSession {
       q.env,
       this.credential,
       (token) => this.client.requestFolios({ ...q, token }),
+      callOpts(q),
+    );
+  }
+
+  /** One side of the RCV with this certificate's token (renewed once on HTTP 401). */
+  readRcv(q: WithoutToken<RcvQuery>): Promise<RcvRegistro> {
+    return this.client.withToken(
+      q.env,
+      this.credential,
+      (token) => this.client.readRcv({ ...q, token }),
       callOpts(q),
     );
   }

@@ -17,6 +17,7 @@ import { BodyTooLarge } from './http';
 import { withDefaults, type SimulatorOptions } from './options';
 import { crSeed, getTokenFromSeed } from './routes/auth';
 import { adminRoutes } from './routes/admin';
+import { purchaseCessionRoutes } from './routes/purchase-cessions';
 import { exchangeRate } from './routes/exchange';
 import { requestFolios } from './routes/folios';
 import { queryEstDte, queryEstUp } from './routes/query';
@@ -65,6 +66,7 @@ export function createApp(sim: Sim): Koa {
     ctx.body = { status: 'ok' };
   });
   adminRoutes(sim, router);
+  purchaseCessionRoutes(sim, router);
 
   app.use(async (ctx, next) => {
     try {

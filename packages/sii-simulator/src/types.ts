@@ -101,4 +101,8 @@ export interface PurchaseRecord {
   iva: number;
   mntTotal: number;
   fechaRecepcion: string;
+  /** register events the receiver recorded on it (purchase-register.ts) */
+  events?: RegisterEvent[];
+  /** a transfer (factoring) recorded through the admin API (routes/purchase-cessions.ts) */
+  cesion?: { rutCesionario: string; razonSocialCesionario: string; fechaCesion: string };
 }

@@ -132,7 +132,23 @@ describe('sii-simulator: folio grants, RCV, exchange rates, admin and configurat
       c.documentos.find((d) => d.folio === f && d.rutEmisor === emisor)?.estado;
     expect(byFolio(caf.desde, COMPANY)).to.equal('RECLAMADO');
     expect(byFolio(caf.hasta, COMPANY)).to.equal('PENDIENTE');
-    expect(byFolio(77, '96543210-8')).to.equal('REGISTRO');
+    // a seeded purchase was received now: pending until its receiver acts or 8 days pass
+    expect(byFolio(77, '96543210-8')).to.equal('PENDIENTE');
+    const acd = await register(
+      w.base('cert'),
+      'cert',
+      'ingresarAceptacionReclamoDoc',
+      docParams('96543210-8', 33, 77, 'ACD'),
+      buyer,
+    );
+    expect(acd.codResp).to.equal(0);
+    const after = (await (
+      await fetch(`${w.base('cert')}/rcv/compras/${RECEPTOR}/${periodo}`, {
+        headers: { Cookie: `TOKEN=${buyer}` },
+      })
+    ).json()) as { documentos: { folio: number; estado: string; eventos: string[] }[] };
+    expect(after.documentos.find((d) => d.folio === 77)).to.include({ estado: 'REGISTRO' });
+    expect(after.documentos.find((d) => d.folio === 77)?.eventos).to.deep.equal(['ACD']);
     // the issuer's user may not read the buyer's purchases; no token → 401
     expect(
       (

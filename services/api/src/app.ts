@@ -15,6 +15,8 @@ import { createRouteKit } from './routes/route-kit';
 import { dteRoutes } from './routes/dtes';
 import { dteHelperRoutes } from './routes/dte-helpers';
 import { webhookRoutes } from './routes/webhooks';
+import { recepcionRoutes } from './routes/recepcion';
+import { rcvRoutes } from './routes/rcv';
 
 export const BASE_PATH = '/api/v1';
 
@@ -28,6 +30,8 @@ export function apiRoutes(deps: ApiDeps): RouteDef[] {
     ...webhookRoutes(deps, kit.now),
     ...dteHelperRoutes(deps, kit.now),
     ...dteRoutes(deps, kit.now),
+    ...recepcionRoutes(deps, kit.now),
+    ...rcvRoutes(deps, kit.now),
   ];
   let doc: unknown;
   const openApi = () =>

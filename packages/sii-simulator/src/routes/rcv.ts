@@ -8,19 +8,20 @@
  *
  * Sales are the documents the company issued and the simulator accepted; purchases are the
  * accepted documents it received plus purchases seeded with POST /admin/{env}/purchases.
- * Period = month of the issue date. estado (purchases): RECLAMADO after a claim, REGISTRO after
- * ACD/ERM or once the 8-day window has passed, PENDIENTE before; sales are always REGISTRO.
+ * Period = month of the issue date. estado (purchases, seeded ones too: purchase-register.ts):
+ * RECLAMADO after a claim, REGISTRO after ACD/ERM or once the 8-day window has passed, PENDIENTE
+ * before; sales are always REGISTRO. Every row also lists `eventos`, the register event codes
+ * recorded on it (so the issuer sees what its receiver did).
  * 401 { error: 'token_invalido' } without a valid token; 403 { error: 'sin_permiso' } when the
  * user is not authorized for the company; 422 for a malformed RUT or period.
  */
 import type { Context } from 'koa';
 import { applyFault, cookieToken, jsonError } from '../http';
 import { isFinal } from '../progress';
+import { purchaseEstado, seededAsDocument } from '../purchase-register';
 import { normalizeRut } from '../rut';
 import { authorize, checkToken, type Sim } from '../sim';
 import type { DocumentRecord, SiiEnv } from '../types';
-
-const EIGHT_DAYS_MS = 8 * 86_400_000;
 
 export async function rcv(
   sim: Sim,
@@ -59,6 +60,7 @@ export async function rcv(
     iva: d.iva ?? 0,
     mntTotal: d.mntTotal,
     estado,
+    eventos: d.events.map((ev) => ev.codEvento),
   });
   let documentos;
   if (operacion === 'ventas')
@@ -67,18 +69,17 @@ export async function rcv(
     documentos = [
       ...accepted
         .filter((d) => d.rutReceptor === rut)
-        .map((d) => {
-          const codes = d.events.map((ev) => ev.codEvento);
-          const estado = codes.some((c) => ['RCD', 'RFP', 'RFT'].includes(c))
-            ? 'RECLAMADO'
-            : codes.includes('ACD') || codes.includes('ERM') || now - d.receivedAt > EIGHT_DAYS_MS
-              ? 'REGISTRO'
-              : 'PENDIENTE';
-          return row(d, estado);
-        }),
+        .map((d) => ({ ...row(d, purchaseEstado(d, now)), cesion: null })),
       ...e.purchases
         .filter((p) => p.rutReceptor === rut && p.fchEmis.startsWith(periodo))
-        .map((p) => ({ ...p, estado: 'REGISTRO' })),
+        .map((p) => {
+          const d = seededAsDocument(env, p);
+          return {
+            ...row(d, purchaseEstado(d, now)),
+            fechaRecepcion: p.fechaRecepcion,
+            cesion: p.cesion ?? null,
+          };
+        }),
     ];
   }
   documentos.sort((a, b) => a.tipoDte - b.tipoDte || a.folio - b.folio);

@@ -16,6 +16,7 @@ import type { Context } from 'koa';
 import { chileDateTime } from '../chile-time';
 import { applyFault, cookieToken, readBody, xmlReply } from '../http';
 import { isFinal } from '../progress';
+import { findSeededPurchase } from '../purchase-register';
 import { joinRut, splitRut } from '../rut';
 import { authorize, checkToken, type Sim } from '../sim';
 import { elements, literalResponse, parseSoapCall, soapFault, SoapRequestError } from '../soap';
@@ -187,7 +188,8 @@ function visible(
 ): DocumentRecord | undefined {
   const e = sim.state.env[env];
   const d = e.documents.get(e.documentKey(emisor, tipo, folio));
-  if (!d || d.result === 'RECHAZADO') return undefined;
+  if (!d) return findSeededPurchase(e, env, emisor, tipo, folio);
+  if (d.result === 'RECHAZADO') return undefined;
   const u = e.uploads.get(d.trackId);
   return u && isFinal(u, now, sim.options.timings) ? d : undefined;
 }

@@ -7,6 +7,9 @@ export const SCOPES = [
   'caf:write',
   'webhook:read',
   'webhook:write',
+  'rcv:read',
+  'recepcion:read',
+  'recepcion:write',
 ] as const;
 
 export type Scope = (typeof SCOPES)[number];

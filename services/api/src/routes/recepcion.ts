@@ -1,0 +1,339 @@
+/**
+ * The purchases inbox (spec: GET /recepcion; scopes recepcion:read / recepcion:write). The rules
+ * live in @dte/reception; this file only mounts them:
+ *
+ * - `GET /recepcion` query cedida (only `true`), page (integer >= 1), pageSize (integer 1-500) →
+ *   `{documentos, total}`; anything else `400 recepcion.query_invalid`;
+ * - `GET /recepcion/:id`, `GET /recepcion/:id/xml` (the received DTE as it came);
+ * - `POST /recepcion/intercambio`: an EnvioDTE (or one lone DTE) another issuer sent us, raw XML
+ *   (`Content-Type: application/xml`); read safely and verified, stored whole or refused
+ *   (`400 validation_failed` with `detail.motivo`) and then stored nowhere; once stored, the SII
+ *   register is asked each DTE's reception date (consultarFechaRecepcionSii) for the deadline;
+ * - `POST /recepcion/:id/eventos` `{accion: ACD|ERM|RCD|RFP|RFT, confirmar: true}`: registered at
+ *   the SII's register (ingresarAceptacionReclamoDoc); irreversible, so `confirmar: true` is
+ *   required; a claim of a document the SII shows as transferred also needs `forzar: true`
+ *   (`409 recepcion.rar_cedible_warning`, requiresOverride). A refusal of the register
+ *   (out of the window, not the receiver, …) answers its code and changes nothing.
+ */
+import {
+  getInboxRow,
+  inboxXml,
+  isClaim,
+  listInbox,
+  parseSiiDateTime,
+  readReceivedXml,
+  recordInboxEvent,
+  ReceptionRefused,
+  REGISTER_ACTIONS,
+  setReceptionDate,
+  registerOutcome,
+  showInboxRow,
+  storeReceived,
+  DEFAULT_XML_LIMITS,
+  type InboxScope,
+  type ReceivedDocument,
+  type RegisterAction,
+} from '@dte/reception';
+import { isSiiError, resolveEndpoints, SiiClient, simulatorEndpoints } from '@dte/sii-client';
+import type { Context } from 'koa';
+import { loadSigningCredential, resolveActiveCertificate } from '../certificates/certificates';
+import type { ApiDeps, Principal, RouteDef } from '../context';
+import { ApiError } from '../http/api-error';
+import { readRaw } from '../http/json-body';
+import { principalOf } from './route-kit';
+
+const scopeOf = (p: Principal): InboxScope => ({
+  organizationId: p.organizationId,
+  env: p.environment,
+  companyId: p.companyId,
+});
+
+function queryInvalid(message: string): ApiError {
+  return new ApiError('recepcion.query_invalid', message);
+}
+
+/** The spec's query: cedida only `true`, page integer >= 1, pageSize integer 1-500. */
+export function parseRecepcionQuery(q: Record<string, unknown>): {
+  cedida: boolean;
+  page: number;
+  pageSize: number;
+} {
+  const one = (name: string): string | undefined => {
+    const v = q[name];
+    if (v === undefined) return undefined;
+    if (typeof v !== 'string') throw queryInvalid(`${name} must be given once.`);
+    return v;
+  };
+  const cedida = one('cedida');
+  if (cedida !== undefined && cedida !== 'true') throw queryInvalid('cedida admits only `true`.');
+  const int = (name: string, def: number, min: number, max: number): number => {
+    const raw = one(name);
+    if (raw === undefined) return def;
+    if (!/^\d{1,9}$/.test(raw)) throw queryInvalid(`${name} must be an integer.`);
+    const n = Number(raw);
+    if (n < min || n > max) throw queryInvalid(`${name} must be between ${min} and ${max}.`);
+    return n;
+  };
+  return {
+    cedida: cedida === 'true',
+    page: int('page', 1, 1, 1_000_000),
+    pageSize: int('pageSize', 50, 1, 500),
+  };
+}
+
+function siiClientOf(deps: ApiDeps): SiiClient {
+  const base = deps.config.siiBaseUrl;
+  return new SiiClient({
+    endpoints: base ? simulatorEndpoints(base) : resolveEndpoints(),
+    timeoutMs: deps.config.siiTimeoutMs,
+  });
+}
+
+async function companyOf(deps: ApiDeps, p: Principal): Promise<{ id: string; rut: string }> {
+  const rows: { id: string; rut: string }[] = await deps.dataSource.query(
+    `SELECT id, rut FROM companies WHERE organization_id = $1 AND ($2::uuid IS NULL OR id = $2) ORDER BY created_at LIMIT 2`,
+    [p.organizationId, p.companyId],
+  );
+  if (rows.length !== 1) throw new ApiError('empresa.not_found', 'The credential names no single company.');
+  return rows[0]!;
+}
+
+export function recepcionRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
+  const db = deps.dataSource;
+  let sii: SiiClient | undefined;
+  const row404 = async (ctx: Context) => {
+    const row = await getInboxRow(db, scopeOf(principalOf(ctx)), String(ctx.params.id));
+    if (!row) throw new ApiError('recepcion.no_encontrado', 'No such document in the purchases inbox.');
+    return row;
+  };
+  /**
+   * Best effort, after the file is stored: the SII's reception date of each DTE (the start of the
+   * 8-day window) from the register's consultarFechaRecepcionSii; unknown stays null (the next
+   * RCV sync brings it), and no SII failure refuses a file already verified and stored.
+   */
+  const askReceptionDates = async (p: Principal, ids: string[], docs: ReceivedDocument[]) => {
+    const wanted = docs
+      .map((d, i) => ({ d, id: ids[i]! }))
+      .filter(({ d }) => [33, 34, 43].includes(d.tipoDte));
+    if (wanted.length === 0 || wanted.length > 50) return;
+    try {
+      const cert = await resolveActiveCertificate(db, p.organizationId, undefined, now());
+      const session = (sii ??= siiClientOf(deps)).session(
+        await loadSigningCredential(db, deps.keys, cert.id),
+      );
+      for (const { d, id } of wanted) {
+        const text = await session.consultarFechaRecepcionSii({
+          env: p.environment,
+          rutEmisor: d.rutEmisor,
+          tipoDoc: d.tipoDte,
+          folio: d.folio,
+          timeoutMs: 5000,
+        });
+        const at = parseSiiDateTime(text);
+        if (at) await setReceptionDate(db, id, at);
+      }
+    } catch (err) {
+      deps.logger.warn({ err }, 'reception date of a received DTE not asked to the SII');
+    }
+  };
+  return [
+    {
+      method: 'get',
+      path: '/recepcion',
+      operationId: 'listRecepcion',
+      summary: 'Purchases inbox: supplier documents with the legal 8-day deadline and the cesión block',
+      tag: 'recepcion',
+      auth: 'bearer',
+      scope: 'recepcion:read',
+      query: {
+        cedida: {
+          description: 'only `true`: documents the SII shows as transferred',
+          schema: { type: 'string', enum: ['true'] },
+        },
+        page: { description: 'integer >= 1, default 1', schema: { type: 'integer', minimum: 1 } },
+        pageSize: {
+          description: 'integer 1-500, default 50',
+          schema: { type: 'integer', minimum: 1, maximum: 500 },
+        },
+      },
+      responses: { 200: { description: '{documentos, total}', schema: 'recepcion-list.schema.json' } },
+      errors: ['recepcion.query_invalid'],
+      handler: async (ctx) => {
+        const q = parseRecepcionQuery(ctx.query as Record<string, unknown>);
+        ctx.body = await listInbox(db, scopeOf(principalOf(ctx)), q, now());
+      },
+    },
+    {
+      method: 'get',
+      path: '/recepcion/:id',
+      operationId: 'getRecepcion',
+      summary: 'One document of the purchases inbox',
+      tag: 'recepcion',
+      auth: 'bearer',
+      scope: 'recepcion:read',
+      responses: { 200: { description: 'the document', schema: 'recepcion-documento.schema.json' } },
+      errors: ['recepcion.no_encontrado'],
+      handler: async (ctx) => {
+        ctx.body = showInboxRow(await row404(ctx), now());
+      },
+    },
+    {
+      method: 'get',
+      path: '/recepcion/:id/xml',
+      operationId: 'getRecepcionXml',
+      summary: 'The received DTE as it came (documents received by intercambio only)',
+      tag: 'recepcion',
+      auth: 'bearer',
+      scope: 'recepcion:read',
+      responses: { 200: { description: 'the DTE', contentType: 'application/xml' } },
+      errors: ['recepcion.no_encontrado'],
+      handler: async (ctx) => {
+        const xml = await inboxXml(db, scopeOf(principalOf(ctx)), String(ctx.params.id));
+        if (!xml) throw new ApiError('recepcion.no_encontrado', 'No received XML for this document.');
+        ctx.type = 'application/xml; charset=ISO-8859-1';
+        ctx.body = xml;
+      },
+    },
+    {
+      method: 'post',
+      path: '/recepcion/intercambio',
+      operationId: 'receiveIntercambio',
+      summary:
+        'Receive an EnvioDTE (or one DTE) another issuer sent: raw XML body, read without DTD or entities, each DTE signature and TED verified; stored whole or refused',
+      tag: 'recepcion',
+      auth: 'bearer',
+      scope: 'recepcion:write',
+      headers: { 'Content-Type': 'application/xml (or text/xml)' },
+      responses: {
+        201: {
+          description: '{documentos}: the stored documents',
+          schema: 'recepcion-intercambio.schema.json',
+        },
+      },
+      errors: ['validation_failed'],
+      handler: async (ctx) => {
+        const p = principalOf(ctx);
+        const company = await companyOf(deps, p);
+        const refuse = (motivo: string, message: string, documento?: unknown) =>
+          new ApiError('validation_failed', `The received file was refused (${motivo}): ${message}`, {
+            issues: [{ path: 'xml', message: `${motivo}: ${message}` }],
+            detail: { motivo, ...(documento ? { documento } : {}) },
+          });
+        let raw: Buffer;
+        try {
+          raw = await readRaw(ctx, DEFAULT_XML_LIMITS.maxBytes);
+        } catch {
+          throw refuse('tamano_excedido', `the file is larger than ${DEFAULT_XML_LIMITS.maxBytes} bytes`);
+        }
+        if (!ctx.is('application/xml', 'text/xml', '+xml'))
+          throw refuse('tipo_contenido', 'send the XML with Content-Type: application/xml');
+        let docs;
+        try {
+          docs = readReceivedXml(raw, { rutReceptor: company.rut });
+        } catch (err) {
+          if (err instanceof ReceptionRefused) throw refuse(err.reason, err.message, err.documento);
+          throw err;
+        }
+        const ids = await storeReceived(
+          db,
+          { organizationId: p.organizationId, companyId: company.id, env: p.environment },
+          docs,
+        );
+        await askReceptionDates(p, ids, docs);
+        const scope = scopeOf(p);
+        const t = now();
+        const documentos = [];
+        for (const id of ids) documentos.push(showInboxRow((await getInboxRow(db, scope, id))!, t));
+        ctx.status = 201;
+        ctx.body = { documentos };
+      },
+    },
+    {
+      method: 'post',
+      path: '/recepcion/:id/eventos',
+      operationId: 'registerRecepcionEvento',
+      summary:
+        'Acknowledge (ACD, ERM) or claim (RCD, RFP, RFT) a supplier document at the SII register; irreversible: needs confirmar true',
+      tag: 'recepcion',
+      auth: 'bearer',
+      scope: 'recepcion:write',
+      body: { kind: 'json', schema: 'recepcion-evento.schema.json' },
+      responses: {
+        200: {
+          description: 'the document with the recorded event',
+          schema: 'recepcion-documento.schema.json',
+        },
+      },
+      errors: [
+        'recepcion.no_encontrado',
+        'recepcion.evento_invalid_input',
+        'recepcion.rar_tipo_no_soportado',
+        'recepcion.rar_evento_rechazado',
+        'recepcion.rar_cedible_warning',
+        'sii_unavailable',
+      ],
+      handler: async (ctx) => {
+        const p = principalOf(ctx);
+        const body = (ctx.state.body ?? {}) as { accion?: unknown; confirmar?: unknown; forzar?: unknown };
+        const accion = body.accion as RegisterAction;
+        if (!(REGISTER_ACTIONS as readonly unknown[]).includes(accion))
+          throw new ApiError(
+            'recepcion.evento_invalid_input',
+            `accion must be one of ${REGISTER_ACTIONS.join(', ')}.`,
+            {
+              detail: { accion: body.accion ?? null },
+            },
+          );
+        if (body.confirmar !== true)
+          throw new ApiError(
+            'recepcion.evento_invalid_input',
+            'The action is irreversible at the SII: send confirmar: true to register it.',
+            { detail: { campo: 'confirmar' } },
+          );
+        const row = await row404(ctx);
+        const t = now();
+        if (![33, 34, 43].includes(Number(row.tipo_dte)))
+          throw new ApiError(
+            'recepcion.rar_tipo_no_soportado',
+            `The SII register does not handle type ${row.tipo_dte}.`,
+          );
+        const shown = showInboxRow(row, t);
+        if (isClaim(accion) && shown.cesion.estado === 'cedida' && body.forzar !== true)
+          throw new ApiError(
+            'recepcion.rar_cedible_warning',
+            'The SII shows this document as transferred: claim it only with forzar: true.',
+            {
+              detail: { requiresOverride: true, cesion: shown.cesion },
+            },
+          );
+        const cert = await resolveActiveCertificate(db, p.organizationId, undefined, t);
+        const credential = await loadSigningCredential(db, deps.keys, cert.id);
+        sii ??= siiClientOf(deps);
+        let answer;
+        try {
+          answer = await sii.session(credential).ingresarAceptacionReclamoDoc({
+            env: p.environment,
+            rutEmisor: row.rut_emisor,
+            tipoDoc: Number(row.tipo_dte),
+            folio: Number(row.folio),
+            accionDoc: accion,
+          });
+        } catch (err) {
+          if (isSiiError(err))
+            throw new ApiError('sii_unavailable', `The SII register did not answer: ${err.message}`, {
+              detail: { retryAfterSec: 30 },
+            });
+          throw err;
+        }
+        const outcome = registerOutcome(answer); // throws the catalog code of a refusal: nothing written
+        await recordInboxEvent(db, row, p.environment, {
+          accion,
+          codResp: outcome.codResp,
+          descResp: outcome.descResp,
+          registrado_at: t.toISOString(),
+        });
+        ctx.body = showInboxRow((await getInboxRow(db, scopeOf(p), row.id))!, t);
+      },
+    },
+  ];
+}

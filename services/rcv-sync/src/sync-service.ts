@@ -1,0 +1,126 @@
+/**
+ * rcv-sync: the RCV synchronizer.
+ *
+ * - consumes `rcv.sync` (group `rcv-sync.commands`; key = company:env:period, written by the
+ *   api's outbox on POST /rcv) and synchronizes that period (`syncPeriod`: one writer per period
+ *   by advisory lock, the previous snapshot kept when the SII fails);
+ * - consumes the compacted `dte-status` topic (its own group `rcv-sync.status`, from the
+ *   beginning, so a new instance rebuilds the sales side) and keeps our own documents' status on
+ *   the sales side of the register (`applyOwnStatus`);
+ * - every `tickMs`, syncs the periods due: failed syncs whose backoff passed, and open periods
+ *   (this month and the previous one) last synced more than `resyncMs` ago.
+ */
+import {
+  applyOwnStatus,
+  duePeriods,
+  syncPeriod,
+  type RcvSource,
+  type SyncDb,
+  type SyncResult,
+} from '@dte/reception';
+import { PIPELINE_TOPICS, type AvroConsumer, type Messaging } from '@dte/messaging';
+import type { Logger } from '@dte/service-runtime';
+import type { SyncSettings } from './config';
+
+export const COMMAND_GROUP = 'rcv-sync.commands';
+export const STATUS_GROUP = 'rcv-sync.status';
+
+interface RcvSyncCommand {
+  event_id: string;
+  organization_id: string;
+  company_id: string;
+  sii_env: 'cert' | 'prod';
+  periodo: string;
+  requested_at: string;
+}
+
+interface DteStatusRecord {
+  dte_id: string;
+  sii_status: string;
+  observed_at: string;
+}
+
+export class RcvSyncService {
+  private consumers: AvroConsumer[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private ticking: Promise<void> | undefined;
+  private stopped = false;
+  /** counters for the logs and the benchmark */
+  readonly stats = { synced: 0, failed: 0, busy: 0, documents: 0, statuses: 0 };
+
+  constructor(
+    private readonly deps: { db: SyncDb; source: RcvSource; logger: Logger; settings: SyncSettings },
+  ) {}
+
+  async start(messaging: Messaging): Promise<void> {
+    const commands = await messaging.createConsumer({
+      groupId: COMMAND_GROUP,
+      topics: [PIPELINE_TOPICS.rcvSync],
+      fromBeginning: true,
+    });
+    await commands.run<RcvSyncCommand>(async (msg) => {
+      if (!msg.value) return;
+      const v = msg.value;
+      await this.sync(v.company_id, v.sii_env, v.periodo, 'command');
+    });
+    const status = await messaging.createConsumer({
+      groupId: STATUS_GROUP,
+      topics: [PIPELINE_TOPICS.status],
+      fromBeginning: true,
+      partitionsConsumedConcurrently: 3,
+    });
+    await status.run<DteStatusRecord>(async (msg) => {
+      if (!msg.value) return;
+      if (await applyOwnStatus(this.deps.db, msg.value)) this.stats.statuses += 1;
+    });
+    this.consumers = [commands, status];
+    this.timer = setInterval(() => {
+      if (!this.ticking) this.ticking = this.tick().finally(() => (this.ticking = undefined));
+    }, this.deps.settings.tickMs);
+  }
+
+  /** One sync; a failure is recorded on the period (retried by the scheduler), never thrown. */
+  async sync(companyId: string, env: 'cert' | 'prod', periodo: string, why: string): Promise<SyncResult> {
+    const s = this.deps.settings;
+    const r = await syncPeriod(this.deps.db, this.deps.source, {
+      companyId,
+      env,
+      periodo,
+      maxAttempts: s.maxAttempts,
+      backoffMs: s.backoffMs,
+    });
+    const log = { companyId, env, periodo, why, ...r };
+    if (r.outcome === 'synced') {
+      this.stats.synced += 1;
+      this.stats.documents += r.documents;
+      this.deps.logger.info(log, 'rcv period synced');
+    } else if (r.outcome === 'failed') {
+      this.stats.failed += 1;
+      this.deps.logger.warn(log, 'rcv sync failed; previous snapshot kept');
+    } else if (r.outcome === 'busy') {
+      this.stats.busy += 1;
+      this.deps.logger.info(log, 'rcv period being synced by another writer');
+    } else this.deps.logger.warn(log, 'rcv sync for an unknown company');
+    return r;
+  }
+
+  private async tick(): Promise<void> {
+    if (this.stopped) return;
+    try {
+      const due = await duePeriods(this.deps.db, new Date(), this.deps.settings.resyncMs);
+      for (const p of due) {
+        if (this.stopped) return;
+        await this.sync(p.company_id, p.sii_env, p.periodo, 'schedule');
+      }
+    } catch (err) {
+      this.deps.logger.error({ err }, 'rcv scheduler tick failed');
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    await this.ticking;
+    for (const c of this.consumers) await c.disconnect();
+  }
+}
