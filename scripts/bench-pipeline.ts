@@ -14,6 +14,9 @@
  * slow client). BENCH_DOCS (1000), BENCH_TYPES (33), BENCH_BATCH = UPLOAD_MAX_DOCS (500),
  * BENCH_BATCH_WAIT_MS = UPLOAD_MAX_WAIT_MS (200), BENCH_SIM_REGISTER_MS (0) and BENCH_SIM_STEP_MS
  * (0): the simulator's QueryEstUp timings, BENCH_PARTITIONS (2).
+ * BENCH_ENV_<NAME>=<value> gives NAME=value to every service (e.g. BENCH_ENV_NODE_OPTIONS="--import
+ * ./scripts/bench/cpu-profile.mjs" with BENCH_ENV_CPU_PROFILE_DIR=/tmp/prof writes a CPU profile
+ * of each service when the run ends).
  *
  * CPU: /proc/<pid>/stat of each service process, of the PostgreSQL backends serving it (matched
  * by client port in pg_stat_activity), of PostgreSQL's own processes (WAL writer, checkpointer …),

@@ -15,7 +15,8 @@ if (dir) {
   const name = path.basename(path.dirname(path.dirname(process.argv[1] ?? 'node')));
   process.on('exit', () => {
     session.post('Profiler.stop', (err, res) => {
-      if (!err) fs.writeFileSync(path.join(dir, `${name}-${process.pid}.cpuprofile`), JSON.stringify(res.profile));
+      if (!err)
+        fs.writeFileSync(path.join(dir, `${name}-${process.pid}.cpuprofile`), JSON.stringify(res.profile));
     });
   });
 }

@@ -47,6 +47,11 @@ export interface ConsumerOptions {
   heartbeatInterval?: number;
   /** longest a fetch waits on the broker for new data (1000 ms by default; bounds disconnect time) */
   maxWaitTimeInMs?: number;
+  /**
+   * a fetch answers once this many bytes are there (or maxWaitTimeInMs passed): more than 1 makes
+   * fewer, larger batches under load at the price of up to maxWaitTimeInMs of latency; 1 by default
+   */
+  minBytes?: number;
   /** partitions handled at once (order is kept within a partition); 1 by default */
   partitionsConsumedConcurrently?: number;
   /** runBatch: most messages handed to one handler call (a fetched batch is cut); 500 by default */
@@ -98,6 +103,7 @@ export class AvroConsumer {
       sessionTimeout: options.sessionTimeout ?? 30000,
       heartbeatInterval: options.heartbeatInterval ?? 3000,
       maxWaitTimeInMs: options.maxWaitTimeInMs ?? 1000,
+      minBytes: options.minBytes ?? 1,
       allowAutoTopicCreation: false,
     });
     await consumer.connect();

@@ -289,6 +289,9 @@ export async function startSigner(
     topics: [PIPELINE_TOPICS.commands],
     fromBeginning: true,
     partitionsConsumedConcurrently: deps.concurrency ?? 3,
+    // under load a fetch waits up to 50 ms for 16 KiB, so a batch (one transaction) holds more
+    minBytes: 16 * 1024,
+    maxWaitTimeInMs: 50,
   });
   // one transaction per fetched batch of a partition
   await consumer.runBatch<EmitDteCommand>(async (msgs) => {

@@ -215,6 +215,9 @@ export async function startProjector(opts: {
     topics: [PIPELINE_TOPICS.status],
     fromBeginning: true,
     partitionsConsumedConcurrently: opts.partitionsConsumedConcurrently ?? 3,
+    // under load a fetch waits up to 50 ms for 16 KiB, so a batch (one transaction) holds more
+    minBytes: 16 * 1024,
+    maxWaitTimeInMs: 50,
   });
   // one transaction per fetched batch of a partition (records of one document share a partition)
   await consumer.runBatch<DteStatusRecord>(async (msgs) => {
