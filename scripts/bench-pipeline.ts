@@ -1,32 +1,56 @@
 /**
- * Benchmark of the emission pipeline (issue 6, item 9): documents per second from POST /dtes to
- * the SII's EPR, and POST /dtes latency, with the api, signer, sii-uploader and sii-poller as real
- * processes and the SII simulator as a process, on the local stack (a schema and topic prefix of
- * its own). Prints figures and the configuration; asserts nothing about time.
+ * Benchmark of the emission pipeline (issues 6 and 13): documents per second from POST /dtes to
+ * the SII's EPR, POST /dtes latency, and where the CPU goes, per document and per process, with
+ * the api, signer, sii-uploader and sii-poller as real processes and the SII simulator as a
+ * process, on the local stack (a schema and topic prefix of its own). Prints figures beside their
+ * configuration; asserts nothing about time.
  *
- *   npm run bench:pipeline
- *   BENCH_DOCS=500 BENCH_CONCURRENCY=16 BENCH_BATCH=100 npm run bench:pipeline
+ *   npm run bench:pipeline                                  # closed loop, 8 clients
+ *   BENCH_MODE=open BENCH_RATE=100 npm run bench:pipeline   # open loop, 100 POST/s on schedule
  *
- * BENCH_DOCS (300), BENCH_CONCURRENCY clients (8), BENCH_TYPES (33), BENCH_BATCH = UPLOAD_MAX_DOCS
- * (50), BENCH_BATCH_WAIT_MS = UPLOAD_MAX_WAIT_MS (500), BENCH_SIM_REGISTER_MS (300) and
- * BENCH_SIM_STEP_MS (50): the simulator's QueryEstUp timings, BENCH_PARTITIONS (2).
+ * BENCH_MODE closed | open. closed: BENCH_CONCURRENCY clients (8) each sends its next POST when
+ * the last one answered. open: one POST every 1/BENCH_RATE s (100/s) on a fixed schedule whatever
+ * the answers (latency counted from the scheduled instant, so a slow server is not hidden by a
+ * slow client). BENCH_DOCS (1000), BENCH_TYPES (33), BENCH_BATCH = UPLOAD_MAX_DOCS (500),
+ * BENCH_BATCH_WAIT_MS = UPLOAD_MAX_WAIT_MS (200), BENCH_SIM_REGISTER_MS (0) and BENCH_SIM_STEP_MS
+ * (0): the simulator's QueryEstUp timings, BENCH_PARTITIONS (2).
+ * BENCH_ENV_<NAME>=<value> gives NAME=value to every service (e.g. BENCH_ENV_NODE_OPTIONS="--import
+ * ./scripts/bench/cpu-profile.mjs" with BENCH_ENV_CPU_PROFILE_DIR=/tmp/prof writes a CPU profile
+ * of each service when the run ends).
+ *
+ * CPU: /proc/<pid>/stat of each service process, of the PostgreSQL backends serving it (matched
+ * by client port in pg_stat_activity), of PostgreSQL's own processes (WAL writer, checkpointer …),
+ * of the Kafka broker and of the schema registry (found by their ports). Kafka, the registry and
+ * PostgreSQL's own processes are shared with whatever else runs on the stack: their figures are an
+ * upper bound of this run's share.
  */
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import { SERVICES, emissionBody, percentile, startPipelineProcesses } from '../test/support/pipeline-harness';
+import { testStack } from '../test/support/env';
+import {
+  CpuAccount,
+  backendsOf,
+  pidListeningOn,
+  postgresAuxiliary,
+  type BackendQuery,
+} from './bench/process-cpu';
 
 const num = (name: string, dflt: number) => Number(process.env[name] ?? dflt);
-const DOCS = num('BENCH_DOCS', 300);
+const MODE = process.env.BENCH_MODE === 'open' ? 'open' : 'closed';
+const DOCS = num('BENCH_DOCS', 1000);
 const CONCURRENCY = num('BENCH_CONCURRENCY', 8);
+const RATE = num('BENCH_RATE', 100);
 const TYPES = (process.env.BENCH_TYPES ?? '33').split(',').map(Number) as (33 | 34 | 52 | 61)[];
-const BATCH = num('BENCH_BATCH', 50);
-const BATCH_WAIT_MS = num('BENCH_BATCH_WAIT_MS', 500);
-const SIM = { registerMs: num('BENCH_SIM_REGISTER_MS', 300), stepMs: num('BENCH_SIM_STEP_MS', 50) };
+const BATCH = num('BENCH_BATCH', 500);
+const BATCH_WAIT_MS = num('BENCH_BATCH_WAIT_MS', 200);
+const SIM = { registerMs: num('BENCH_SIM_REGISTER_MS', 0), stepMs: num('BENCH_SIM_STEP_MS', 0) };
 const PARTITIONS = num('BENCH_PARTITIONS', 2);
-const WARMUP = 5;
+const WARMUP = 20;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const fmt = (ms: number) => `${ms.toFixed(0)} ms`;
+const portOf = (url: string) => Number(new URL(url.replace(/^postgres(ql)?:/, 'http:')).port);
 
 async function main(): Promise<void> {
   const workerEnv = {
@@ -39,7 +63,13 @@ async function main(): Promise<void> {
     POLL_BACKOFF_MAX_MS: '1000',
     POLL_TICK_MS: '100',
     POLL_MAX_ATTEMPTS: '200',
+    ...Object.fromEntries(
+      Object.entries(process.env)
+        .filter(([k]) => k.startsWith('BENCH_ENV_'))
+        .map(([k, v]) => [k.slice(10), v!]),
+    ),
   };
+  const stack = await testStack();
   console.log('[bench] starting the stack processes …');
   const p = await startPipelineProcesses({
     label: 'bench',
@@ -52,7 +82,6 @@ async function main(): Promise<void> {
     const db = p.db.dataSource;
     const post = async (i: number) => {
       const tipo = TYPES[i % TYPES.length]!;
-      const t = performance.now();
       const res = await fetch(`${p.apiUrl}/dtes`, {
         method: 'POST',
         headers: {
@@ -64,9 +93,7 @@ async function main(): Promise<void> {
         body: JSON.stringify(emissionBody(tipo, co.rut, 1000 + i)),
       });
       const body = (await res.json()) as { id: string };
-      const ms = performance.now() - t;
-      if (res.status !== 202) throw new Error(`POST /dtes: ${res.status} ${JSON.stringify(body)}`);
-      return { id: body.id, ms };
+      return { status: res.status, id: body.id, body };
     };
     const eprCount = async (ids: string[]) =>
       (
@@ -78,6 +105,7 @@ async function main(): Promise<void> {
 
     // warm-up: token cache, JIT, connection pools (not measured)
     const warm = await Promise.all(Array.from({ length: WARMUP }, (_, i) => post(i)));
+    if (warm.some((w) => w.status !== 202)) throw new Error(`warm-up POST: ${JSON.stringify(warm[0]!.body)}`);
     const warmIds = warm.map((w) => w.id);
     const wu = Date.now() + 120_000;
     while ((await eprCount(warmIds)) < WARMUP) {
@@ -85,30 +113,94 @@ async function main(): Promise<void> {
       await sleep(200);
     }
 
-    const procs = [...SERVICES.map((n) => p.services[n]), p.simulator];
-    const cpu0 = procs.map((s) => s.cpuSeconds() ?? 0);
+    // CPU accounting: services, their PostgreSQL backends, PostgreSQL's own processes, Kafka, registry
+    const dbPort = portOf(stack.databaseUrl);
+    let activity: { at: number; rows: Awaited<ReturnType<BackendQuery>> } | undefined;
+    const backends: BackendQuery = async () => {
+      if (!activity || Date.now() - activity.at > 200)
+        activity = {
+          at: Date.now(),
+          rows: await db.query(
+            `SELECT pid, client_port, backend_type FROM pg_stat_activity WHERE pid <> pg_backend_pid()`,
+          ),
+        };
+      return activity.rows;
+    };
+    const postmaster = pidListeningOn(dbPort);
+    const kafkaPid = pidListeningOn(Number(stack.kafkaBrokers[0]!.split(':')[1]));
+    const registryPid = pidListeningOn(Number(new URL(stack.schemaRegistryUrl).port));
+    const cpu = new CpuAccount();
+    for (const n of SERVICES) cpu.add(n, () => (p.services[n].child?.pid ? [p.services[n].child!.pid!] : []));
+    for (const n of SERVICES)
+      cpu.add(`postgres for ${n}`, () => backendsOf(p.services[n].child?.pid, dbPort, backends));
+    cpu.add('sii-simulator', () => (p.simulator.child?.pid ? [p.simulator.child.pid] : []));
+    cpu.add('postgres own processes (shared)', () => postgresAuxiliary(postmaster, backends));
+    cpu.add('kafka broker (shared)', () => (kafkaPid ? [kafkaPid] : []));
+    cpu.add('schema registry (shared)', () => (registryPid ? [registryPid] : []));
+    cpu.add('bench client', () => [process.pid]);
+    await cpu.start();
+    const load0 = os.loadavg()[0]!;
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        await sleep(500);
+        await cpu.sample().catch(() => undefined);
+      }
+    })();
+
     const latencies: number[] = [];
     const ids: string[] = [];
-    let next = 0;
+    const refused = new Map<string, number>();
+    const record = (r: Awaited<ReturnType<typeof post>>, ms: number) => {
+      if (r.status === 202) {
+        latencies.push(ms);
+        ids.push(r.id);
+      } else {
+        const k = `${r.status} ${(r.body as unknown as { code?: string }).code ?? ''}`;
+        refused.set(k, (refused.get(k) ?? 0) + 1);
+      }
+    };
     const t0 = Date.now();
-    await Promise.all(
-      Array.from({ length: CONCURRENCY }, async () => {
-        while (next < DOCS) {
-          const r = await post(WARMUP + next++);
-          latencies.push(r.ms);
-          ids.push(r.id);
-        }
-      }),
-    );
+    if (MODE === 'closed') {
+      let next = 0;
+      await Promise.all(
+        Array.from({ length: CONCURRENCY }, async () => {
+          while (next < DOCS) {
+            const t = performance.now();
+            const r = await post(WARMUP + next++);
+            record(r, performance.now() - t);
+          }
+        }),
+      );
+    } else {
+      const start = performance.now();
+      const pending: Promise<void>[] = [];
+      for (let i = 0; i < DOCS; i++) {
+        const due = start + (i * 1000) / RATE;
+        const wait = due - performance.now();
+        if (wait > 1) await sleep(wait);
+        pending.push(
+          post(WARMUP + i).then(
+            (r) => record(r, performance.now() - due),
+            () => record({ status: 0, id: '', body: { id: '' } }, 0),
+          ),
+        );
+      }
+      await Promise.all(pending);
+    }
     const postedAt = Date.now();
     const deadline = postedAt + 300_000;
     let done = 0;
-    while ((done = await eprCount(ids)) < DOCS) {
-      if (Date.now() > deadline) throw new Error(`only ${done}/${DOCS} documents reached EPR in 300 s`);
+    while ((done = await eprCount(ids)) < ids.length) {
+      if (Date.now() > deadline) throw new Error(`only ${done}/${ids.length} documents reached EPR in 300 s`);
       await sleep(100);
     }
     const eprAt = Date.now();
-    const cpu = procs.map((s, i) => `${s.name} ${((s.cpuSeconds() ?? 0) - cpu0[i]!).toFixed(1)}`).join(', ');
+    sampling = false;
+    await sampler;
+    await cpu.sample();
+    const totals = cpu.totals();
+    const load1 = os.loadavg()[0]!;
     const e2e: { ms: number }[] = await db.query(
       `SELECT extract(epoch FROM (e.observed_at - d.created_at)) * 1000 AS ms
          FROM dtes d JOIN dte_events e ON e.dte_id = d.id AND e.sii_status = 'EPR'
@@ -123,38 +215,51 @@ async function main(): Promise<void> {
     latencies.sort((a, b) => a - b);
     const e2eMs = e2e.map((r) => Number(r.ms)).sort((a, b) => a - b);
     const secs = (eprAt - t0) / 1000;
+    const n = ids.length;
 
     console.log('\n[bench] configuration');
     console.log(
-      `  documents ${DOCS} (types ${TYPES.join(',')}), ${CONCURRENCY} concurrent clients, ${WARMUP} warm-up`,
+      MODE === 'closed'
+        ? `  mode closed loop: ${CONCURRENCY} concurrent clients, each POSTs when its last POST answered`
+        : `  mode OPEN loop: ${RATE} POST/s offered on a fixed schedule (latency from the scheduled instant)`,
     );
+    console.log(`  documents ${DOCS} (types ${TYPES.join(',')}), ${WARMUP} warm-up documents not measured`);
     console.log(
       `  uploader: UPLOAD_MAX_DOCS ${BATCH}, UPLOAD_MAX_WAIT_MS ${BATCH_WAIT_MS}, UPLOAD_SWEEP_MS 200`,
     );
     console.log('  poller: first 300 ms, backoff 250 ms x1.5 up to 1000 ms, tick 100 ms');
     console.log(`  simulator: registerMs ${SIM.registerMs}, stepMs ${SIM.stepMs} (process of its own)`);
     console.log(`  topic partitions ${PARTITIONS}; one process per service (api with relay and projector)`);
+    const extra = Object.entries(workerEnv).filter(
+      ([k]) => !k.startsWith('UPLOAD_') && !k.startsWith('POLL_'),
+    );
+    if (extra.length) console.log(`  service env: ${extra.map(([k, v]) => `${k}=${v}`).join(' ')}`);
     console.log(
-      `  machine: ${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'}), ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}, load ${os
-        .loadavg()
-        .map((l) => l.toFixed(1))
-        .join(' ')}`,
+      `  machine: ${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'}), ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}; load average (1 min) ${load0.toFixed(1)} at start, ${load1.toFixed(1)} at end`,
     );
     console.log('[bench] figures');
     console.log(
-      `  POST /dtes latency: p50 ${fmt(percentile(latencies, 50))}, p99 ${fmt(percentile(latencies, 99))}, max ${fmt(latencies[latencies.length - 1]!)}`,
+      `  POST /dtes latency: p50 ${fmt(percentile(latencies, 50))}, p95 ${fmt(percentile(latencies, 95))}, p99 ${fmt(percentile(latencies, 99))}, max ${fmt(latencies[latencies.length - 1]!)}`,
     );
     console.log(
-      `  POST /dtes accepted: ${(DOCS / ((postedAt - t0) / 1000)).toFixed(1)} docs/s (${DOCS} in ${((postedAt - t0) / 1000).toFixed(1)} s)`,
+      `  POST /dtes accepted: ${(n / ((postedAt - t0) / 1000)).toFixed(1)} docs/s (${n} in ${((postedAt - t0) / 1000).toFixed(1)} s)` +
+        (refused.size ? `; refused: ${[...refused].map(([k, v]) => `${v} × ${k}`).join(', ')}` : ''),
     );
     console.log(
-      `  POST → EPR: ${(DOCS / secs).toFixed(1)} docs/s (first POST to last EPR: ${secs.toFixed(1)} s)`,
+      `  POST → EPR: ${(n / secs).toFixed(1)} docs/s (first POST to last EPR: ${secs.toFixed(1)} s)`,
     );
     console.log(
       `  per document POST → EPR (created_at → EPR observed_at): p50 ${fmt(percentile(e2eMs, 50))}, p99 ${fmt(percentile(e2eMs, 99))}`,
     );
-    console.log(`  CPU seconds used during the measured run: ${cpu}`);
     console.log(`  envelopes: ${uploads[0]!.n} for ${uploads[0]!.docs} documents`);
+    console.log(`  CPU per document (ms), over the measured run (${secs.toFixed(1)} s):`);
+    let system = 0;
+    for (const t of totals) {
+      const perDoc = (t.seconds * 1000) / n;
+      if (t.name !== 'bench client') system += perDoc;
+      console.log(`    ${t.name.padEnd(34)} ${perDoc.toFixed(2).padStart(7)}   (${t.seconds.toFixed(1)} s)`);
+    }
+    console.log(`    ${'whole system (all but the client)'.padEnd(34)} ${system.toFixed(2).padStart(7)}`);
   } finally {
     await p.close();
   }

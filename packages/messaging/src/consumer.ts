@@ -31,6 +31,12 @@ export interface MessageContext {
 
 export type MessageHandler<T> = (message: IncomingMessage<T>, ctx: MessageContext) => Promise<void>;
 
+/**
+ * Handles a batch of messages of ONE partition, in offset order. The offsets are committed only
+ * after the handler resolved; if it throws, the whole batch is delivered again.
+ */
+export type BatchHandler<T> = (messages: IncomingMessage<T>[], ctx: MessageContext) => Promise<void>;
+
 export interface ConsumerOptions {
   groupId: string;
   /** logical topic names (the prefix is added) */
@@ -41,8 +47,15 @@ export interface ConsumerOptions {
   heartbeatInterval?: number;
   /** longest a fetch waits on the broker for new data (1000 ms by default; bounds disconnect time) */
   maxWaitTimeInMs?: number;
+  /**
+   * a fetch answers once this many bytes are there (or maxWaitTimeInMs passed): more than 1 makes
+   * fewer, larger batches under load at the price of up to maxWaitTimeInMs of latency; 1 by default
+   */
+  minBytes?: number;
   /** partitions handled at once (order is kept within a partition); 1 by default */
   partitionsConsumedConcurrently?: number;
+  /** runBatch: most messages handed to one handler call (a fetched batch is cut); 500 by default */
+  maxBatchSize?: number;
   /** takes values that cannot be decoded; when absent such a value is an error (retried) */
   onDecodeError?: (
     error: Error,
@@ -90,6 +103,7 @@ export class AvroConsumer {
       sessionTimeout: options.sessionTimeout ?? 30000,
       heartbeatInterval: options.heartbeatInterval ?? 3000,
       maxWaitTimeInMs: options.maxWaitTimeInMs ?? 1000,
+      minBytes: options.minBytes ?? 1,
       allowAutoTopicCreation: false,
     });
     await consumer.connect();
@@ -132,6 +146,70 @@ export class AvroConsumer {
           },
           { heartbeat },
         );
+      },
+    });
+  }
+
+  /**
+   * Subscribes and hands the messages over in batches (one partition's fetched messages, cut at
+   * `maxBatchSize`), so the handler can do one transaction per batch. Each batch's offsets are
+   * resolved and committed after the handler resolved: at least once, never skipping. A value
+   * that cannot be decoded goes to `onDecodeError` (else the batch fails and is retried).
+   */
+  async runBatch<T>(handler: BatchHandler<T>): Promise<void> {
+    const max = Math.max(1, this.options.maxBatchSize ?? 500);
+    await this.consumer.subscribe({
+      topics: this.options.topics.map(this.topicName),
+      fromBeginning: this.options.fromBeginning ?? false,
+    });
+    await this.consumer.run({
+      partitionsConsumedConcurrently: this.options.partitionsConsumedConcurrently ?? 1,
+      eachBatchAutoResolve: false,
+      autoCommit: true,
+      eachBatch: async ({
+        batch,
+        resolveOffset,
+        heartbeat,
+        commitOffsetsIfNecessary,
+        isRunning,
+        isStale,
+      }) => {
+        const { topic, partition } = batch;
+        for (let i = 0; i < batch.messages.length; i += max) {
+          if (!isRunning() || isStale()) return;
+          const slice = batch.messages.slice(i, i + max);
+          const decoded: IncomingMessage<T>[] = [];
+          for (const message of slice) {
+            let value: T | null = null;
+            if (message.value !== null) {
+              try {
+                value = (await this.schemas.decode(message.value)) as T;
+              } catch (err) {
+                if (!this.options.onDecodeError) throw err;
+                await this.options.onDecodeError(err as Error, {
+                  topic,
+                  partition,
+                  offset: message.offset,
+                  value: message.value,
+                });
+                continue;
+              }
+            }
+            decoded.push({
+              topic: this.logicalName(topic),
+              partition,
+              offset: message.offset,
+              key: message.key === null ? null : message.key.toString('utf8'),
+              value,
+              headers: headersOf(message.headers),
+              timestamp: message.timestamp,
+            });
+          }
+          if (decoded.length > 0) await handler(decoded, { heartbeat });
+          resolveOffset(slice[slice.length - 1]!.offset);
+          await commitOffsetsIfNecessary();
+          await heartbeat();
+        }
       },
     });
   }

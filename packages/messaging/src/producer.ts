@@ -70,6 +70,41 @@ export class AvroProducer {
     return meta.map((r) => ({ topic: r.topicName, partition: r.partition, baseOffset: r.baseOffset ?? '' }));
   }
 
+  /**
+   * Sends messages of several topics in ONE produce request (per broker) and resolves once the
+   * broker acknowledged them all (acks = all). Order is kept within each topic as given (requests
+   * of one topic are merged in order). Every value is encoded before anything is sent: a value its
+   * schema refuses fails the whole call and sends nothing.
+   */
+  async sendBatch(reqs: SendRequest<unknown>[]): Promise<SentRecord[]> {
+    const byTopic = new Map<
+      string,
+      { key: string | null; value: Buffer | null; headers?: Record<string, string>; partition?: number }[]
+    >();
+    for (const req of reqs) {
+      const topic = this.topicName(req.topic);
+      const hasValues = req.messages.some((m) => m.value !== null);
+      const id = hasValues ? await this.schemas.idFor(topic, req.schema) : undefined;
+      const encoded = await Promise.all(
+        req.messages.map(async (m) => ({
+          key: m.key,
+          value: m.value === null ? null : await this.schemas.encode(id!, m.value),
+          headers: m.headers,
+          partition: m.partition,
+        })),
+      );
+      const list = byTopic.get(topic) ?? [];
+      list.push(...encoded);
+      byTopic.set(topic, list);
+    }
+    if (byTopic.size === 0) return [];
+    const meta = await this.producer.sendBatch({
+      acks: -1,
+      topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })),
+    });
+    return meta.map((r) => ({ topic: r.topicName, partition: r.partition, baseOffset: r.baseOffset ?? '' }));
+  }
+
   async disconnect(): Promise<void> {
     await this.producer.disconnect();
   }

@@ -13,7 +13,7 @@
  * transaction, and the consumer moves on: no crash loop. Failures that may pass (database
  * down, master key unavailable) throw, and the command is redelivered.
  */
-import { claimEvent, statusChangeEntry, writeOutbox } from '@dte/database';
+import { statusChangeEntry, writeOutbox, type PipelineOutboxEntry } from '@dte/database';
 import { stampAndSignDte, type Caf, type DteDocument } from '@dte/engine';
 import {
   PIPELINE_SCHEMAS,
@@ -76,7 +76,8 @@ interface DocRow {
   certificate_id: string;
   rut_emisor: string;
   document: DteDocument;
-  signed_xml: string | null;
+  /** signed_xml is set */
+  signed: boolean;
 }
 
 export type SignResult = 'signed' | 'duplicate' | 'already_signed' | 'failed' | 'unknown_document';
@@ -124,101 +125,149 @@ async function loadCaf(db: DataSource, keys: KeyWrapper, cafId: string): Promise
   };
 }
 
-/** Handles one command (exported for the consumer and for tests). */
+/** Handles one command (exported for tests): a batch of one. */
 export async function signCommand(deps: SignerDeps, cmd: EmitDteCommand): Promise<SignResult> {
+  return (await signCommands(deps, [cmd]))[0]!;
+}
+
+/**
+ * Handles a batch of commands with the outcome of handling them one by one in order: the
+ * documents are read in one statement, each CAF is opened once per batch and each certificate
+ * once per process (StoredCredentials), the signing is done in memory, then ONE transaction
+ * claims every event id (one multi-row insert), locks the documents, stores the signed XMLs (one
+ * multi-row update) and writes every outbox message (one multi-row insert). Returns each
+ * command's result, in order.
+ */
+export async function signCommands(deps: SignerDeps, cmds: EmitDteCommand[]): Promise<SignResult[]> {
+  if (cmds.length === 0) return [];
   const db = deps.dataSource;
   const now = (deps.clock ?? (() => new Date()))();
   const rows: DocRow[] = await db.query(
     `SELECT id, organization_id, company_id, sii_env, tipo_dte, folio, caf_id, certificate_id, rut_emisor,
-            document, signed_xml FROM dtes WHERE id = $1`,
-    [cmd.dte_id],
+            document, signed_xml IS NOT NULL AS signed FROM dtes WHERE id = ANY($1::uuid[])`,
+    [[...new Set(cmds.map((c) => c.dte_id))]],
   );
-  const doc = rows[0];
-  if (!doc) {
-    // the outbox commits the command with its document: this is another database's command
-    deps.logger.warn({ dteId: cmd.dte_id, eventId: cmd.event_id }, 'signer: unknown document; skipped');
-    return 'unknown_document';
-  }
-  const ref = {
-    id: doc.id,
-    organizationId: doc.organization_id,
-    siiEnv: doc.sii_env,
-    tipoDte: doc.tipo_dte,
-    folio: doc.folio,
-  };
-
-  let signedXml: string | undefined;
-  let failure: string | undefined;
-  if (doc.signed_xml === null) {
-    try {
-      const credentials =
-        deps.credentials ?? new StoredCredentials({ db, keys: deps.keys, now: () => Date.now() });
-      const credential = await credentials.get(doc.certificate_id).catch((err: unknown) => {
-        throw err instanceof UnusableCertificateError ? new CannotSign(err.message) : err;
-      });
-      const caf = await loadCaf(db, deps.keys, doc.caf_id);
+  const docs = new Map(rows.map((r) => [r.id, r]));
+  const credentials =
+    deps.credentials ?? new StoredCredentials({ db, keys: deps.keys, now: () => Date.now() });
+  const cafs = new Map<string, Promise<Caf>>();
+  const outcome = new Map<string, { signedXml: string } | { failure: string }>();
+  try {
+    for (const doc of rows) {
+      if (doc.signed) continue;
       try {
-        signedXml = stampAndSignDte(doc.document, { caf, credential, timestamp: now });
+        const credential = await credentials.get(doc.certificate_id).catch((err: unknown) => {
+          throw err instanceof UnusableCertificateError ? new CannotSign(err.message) : err;
+        });
+        let caf = cafs.get(doc.caf_id);
+        if (!caf) {
+          caf = loadCaf(db, deps.keys, doc.caf_id);
+          cafs.set(doc.caf_id, caf);
+        }
+        const opened = await caf;
+        try {
+          outcome.set(doc.id, {
+            signedXml: stampAndSignDte(doc.document, { caf: opened, credential, timestamp: now }),
+          });
+        } catch (err) {
+          // the engine's ServiceErrors (expired certificate or CAF, folio outside the CAF, ...)
+          throw new CannotSign((err as Error).message);
+        }
       } catch (err) {
-        // the engine's ServiceErrors (expired certificate or CAF, folio outside the CAF, ...)
-        throw new CannotSign((err as Error).message);
-      } finally {
-        caf.rsaPrivateKeyPem = '';
+        if (!(err instanceof CannotSign)) throw err;
+        outcome.set(doc.id, { failure: err.message });
       }
-    } catch (err) {
-      if (!(err instanceof CannotSign)) throw err;
-      failure = err.message;
     }
+  } finally {
+    for (const caf of cafs.values()) await caf.then((c) => (c.rsaPrivateKeyPem = '')).catch(() => undefined);
   }
 
   return db.transaction(async (m) => {
-    if (!(await claimEvent(m, SIGNER_CONSUMER, cmd.event_id))) return 'duplicate';
-    const locked: { signed_xml: string | null }[] = await m.query(
-      'SELECT signed_xml FROM dtes WHERE id = $1 FOR UPDATE',
-      [doc.id],
-    );
-    if (locked[0]?.signed_xml != null) return 'already_signed';
-    if (failure !== undefined) {
-      await writeOutbox(m, [
-        statusChangeEntry(ref, {
-          siiStatus: 'emision_fallida',
-          glosa: `No se pudo firmar: ${failure}`,
-          observedAt: now,
-          source: 'signer',
-        }),
-      ]);
-      deps.logger.warn(
-        { dteId: doc.id, reason: failure },
-        'signer: document cannot be signed (emision_fallida)',
-      );
-      return 'failed';
-    }
-    await m.query('UPDATE dtes SET signed_xml = $2, signed_at = $3 WHERE id = $1 AND signed_xml IS NULL', [
-      doc.id,
-      signedXml,
-      now,
-    ]);
-    await writeOutbox(m, [
-      {
-        topic: PIPELINE_TOPICS.signed,
-        schema: PIPELINE_SCHEMAS[PIPELINE_TOPICS.signed],
-        key: signedKey(doc.company_id, doc.sii_env),
-        payload: {
-          event_id: randomUUID(),
-          dte_id: doc.id,
-          organization_id: doc.organization_id,
-          company_id: doc.company_id,
-          rut_emisor: doc.rut_emisor,
-          sii_env: doc.sii_env,
-          tipo_dte: doc.tipo_dte,
-          folio: Number(doc.folio),
-          certificate_id: doc.certificate_id,
-          signed_at: now.toISOString(),
+    const known = cmds.filter((c) => docs.has(c.dte_id));
+    const claimedRows: { event_id: string }[] = known.length
+      ? await m.query(
+          `INSERT INTO processed_events (consumer, event_id) SELECT $1, e FROM unnest($2::text[]) AS e
+           ON CONFLICT (consumer, event_id) DO NOTHING RETURNING event_id`,
+          [SIGNER_CONSUMER, known.map((c) => c.event_id)],
+        )
+      : [];
+    const claimed = new Set(claimedRows.map((r) => r.event_id));
+    const lockIds = [...new Set(known.filter((c) => claimed.has(c.event_id)).map((c) => c.dte_id))].sort();
+    const locked: { id: string; signed: boolean }[] = lockIds.length
+      ? await m.query(
+          'SELECT id, signed_xml IS NOT NULL AS signed FROM dtes WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE',
+          [lockIds],
+        )
+      : [];
+    const signedNow = new Set(locked.filter((r) => r.signed).map((r) => r.id));
+    const updates: { id: string; xml: string }[] = [];
+    const entries: PipelineOutboxEntry[] = [];
+    const results = cmds.map((cmd): SignResult => {
+      const doc = docs.get(cmd.dte_id);
+      if (!doc) {
+        // the outbox commits the command with its document: this is another database's command
+        deps.logger.warn({ dteId: cmd.dte_id, eventId: cmd.event_id }, 'signer: unknown document; skipped');
+        return 'unknown_document';
+      }
+      if (!claimed.delete(cmd.event_id)) return 'duplicate';
+      if (signedNow.has(doc.id)) return 'already_signed';
+      const ref = {
+        id: doc.id,
+        organizationId: doc.organization_id,
+        siiEnv: doc.sii_env,
+        tipoDte: doc.tipo_dte,
+        folio: doc.folio,
+      };
+      const done = outcome.get(doc.id);
+      if (!done) return 'already_signed'; // signed when read, so signed now
+      signedNow.add(doc.id);
+      if ('failure' in done) {
+        entries.push(
+          statusChangeEntry(ref, {
+            siiStatus: 'emision_fallida',
+            glosa: `No se pudo firmar: ${done.failure}`,
+            observedAt: now,
+            source: 'signer',
+          }),
+        );
+        deps.logger.warn(
+          { dteId: doc.id, reason: done.failure },
+          'signer: document cannot be signed (emision_fallida)',
+        );
+        return 'failed';
+      }
+      updates.push({ id: doc.id, xml: done.signedXml });
+      entries.push(
+        {
+          topic: PIPELINE_TOPICS.signed,
+          schema: PIPELINE_SCHEMAS[PIPELINE_TOPICS.signed],
+          key: signedKey(doc.company_id, doc.sii_env),
+          payload: {
+            event_id: randomUUID(),
+            dte_id: doc.id,
+            organization_id: doc.organization_id,
+            company_id: doc.company_id,
+            rut_emisor: doc.rut_emisor,
+            sii_env: doc.sii_env,
+            tipo_dte: doc.tipo_dte,
+            folio: Number(doc.folio),
+            certificate_id: doc.certificate_id,
+            signed_at: now.toISOString(),
+          },
         },
-      },
-      statusChangeEntry(ref, { siiStatus: 'signed', observedAt: now, source: 'signer' }),
-    ]);
-    return 'signed';
+        statusChangeEntry(ref, { siiStatus: 'signed', observedAt: now, source: 'signer' }),
+      );
+      return 'signed';
+    });
+    if (updates.length)
+      await m.query(
+        `UPDATE dtes SET signed_xml = v.xml, signed_at = $3
+           FROM unnest($1::uuid[], $2::text[]) AS v(id, xml)
+          WHERE dtes.id = v.id AND dtes.signed_xml IS NULL`,
+        [updates.map((u) => u.id), updates.map((u) => u.xml), now],
+      );
+    await writeOutbox(m, entries);
+    return results;
   });
 }
 
@@ -240,11 +289,18 @@ export async function startSigner(
     topics: [PIPELINE_TOPICS.commands],
     fromBeginning: true,
     partitionsConsumedConcurrently: deps.concurrency ?? 3,
+    // under load a fetch waits up to 50 ms for 16 KiB, so a batch (one transaction) holds more
+    minBytes: 16 * 1024,
+    maxWaitTimeInMs: 50,
   });
-  await consumer.run<EmitDteCommand>(async (msg) => {
-    if (msg.value === null) return;
-    const result = await signCommand(handlerDeps, msg.value);
-    deps.logger.debug({ dteId: msg.value.dte_id, result }, 'signer: command handled');
+  // one transaction per fetched batch of a partition
+  await consumer.runBatch<EmitDteCommand>(async (msgs) => {
+    const cmds = msgs.flatMap((msg) => (msg.value === null ? [] : [msg.value]));
+    const results = await signCommands(handlerDeps, cmds);
+    deps.logger.debug(
+      { commands: cmds.length, signed: results.filter((r) => r === 'signed').length },
+      'signer: batch handled',
+    );
   });
   return {
     consumer,

@@ -200,12 +200,21 @@ export class Uploader {
       ]);
       const picked: { id: string; organization_id: string; rut_emisor: string; signed_at: Date }[] =
         await m.query(
+          // the oldest first; rows of dtes are locked in id order (as the signer's and the
+          // projector's batches lock them), so two multi-row lockers never deadlock
           `SELECT id, organization_id, rut_emisor, signed_at FROM dtes
-          WHERE company_id = $1 AND sii_env = $2 AND certificate_id = $3
+          WHERE id IN (SELECT id FROM dtes
+                        WHERE company_id = $1 AND sii_env = $2 AND certificate_id = $3
+                          AND upload_id IS NULL AND signed_xml IS NOT NULL
+                        ORDER BY signed_at, id LIMIT $4)
             AND upload_id IS NULL AND signed_xml IS NOT NULL
-          ORDER BY signed_at, id LIMIT $4 FOR UPDATE`,
+          ORDER BY id FOR UPDATE`,
           [companyId, env, certificateId, maxDocs],
         );
+      picked.sort(
+        (a, b) =>
+          new Date(a.signed_at).getTime() - new Date(b.signed_at).getTime() || a.id.localeCompare(b.id),
+      );
       if (picked.length === 0) return 0;
       // another instance may hold part of the group: a partial group still waits its turn
       const oldest = Math.min(...picked.map((p) => new Date(p.signed_at).getTime()));
@@ -437,7 +446,12 @@ export class Uploader {
       const docs = await this.docRefs(m, u.dte_ids);
       const entries: PipelineOutboxEntry[] = [];
       if (state === 'accepted') {
-        await m.query('UPDATE dtes SET track_id = $2 WHERE id = ANY($1::uuid[])', [u.dte_ids, r.trackId]);
+        await m.query(
+          `UPDATE dtes SET track_id = $2
+             FROM (SELECT id FROM dtes WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE) AS l
+            WHERE dtes.id = l.id`,
+          [u.dte_ids, r.trackId],
+        );
         entries.push({
           topic: PIPELINE_TOPICS.uploaded,
           schema: PIPELINE_SCHEMAS[PIPELINE_TOPICS.uploaded],

@@ -21,7 +21,7 @@ export interface AllocatedFolio {
  * roll back together (a rollback gives the folio back: no gap).
  *
  * Atomicity: the CAF row that supplies the folio is locked with SELECT … FOR UPDATE and its
- * next_folio advanced in the same transaction. Concurrent allocators (any number of api
+ * next_folio advanced in the same statement (the SELECT is the UPDATE's sub-query: one round trip). Concurrent allocators (any number of api
  * replicas) queue on that row lock; when the lock holder commits, PostgreSQL re-checks the
  * waiter's WHERE clause against the new row version (READ COMMITTED), so a waiter whose CAF ran
  * out moves on to the next CAF in folio order. Folios therefore come out unique and, across
@@ -40,24 +40,21 @@ export async function allocateFolio(m: EntityManager, key: FolioKey, now: Date):
     throw new Error('allocateFolio must run inside dataSource.transaction(m => …)');
   }
   const params = [key.organizationId, key.companyId, key.environment, key.tipoDte];
-  const usable: { id: string }[] = await m.query(
-    `SELECT id FROM cafs
-      WHERE organization_id = $1 AND company_id = $2 AND environment = $3 AND tipo_dte = $4
-        AND deleted_at IS NULL AND next_folio <= hasta AND (expires_at IS NULL OR expires_at > $5)
-      ORDER BY desde
-      LIMIT 1
-      FOR UPDATE`,
-    [...params, now],
+  // one round trip: the SELECT … FOR UPDATE that picks (and locks) the CAF, and the advance
+  const taken = returnedRows<{ id: string; folio: string }>(
+    await m.query(
+      `UPDATE cafs SET next_folio = next_folio + 1
+        WHERE id = (SELECT id FROM cafs
+                     WHERE organization_id = $1 AND company_id = $2 AND environment = $3 AND tipo_dte = $4
+                       AND deleted_at IS NULL AND next_folio <= hasta AND (expires_at IS NULL OR expires_at > $5)
+                     ORDER BY desde
+                     LIMIT 1
+                     FOR UPDATE)
+        RETURNING id, next_folio - 1 AS folio`,
+      [...params, now],
+    ),
   );
-  if (usable[0]) {
-    const rows = returnedRows<{ folio: string }>(
-      await m.query(
-        'UPDATE cafs SET next_folio = next_folio + 1 WHERE id = $1 RETURNING next_folio - 1 AS folio',
-        [usable[0].id],
-      ),
-    );
-    return { folio: Number(rows[0].folio), cafId: usable[0].id };
-  }
+  if (taken[0]) return { folio: Number(taken[0].folio), cafId: taken[0].id };
   const stats: { total: string; left_expired: string; max_hasta: string | null }[] = await m.query(
     `SELECT count(*) AS total,
             count(*) FILTER (WHERE next_folio <= hasta) AS left_expired,

@@ -31,26 +31,22 @@ export async function loadCompanyProfile(
     cert_fecha: string | null;
     prod_numero: number | null;
     prod_fecha: string | null;
+    branches: { id: string; nombre: string; codigo_sii: number | null; direccion: string; comuna: string }[];
   }[] = await db.query(
-    `SELECT id, rut, razon_social, giro, direccion, comuna, actividad_economica,
-            resolucion_cert_numero AS cert_numero, to_char(resolucion_cert_fecha, 'YYYY-MM-DD') AS cert_fecha,
-            resolucion_prod_numero AS prod_numero, to_char(resolucion_prod_fecha, 'YYYY-MM-DD') AS prod_fecha
-       FROM companies WHERE id = $1 AND organization_id = $2`,
+    // one round trip: the company with its current branches (in creation order) as JSON
+    `SELECT c.id, c.rut, c.razon_social, c.giro, c.direccion, c.comuna, c.actividad_economica,
+            c.resolucion_cert_numero AS cert_numero, to_char(c.resolucion_cert_fecha, 'YYYY-MM-DD') AS cert_fecha,
+            c.resolucion_prod_numero AS prod_numero, to_char(c.resolucion_prod_fecha, 'YYYY-MM-DD') AS prod_fecha,
+            coalesce((SELECT json_agg(json_build_object('id', b.id, 'nombre', b.nombre, 'codigo_sii', b.codigo_sii,
+                                                        'direccion', b.direccion, 'comuna', b.comuna)
+                                      ORDER BY b.created_at)
+                        FROM branches b WHERE b.company_id = c.id AND b.closed_at IS NULL), '[]') AS branches
+       FROM companies c WHERE c.id = $1 AND c.organization_id = $2`,
     [companyId, organizationId],
   );
   const c = rows[0];
   if (!c) throw new ApiError('empresa.not_found', 'The company of this credential no longer exists.');
-  const branches: {
-    id: string;
-    nombre: string;
-    codigo_sii: number | null;
-    direccion: string;
-    comuna: string;
-  }[] = await db.query(
-    `SELECT id, nombre, codigo_sii, direccion, comuna FROM branches
-        WHERE company_id = $1 AND closed_at IS NULL ORDER BY created_at`,
-    [companyId],
-  );
+  const branches = c.branches;
   const resol = (numero: number | null, fecha: string | null) =>
     numero !== null && fecha !== null ? { numero, fecha } : null;
   return {

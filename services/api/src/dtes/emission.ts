@@ -171,13 +171,28 @@ export async function emitDte(
     };
     const id = randomUUID();
     const receptor = (input as { receptor: { rut?: string; razon_social: string } }).receptor;
+    const doc = {
+      id,
+      organizationId: principal.organizationId,
+      siiEnv: principal.environment,
+      tipoDte: input.tipo_dte,
+      folio,
+    };
+    const queued = statusOutboxEntry(doc, { siiStatus: 'queued', observedAt: now });
+    // one statement: the document and its first feed row (the feed shows `queued` at once; the
+    // projector's later copy of the same event is a no-op)
     const rows: DteRow[] = await m.query(
-      `INSERT INTO dtes (id, organization_id, company_id, sii_env, tipo_dte, folio, caf_id, certificate_id,
-         rut_emisor, rut_receptor, razon_social_receptor, fecha_emision, monto_neto, monto_exento, iva,
-         monto_total, input, document, sii_status, observed_at, idempotency_key, body_hash, created_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,
-         'queued', $19, $20, $21, $19)
-       RETURNING ${DTE_COLUMNS}`,
+      `WITH d AS (
+       INSERT INTO dtes (id, organization_id, company_id, sii_env, tipo_dte, folio, caf_id, certificate_id,
+           rut_emisor, rut_receptor, razon_social_receptor, fecha_emision, monto_neto, monto_exento, iva,
+           monto_total, input, document, sii_status, observed_at, idempotency_key, body_hash, created_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,
+           'queued', $19, $20, $21, $19)
+       RETURNING ${DTE_COLUMNS}),
+       e AS (
+         INSERT INTO dte_events (dte_id, event_id, sii_status, glosa, track_id, source, observed_at)
+         SELECT $1, $22, 'queued', NULL, NULL, 'api', $19 FROM d)
+       SELECT * FROM d`,
       [
         id,
         principal.organizationId,
@@ -200,16 +215,9 @@ export async function emitDte(
         now,
         key,
         hash,
+        queued.payload.event_id,
       ],
     );
-    const doc = {
-      id,
-      organizationId: principal.organizationId,
-      siiEnv: principal.environment,
-      tipoDte: input.tipo_dte,
-      folio,
-    };
-    const queued = statusOutboxEntry(doc, { siiStatus: 'queued', observedAt: now });
     await enqueueOutbox(m, [
       {
         topic: PIPELINE_TOPICS.commands,
@@ -230,12 +238,6 @@ export async function emitDte(
       },
       queued,
     ]);
-    // the feed shows `queued` at once; the projector's later copy of the same event is a no-op
-    await m.query(
-      `INSERT INTO dte_events (dte_id, event_id, sii_status, glosa, track_id, source, observed_at)
-       VALUES ($1, $2, 'queued', NULL, NULL, 'api', $3)`,
-      [id, queued.payload.event_id, now],
-    );
     return { row: rows[0], created: true };
   });
 }

@@ -16,10 +16,18 @@ export interface OutboxEntry {
  */
 export async function enqueueOutbox(m: EntityManager, entries: OutboxEntry[]): Promise<void> {
   if (!m.queryRunner?.isTransactionActive) throw new Error('enqueueOutbox must run inside a transaction');
-  for (const e of entries) {
-    await m.query(
-      `INSERT INTO outbox (topic, schema, message_key, payload, event_id) VALUES ($1, $2, $3, $4, $5)`,
-      [e.topic, e.schema, e.key, JSON.stringify(e.payload), e.payload.event_id],
-    );
-  }
+  if (entries.length === 0) return;
+  // one statement for all the entries (one round trip), in their order
+  await m.query(
+    `INSERT INTO outbox (topic, schema, message_key, payload, event_id)
+     SELECT t, s, k, p::jsonb, e FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[])
+       WITH ORDINALITY AS v(t, s, k, p, e, n) ORDER BY n`,
+    [
+      entries.map((e) => e.topic),
+      entries.map((e) => e.schema),
+      entries.map((e) => e.key),
+      entries.map((e) => JSON.stringify(e.payload)),
+      entries.map((e) => e.payload.event_id),
+    ],
+  );
 }

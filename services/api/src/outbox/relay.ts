@@ -5,11 +5,13 @@
  *   advisory lock `outbox-relay:<schema>` with pg_try_advisory_lock; only the holder publishes.
  *   The others retry the lock every `lockRetryMs` (the lock goes when its connection dies).
  * - Unpublished rows are `published_at IS NULL` (never `id > last_id`: ids commit out of order,
- *   a late-committing lower id would be skipped). They are read in id order, sent and acked
- *   (acks = all, idempotent producer), then marked published. A crash between send and mark
+ *   a late-committing lower id would be skipped). Up to `batchSize` are read in id order, sent in
+ *   ONE produce request whatever their topics (acks = all, idempotent producer; a topic's
+ *   messages keep their id order), then marked published by ONE statement. A crash between send and mark
  *   re-sends them: consumers dedupe on the payload's event_id.
- * - LISTEN outbox (a trigger NOTIFYs on insert) only wakes the loop; it polls every `pollMs`
- *   anyway, so a lost notification only delays.
+ * - LISTEN outbox (a trigger NOTIFYs on insert) only wakes the loop (after `lingerMs`, so rows
+ *   committed together share a round); it polls every `pollMs` anyway, so a lost notification
+ *   only delays.
  * - A row whose payload its Avro schema refuses can never be sent: it is set aside (failed_at,
  *   last_error, an error log) so it does not block the rows behind it.
  * - A failed send leaves the rows unpublished (attempts + 1), drops the producer (a new one is
@@ -25,6 +27,11 @@ export interface RelayOptions {
   logger: Logger;
   /** fallback polling period (ms) */
   pollMs?: number;
+  /**
+   * after a NOTIFY wakes it, the relay waits this long (ms) before reading, so the rows committed
+   * meanwhile share one produce request and one UPDATE (2 by default; 0 reads at once)
+   */
+  lingerMs?: number;
   batchSize?: number;
   lockRetryMs?: number;
   maxBackoffMs?: number;
@@ -55,7 +62,8 @@ export interface OutboxRelay {
 
 export async function startOutboxRelay(opts: RelayOptions): Promise<OutboxRelay> {
   const pollMs = opts.pollMs ?? 1000;
-  const batchSize = opts.batchSize ?? 200;
+  const batchSize = opts.batchSize ?? 500;
+  const lingerMs = opts.lingerMs ?? 2;
   const lockRetryMs = opts.lockRetryMs ?? 2000;
   const maxBackoffMs = opts.maxBackoffMs ?? 10000;
   const retainMs = opts.retainPublishedMs ?? 24 * 3600 * 1000;
@@ -129,31 +137,36 @@ export async function startOutboxRelay(opts: RelayOptions): Promise<OutboxRelay>
     );
     if (rows.length === 0) return 0;
     producer ??= await opts.messaging.createProducer();
-    // one send per run of consecutive rows of the same topic: order is kept within each topic
-    let i = 0;
-    while (i < rows.length) {
-      let j = i;
-      while (j < rows.length && rows[j].topic === rows[i].topic && rows[j].schema === rows[i].schema) j++;
-      const run = rows.slice(i, j);
-      try {
-        await producer.send({
+    // ONE produce request for the whole round (messages of a topic keep their id order), then
+    // ONE statement marks every row
+    const runs = new Map<string, OutboxRow[]>();
+    for (const r of rows) {
+      const k = `${r.topic}\u0000${r.schema}`;
+      const run = runs.get(k) ?? [];
+      run.push(r);
+      runs.set(k, run);
+    }
+    try {
+      await producer.sendBatch(
+        [...runs.values()].map((run) => ({
           topic: run[0].topic,
           schema: run[0].schema,
           messages: run.map((r) => ({ key: r.message_key, value: r.payload })),
-        });
-      } catch (err) {
-        if (await quarantinePoison(run, err)) {
-          notified = true; // the rest goes out on the next pass, at once
-          return i;
-        }
-        throw err;
+        })),
+      );
+    } catch (err) {
+      let poison = false;
+      for (const run of runs.values()) if (await quarantinePoison(run, err)) poison = true;
+      if (poison) {
+        notified = true; // the rest goes out on the next pass, at once
+        return 0;
       }
-      await runner!.query('UPDATE outbox SET published_at = now() WHERE id = ANY($1::bigint[])', [
-        run.map((r) => r.id),
-      ]);
-      count += run.length;
-      i = j;
+      throw err;
     }
+    await runner!.query('UPDATE outbox SET published_at = now() WHERE id = ANY($1::bigint[])', [
+      rows.map((r) => r.id),
+    ]);
+    count += rows.length;
     return rows.length;
   };
 
@@ -212,7 +225,10 @@ export async function startOutboxRelay(opts: RelayOptions): Promise<OutboxRelay>
             [String(retainMs)],
           );
         }
-        if (n < batchSize) await sleep(pollMs);
+        if (n < batchSize) {
+          await sleep(pollMs);
+          if (lingerMs > 0 && !stopped) await new Promise((r) => setTimeout(r, lingerMs));
+        }
       } catch (err) {
         if (stopped) break;
         log.warn({ err }, 'outbox relay: publish failed; will retry');

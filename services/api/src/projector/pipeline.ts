@@ -4,7 +4,8 @@
  * refresh-status commit, and the dte-status projector, which keeps the read model and the events
  * feed. Every api replica runs both: the advisory lock keeps one relay active and the projector
  * instances share one consumer group. API_PIPELINE=off leaves them out (an HTTP-only replica).
- * Reads KAFKA_BROKERS, SCHEMA_REGISTRY_URL, KAFKA_TOPIC_PREFIX and PIPELINE_PARTITIONS.
+ * Reads KAFKA_BROKERS, SCHEMA_REGISTRY_URL, KAFKA_TOPIC_PREFIX, PIPELINE_PARTITIONS and
+ * OUTBOX_LINGER_MS (the relay's wait after a NOTIFY, 2 ms by default).
  */
 import { createKafka, messagingConfigFromEnv, pipelineTopicSpecs } from '@dte/messaging';
 import type { Logger } from '@dte/service-runtime';
@@ -29,7 +30,12 @@ export async function startApiPipeline(
   await messaging.ensureTopics(
     pipelineTopicSpecs(env.PIPELINE_PARTITIONS ? Number(env.PIPELINE_PARTITIONS) : undefined),
   );
-  const relay = await startOutboxRelay({ dataSource, messaging, logger });
+  const relay = await startOutboxRelay({
+    dataSource,
+    messaging,
+    logger,
+    lingerMs: env.OUTBOX_LINGER_MS ? Number(env.OUTBOX_LINGER_MS) : undefined,
+  });
   const projector = await startProjector({ dataSource, messaging, logger });
   logger.info('api pipeline running: outbox relay and dte-status projector');
   return {

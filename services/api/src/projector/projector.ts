@@ -2,7 +2,8 @@
  * The projector: consumes the compacted topic dte-status and keeps the read model (the status
  * columns of `dtes`) and the events feed (`dte_events`) in PostgreSQL.
  *
- * Each record is applied in one transaction that (1) claims its event_id in processed_events
+ * Records are applied a fetched batch at a time, in ONE transaction per batch (applyStatusRecords),
+ * with the outcome of applying them one by one in order. Each record (1) claims its event_id in processed_events
  * (consumer `api.projector`): a redelivery or replay finds it and changes nothing; (2) locks the
  * document row; (3) appends the change to the feed when it moves the
  * document, or when it is older than the document's current status (a late record of real
@@ -14,7 +15,6 @@
  * has none. Tombstones (null values) and records of documents this database does not hold are
  * acknowledged and skipped, with a log line for the latter.
  */
-import { claimEvent } from '@dte/database';
 import { PIPELINE_TOPICS, type AvroConsumer, type Messaging } from '@dte/messaging';
 import type { Logger } from '@dte/service-runtime';
 import { shouldApply } from '@dte/status';
@@ -25,52 +25,173 @@ export const PROJECTOR_CONSUMER = 'api.projector';
 
 export type ApplyResult = 'duplicate' | 'unknown_document' | 'applied' | 'not_applied';
 
-/** Applies one dte-status record (exported for the consumer and for direct use). */
+/** Applies one dte-status record (exported for direct use): a batch of one. */
 export async function applyStatusRecord(db: DataSource, rec: DteStatusRecord): Promise<ApplyResult> {
-  const observedAt = new Date(rec.observed_at);
-  if (Number.isNaN(observedAt.getTime()))
-    throw new Error(`dte-status ${rec.event_id}: bad observed_at ${rec.observed_at}`);
+  return (await applyStatusRecords(db, [rec]))[0]!;
+}
+
+interface DocState {
+  sii_status: string;
+  sii_glosa: string | null;
+  observed_at: Date;
+  track_id: string | null;
+  dirty: boolean;
+}
+
+interface FeedEvent {
+  id: number;
+  event_id: string;
+  sii_status: string;
+  observedMs: number;
+}
+
+/**
+ * Applies dte-status records in ONE transaction, with the same outcome as applying them one by
+ * one in order: one multi-row claim of the event ids, one locking read of the documents and their
+ * feed, the decisions taken in memory record by record (so several records of one document in a
+ * batch see each other), then one multi-row insert into the feed and one multi-row update of the
+ * read model. Returns each record's result, in order.
+ */
+export async function applyStatusRecords(db: DataSource, recs: DteStatusRecord[]): Promise<ApplyResult[]> {
+  if (recs.length === 0) return [];
+  const observed = recs.map((rec) => {
+    const d = new Date(rec.observed_at);
+    if (Number.isNaN(d.getTime()))
+      throw new Error(`dte-status ${rec.event_id}: bad observed_at ${rec.observed_at}`);
+    return d;
+  });
   return db.transaction(async (m) => {
-    if (!(await claimEvent(m, PROJECTOR_CONSUMER, rec.event_id))) return 'duplicate';
-    const rows: { sii_status: string; observed_at: Date }[] = await m.query(
-      'SELECT sii_status, observed_at FROM dtes WHERE id = $1 FOR UPDATE',
-      [rec.dte_id],
+    const claimedRows: { event_id: string }[] = await m.query(
+      `INSERT INTO processed_events (consumer, event_id) SELECT $1, e FROM unnest($2::text[]) AS e
+       ON CONFLICT (consumer, event_id) DO NOTHING RETURNING event_id`,
+      [PROJECTOR_CONSUMER, recs.map((r) => r.event_id)],
     );
-    const current = rows[0];
-    if (!current) return 'unknown_document';
-    const apply = shouldApply(
-      { sii_status: current.sii_status, observed_at: new Date(current.observed_at).toISOString() },
-      { sii_status: rec.sii_status, observed_at: observedAt.toISOString() },
-    );
-    // history: what moved the document, and older observations arriving late (they fit in the
-    // chronology); not a non-terminal echo observed after the document had moved past it
-    if (apply || observedAt.getTime() < new Date(current.observed_at).getTime()) {
+    const claimed = new Set(claimedRows.map((r) => r.event_id));
+    const docIds = [...new Set(recs.filter((r) => claimed.has(r.event_id)).map((r) => r.dte_id))].sort();
+    const docs = new Map<string, DocState>();
+    const feed = new Map<string, FeedEvent[]>();
+    const feedIds = new Set<string>();
+    let nextId = 0;
+    if (docIds.length > 0) {
+      const rows: (Omit<DocState, 'dirty'> & { id: string })[] = await m.query(
+        `SELECT id, sii_status, sii_glosa, observed_at, track_id FROM dtes WHERE id = ANY($1::uuid[])
+          ORDER BY id FOR UPDATE`,
+        [docIds],
+      );
+      for (const r of rows) docs.set(r.id, { ...r, observed_at: new Date(r.observed_at), dirty: false });
+      const events: {
+        id: string;
+        dte_id: string;
+        event_id: string;
+        sii_status: string;
+        observed_at: Date;
+      }[] = await m.query(
+        `SELECT id, dte_id, event_id, sii_status, observed_at FROM dte_events WHERE dte_id = ANY($1::uuid[])`,
+        [docIds],
+      );
+      for (const e of events) {
+        const list = feed.get(e.dte_id) ?? [];
+        list.push({
+          id: Number(e.id),
+          event_id: e.event_id,
+          sii_status: e.sii_status,
+          observedMs: new Date(e.observed_at).getTime(),
+        });
+        feed.set(e.dte_id, list);
+        feedIds.add(e.event_id);
+        nextId = Math.max(nextId, Number(e.id));
+      }
+    }
+    const inserts: { rec: DteStatusRecord; at: Date }[] = [];
+    const results = recs.map((rec, i): ApplyResult => {
+      // a duplicate within the batch is claimed once: its first occurrence
+      if (!claimed.delete(rec.event_id)) return 'duplicate';
+      const current = docs.get(rec.dte_id);
+      if (!current) return 'unknown_document';
+      const at = observed[i]!;
+      const apply = shouldApply(
+        { sii_status: current.sii_status, observed_at: current.observed_at.toISOString() },
+        { sii_status: rec.sii_status, observed_at: at.toISOString() },
+      );
+      // history: what moved the document, and older observations arriving late (they fit in the
+      // chronology); not a non-terminal echo observed after the document had moved past it; never
+      // next to an event of the same status, never an event the feed holds already
+      if ((apply || at.getTime() < current.observed_at.getTime()) && !feedIds.has(rec.event_id)) {
+        const list = feed.get(rec.dte_id) ?? [];
+        let before: FeedEvent | undefined;
+        let after: FeedEvent | undefined;
+        for (const e of list) {
+          if (e.observedMs <= at.getTime()) {
+            if (
+              !before ||
+              e.observedMs > before.observedMs ||
+              (e.observedMs === before.observedMs && e.id > before.id)
+            )
+              before = e;
+          } else if (
+            !after ||
+            e.observedMs < after.observedMs ||
+            (e.observedMs === after.observedMs && e.id < after.id)
+          )
+            after = e;
+        }
+        if (before?.sii_status !== rec.sii_status && after?.sii_status !== rec.sii_status) {
+          list.push({
+            id: ++nextId,
+            event_id: rec.event_id,
+            sii_status: rec.sii_status,
+            observedMs: at.getTime(),
+          });
+          feed.set(rec.dte_id, list);
+          feedIds.add(rec.event_id);
+          inserts.push({ rec, at });
+        }
+      }
+      if (apply) {
+        current.sii_status = rec.sii_status;
+        current.sii_glosa = rec.sii_glosa;
+        current.observed_at = at;
+        current.track_id = current.track_id ?? rec.track_id;
+        current.dirty = true;
+      } else if (rec.track_id && current.track_id === null) {
+        current.track_id = rec.track_id;
+        current.dirty = true;
+      }
+      return apply ? 'applied' : 'not_applied';
+    });
+    if (inserts.length > 0)
       await m.query(
         `INSERT INTO dte_events (dte_id, event_id, sii_status, glosa, track_id, source, observed_at)
-         SELECT $1, $2, $3, $4, $5, $6, $7
-          WHERE NOT EXISTS (SELECT 1 FROM dte_events WHERE event_id = $2)
-            AND $3 IS DISTINCT FROM (
-              SELECT sii_status FROM dte_events WHERE dte_id = $1 AND observed_at <= $7
-               ORDER BY observed_at DESC, id DESC LIMIT 1)
-            AND $3 IS DISTINCT FROM (
-              SELECT sii_status FROM dte_events WHERE dte_id = $1 AND observed_at > $7
-               ORDER BY observed_at, id LIMIT 1)`,
-        [rec.dte_id, rec.event_id, rec.sii_status, rec.sii_glosa, rec.track_id, rec.source, observedAt],
+         SELECT d, e, s, g, t, src, o
+           FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[])
+                WITH ORDINALITY AS v(d, e, s, g, t, src, o, n)
+          ORDER BY n
+         ON CONFLICT (event_id) DO NOTHING`,
+        [
+          inserts.map((x) => x.rec.dte_id),
+          inserts.map((x) => x.rec.event_id),
+          inserts.map((x) => x.rec.sii_status),
+          inserts.map((x) => x.rec.sii_glosa),
+          inserts.map((x) => x.rec.track_id),
+          inserts.map((x) => x.rec.source),
+          inserts.map((x) => x.at.toISOString()),
+        ],
       );
-    }
-    if (apply) {
+    const dirty = [...docs].filter(([, d]) => d.dirty);
+    if (dirty.length > 0)
       await m.query(
-        `UPDATE dtes SET sii_status = $2, sii_glosa = $3, observed_at = $4, track_id = COALESCE(track_id, $5)
-          WHERE id = $1`,
-        [rec.dte_id, rec.sii_status, rec.sii_glosa, observedAt, rec.track_id],
+        `UPDATE dtes SET sii_status = v.s, sii_glosa = v.g, observed_at = v.o, track_id = v.t
+           FROM unnest($1::uuid[], $2::text[], $3::text[], $4::timestamptz[], $5::text[]) AS v(id, s, g, o, t)
+          WHERE dtes.id = v.id`,
+        [
+          dirty.map(([id]) => id),
+          dirty.map(([, d]) => d.sii_status),
+          dirty.map(([, d]) => d.sii_glosa),
+          dirty.map(([, d]) => d.observed_at.toISOString()),
+          dirty.map(([, d]) => d.track_id),
+        ],
       );
-    } else if (rec.track_id) {
-      await m.query('UPDATE dtes SET track_id = $2 WHERE id = $1 AND track_id IS NULL', [
-        rec.dte_id,
-        rec.track_id,
-      ]);
-    }
-    return apply ? 'applied' : 'not_applied';
+    return results;
   });
 }
 
@@ -94,15 +215,21 @@ export async function startProjector(opts: {
     topics: [PIPELINE_TOPICS.status],
     fromBeginning: true,
     partitionsConsumedConcurrently: opts.partitionsConsumedConcurrently ?? 3,
+    // under load a fetch waits up to 50 ms for 16 KiB, so a batch (one transaction) holds more
+    minBytes: 16 * 1024,
+    maxWaitTimeInMs: 50,
   });
-  await consumer.run<DteStatusRecord>(async (msg) => {
-    if (msg.value === null) return;
-    const result = await applyStatusRecord(opts.dataSource, msg.value);
-    if (result === 'unknown_document')
-      opts.logger.warn(
-        { dteId: msg.value.dte_id, eventId: msg.value.event_id },
-        'projector: unknown document',
-      );
+  // one transaction per fetched batch of a partition (records of one document share a partition)
+  await consumer.runBatch<DteStatusRecord>(async (msgs) => {
+    const recs = msgs.flatMap((msg) => (msg.value === null ? [] : [msg.value]));
+    const results = await applyStatusRecords(opts.dataSource, recs);
+    results.forEach((result, i) => {
+      if (result === 'unknown_document')
+        opts.logger.warn(
+          { dteId: recs[i]!.dte_id, eventId: recs[i]!.event_id },
+          'projector: unknown document',
+        );
+    });
   });
   return {
     consumer,

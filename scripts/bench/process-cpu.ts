@@ -1,0 +1,200 @@
+/**
+ * CPU accounting of the processes a benchmark run involves (Linux /proc only):
+ *
+ *   - processes by pid (the services the bench started);
+ *   - the process that listens on a TCP port (the shared Kafka broker, schema registry, PostgreSQL
+ *     postmaster), found through /proc/net/tcp and the socket inodes in /proc/<pid>/fd;
+ *   - the PostgreSQL backends serving one process: its connections to the database port are
+ *     matched to pg_stat_activity.client_port, so each backend's CPU is charged to the service it
+ *     serves (a backend that comes and goes during the run is still counted: `sample()` is called
+ *     periodically and keeps the last value seen of each pid);
+ *   - PostgreSQL's own processes (WAL writer, checkpointer …: children of the postmaster that
+ *     serve no client) as one group.
+ */
+import fs from 'node:fs';
+
+const TICKS = 100; // USER_HZ on Linux
+
+/** user + system CPU seconds of a pid, or undefined when it is gone */
+export function cpuSecondsOf(pid: number): number | undefined {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[11]) + Number(f[12])) / TICKS;
+  } catch {
+    return undefined;
+  }
+}
+
+function parentOf(pid: number): number | undefined {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  } catch {
+    return undefined;
+  }
+}
+
+interface TcpSocket {
+  localPort: number;
+  remotePort: number;
+  state: string;
+  inode: string;
+}
+
+function tcpSockets(): TcpSocket[] {
+  const out: TcpSocket[] = [];
+  for (const file of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    let text: string;
+    try {
+      text = fs.readFileSync(file, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const line of text.split('\n').slice(1)) {
+      const f = line.trim().split(/\s+/);
+      if (f.length < 10) continue;
+      out.push({
+        localPort: parseInt(f[1]!.split(':')[1]!, 16),
+        remotePort: parseInt(f[2]!.split(':')[1]!, 16),
+        state: f[3]!,
+        inode: f[9]!,
+      });
+    }
+  }
+  return out;
+}
+
+function socketInodes(pid: number): Set<string> {
+  const out = new Set<string>();
+  let fds: string[];
+  try {
+    fds = fs.readdirSync(`/proc/${pid}/fd`);
+  } catch {
+    return out;
+  }
+  for (const fd of fds) {
+    try {
+      const m = /^socket:\[(\d+)\]$/.exec(fs.readlinkSync(`/proc/${pid}/fd/${fd}`));
+      if (m) out.add(m[1]!);
+    } catch {
+      // closed meanwhile
+    }
+  }
+  return out;
+}
+
+/** The pid listening on a loopback TCP port (a process of this user), if any. */
+export function pidListeningOn(port: number): number | undefined {
+  const listening = new Set(
+    tcpSockets()
+      .filter((s) => s.state === '0A' && s.localPort === port)
+      .map((s) => s.inode),
+  );
+  if (listening.size === 0) return undefined;
+  for (const d of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    for (const inode of socketInodes(Number(d))) if (listening.has(inode)) return Number(d);
+  }
+  return undefined;
+}
+
+/** Local ports of `pid`'s connections to `remotePort`. */
+export function clientPortsOf(pid: number, remotePort: number): number[] {
+  const mine = socketInodes(pid);
+  return tcpSockets()
+    .filter((s) => s.remotePort === remotePort && s.state === '01' && mine.has(s.inode))
+    .map((s) => s.localPort);
+}
+
+export type BackendQuery = () => Promise<{ pid: number; client_port: number | null; backend_type: string }[]>;
+
+/**
+ * A group of processes whose CPU is accounted together. `pids()` is asked at every sample (the
+ * set may change); the CPU of a group is the sum over every pid it ever had of (last value seen
+ * − value at start, or 0 for a pid born after the start).
+ */
+interface Group {
+  name: string;
+  pids: () => number[] | Promise<number[]>;
+  base: Map<number, number>;
+  last: Map<number, number>;
+}
+
+export class CpuAccount {
+  private readonly groups: Group[] = [];
+  private started = false;
+
+  add(name: string, pids: () => number[] | Promise<number[]>): this {
+    this.groups.push({ name, pids, base: new Map(), last: new Map() });
+    return this;
+  }
+
+  /** records the current CPU of every pid of every group */
+  async sample(): Promise<void> {
+    for (const g of this.groups) {
+      for (const pid of await g.pids()) {
+        const s = cpuSecondsOf(pid);
+        if (s === undefined) continue;
+        if (!this.started) g.base.set(pid, s);
+        else if (!g.base.has(pid)) g.base.set(pid, 0);
+        g.last.set(pid, s);
+      }
+    }
+  }
+
+  /** starts counting from now */
+  async start(): Promise<void> {
+    this.started = false;
+    for (const g of this.groups) {
+      g.base.clear();
+      g.last.clear();
+    }
+    await this.sample();
+    this.started = true;
+  }
+
+  /** CPU seconds of each group since start() (call sample() just before) */
+  totals(): { name: string; seconds: number }[] {
+    return this.groups.map((g) => {
+      let s = 0;
+      for (const [pid, last] of g.last) s += last - (g.base.get(pid) ?? 0);
+      return { name: g.name, seconds: s };
+    });
+  }
+}
+
+/**
+ * The PostgreSQL backends serving `clientPid` (its connections to the database port), found with
+ * `backends()` (pg_stat_activity).
+ */
+export async function backendsOf(
+  clientPid: number | undefined,
+  dbPort: number,
+  backends: BackendQuery,
+): Promise<number[]> {
+  if (clientPid === undefined) return [];
+  const ports = new Set(clientPortsOf(clientPid, dbPort));
+  if (ports.size === 0) return [];
+  return (await backends())
+    .filter((b) => b.client_port !== null && ports.has(b.client_port))
+    .map((b) => b.pid);
+}
+
+/** PostgreSQL's own processes: children of the postmaster that are not client backends. */
+export async function postgresAuxiliary(
+  postmaster: number | undefined,
+  backends: BackendQuery,
+): Promise<number[]> {
+  if (postmaster === undefined) return [];
+  const clients = new Set(
+    (await backends()).filter((b) => b.backend_type === 'client backend').map((b) => b.pid),
+  );
+  const out: number[] = [];
+  for (const d of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    const pid = Number(d);
+    if (!clients.has(pid) && parentOf(pid) === postmaster) out.push(pid);
+  }
+  return out;
+}

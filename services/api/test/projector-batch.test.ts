@@ -1,0 +1,103 @@
+/**
+ * The projector applies a batch of dte-status records in one transaction with the outcome of
+ * applying them one by one: the same feed, the same read model, the same results (duplicates
+ * inside the batch and replays of the batch change nothing).
+ */
+import { expect } from 'chai';
+import { randomUUID } from 'node:crypto';
+import { applyStatusRecord, applyStatusRecords } from '../src/projector/projector';
+import type { DteStatusRecord } from '../src/dtes/status-record';
+import { startTestApi, type TestApi } from './support/test-api';
+import { body, emit, orgWithCafs, type DteOrg } from './dtes-fixtures';
+
+describe('projector: a batch of dte-status records in one transaction', function () {
+  this.timeout(60_000);
+  let t: TestApi;
+  let o: DteOrg;
+  before(async () => {
+    t = await startTestApi();
+    o = await orgWithCafs(t, { tipos: [33] });
+  });
+  after(async () => {
+    await t?.close();
+  });
+
+  const issue = async () => {
+    const res = await emit(t, o, body(33, o.rut));
+    expect(res.status, res.text).to.equal(202);
+    return res.body as { id: string; folio: number };
+  };
+  const rec = (
+    doc: { id: string; folio: number },
+    sii_status: string,
+    at: number,
+    extra: Partial<DteStatusRecord> = {},
+  ): DteStatusRecord => ({
+    event_id: randomUUID(),
+    dte_id: doc.id,
+    organization_id: o.orgId,
+    sii_env: 'cert',
+    tipo_dte: 33,
+    folio: doc.folio,
+    sii_status,
+    sii_glosa: null,
+    track_id: null,
+    observed_at: new Date(at).toISOString(),
+    imported: false,
+    source: 'sii-poller',
+    ...extra,
+  });
+  const state = async (id: string) => {
+    const [row] = await t.db.dataSource.query(
+      'SELECT sii_status, sii_glosa, observed_at, track_id FROM dtes WHERE id = $1',
+      [id],
+    );
+    const feed: { sii_status: string }[] = await t.db.dataSource.query(
+      'SELECT sii_status FROM dte_events WHERE dte_id = $1 ORDER BY observed_at, id',
+      [id],
+    );
+    return { row, feed: feed.map((f) => f.sii_status) };
+  };
+
+  it('gives the feed, read model and results of one-by-one application, for several documents at once', async () => {
+    const a = await issue();
+    const b = await issue();
+    const base = Date.now() + 1000;
+    // a history per document: in order, a late older record, an echo under a new event id, the
+    // same event twice, a record of a document nobody holds
+    const script = (d: { id: string; folio: number }) => {
+      const sending = rec(d, 'sending', base, { track_id: '4711', source: 'sii-uploader' });
+      const epr = rec(d, 'EPR', base + 400);
+      return [
+        rec(d, 'signed', base - 100, { source: 'signer' }),
+        sending,
+        rec(d, '-11', base + 100),
+        epr,
+        rec(d, 'REC', base + 200), // late: older than EPR, fits in the chronology
+        rec(d, 'SOK', base + 500), // echo after the verdict: not applied, not in the feed
+        { ...epr }, // same event twice
+      ];
+    };
+    const unknown = rec({ id: randomUUID(), folio: 1 }, 'EPR', base);
+    const batchA = script(a);
+    const oneByOneA: string[] = [];
+    for (const r of batchA) oneByOneA.push(await applyStatusRecord(t.db.dataSource, r));
+    const batchB = script(b);
+    const batched = await applyStatusRecords(t.db.dataSource, [...batchB, unknown]);
+
+    expect(batched.slice(0, -1)).to.deep.equal(oneByOneA);
+    expect(batched.at(-1)).to.equal('unknown_document');
+    const sa = await state(a.id);
+    const sb = await state(b.id);
+    expect(sb.feed).to.deep.equal(sa.feed);
+    expect(sb.feed).to.deep.equal(['queued', 'signed', 'sending', '-11', 'REC', 'EPR']);
+    expect(sb.row.sii_status).to.equal('EPR');
+    expect(sb.row.track_id).to.equal('4711');
+    expect(new Date(sb.row.observed_at).getTime()).to.equal(base + 400);
+
+    // a replay of the whole batch changes nothing
+    const again = await applyStatusRecords(t.db.dataSource, batchB);
+    expect(new Set(again)).to.deep.equal(new Set(['duplicate']));
+    expect((await state(b.id)).feed).to.deep.equal(sb.feed);
+  });
+});

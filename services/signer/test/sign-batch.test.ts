@@ -1,0 +1,81 @@
+/**
+ * The signer handles a batch of commands in one transaction with the outcome of handling them one
+ * by one: each document signed once, a command seen twice (in the batch or in a later batch) signs
+ * nothing, a command of a document this database does not hold is skipped, and the outbox gets
+ * exactly one dte.signed and one `signed` status per signed document.
+ */
+import { expect } from 'chai';
+import { randomUUID } from 'node:crypto';
+import pino from 'pino';
+import { signCommands, type EmitDteCommand } from '../src/signer';
+import { startTestApi, type TestApi } from '../../api/test/support/test-api';
+import { body, emit, orgWithCafs, type DteOrg } from '../../api/test/dtes-fixtures';
+
+const logger = pino({ level: 'silent' });
+
+describe('signer: a batch of commands in one transaction', function () {
+  this.timeout(60_000);
+  let t: TestApi;
+  let o: DteOrg;
+  before(async () => {
+    t = await startTestApi();
+    o = await orgWithCafs(t, { tipos: [33, 34] });
+  });
+  after(async () => {
+    await t?.close();
+  });
+
+  const db = () => t.db.dataSource;
+  const issue = async (tipo: number) => {
+    const res = await emit(t, o, body(tipo, o.rut));
+    expect(res.status, res.text).to.equal(202);
+    const id = (res.body as { id: string }).id;
+    const [cmd]: { payload: EmitDteCommand }[] = await db().query(
+      `SELECT payload FROM outbox WHERE topic = 'dte.commands' AND message_key = $1`,
+      [id],
+    );
+    return cmd!.payload;
+  };
+  const outboxOf = async (ids: string[]) =>
+    (
+      (await db().query(
+        `SELECT topic, payload->>'dte_id' AS dte_id, payload->>'sii_status' AS sii_status FROM outbox
+          WHERE payload->>'dte_id' = ANY($1::text[]) AND topic <> 'dte.commands' ORDER BY id`,
+        [ids],
+      )) as { topic: string; dte_id: string; sii_status: string | null }[]
+    ).filter((r) => r.sii_status !== 'queued');
+
+  it('signs each document once, skips duplicates and unknown documents, one outbox pair per document', async () => {
+    const a = await issue(33);
+    const b = await issue(34);
+    const unknown: EmitDteCommand = { ...a, event_id: randomUUID(), dte_id: randomUUID() };
+    const deps = { dataSource: db(), keys: t.deps.keys, logger };
+
+    const results = await signCommands(deps, [a, b, { ...a }, unknown]);
+    expect(results).to.deep.equal(['signed', 'signed', 'duplicate', 'unknown_document']);
+
+    const rows: { id: string; signed_xml: string | null; tipo_dte: number }[] = await db().query(
+      'SELECT id, signed_xml, tipo_dte FROM dtes WHERE id = ANY($1::uuid[]) ORDER BY tipo_dte',
+      [[a.dte_id, b.dte_id]],
+    );
+    expect(rows.map((r) => r.tipo_dte)).to.deep.equal([33, 34]);
+    for (const r of rows) expect(r.signed_xml).to.contain('<TED');
+    const out = await outboxOf([a.dte_id, b.dte_id]);
+    for (const id of [a.dte_id, b.dte_id]) {
+      expect(
+        out.filter((r) => r.dte_id === id).map((r) => `${r.topic}:${r.sii_status ?? ''}`),
+      ).to.have.members(['dte.signed:', 'dte-status:signed']);
+    }
+
+    // a later batch: the same commands are duplicates, a new command for a signed document is
+    // refused; nothing changes
+    const again = await signCommands(deps, [b, { ...a, event_id: randomUUID() }]);
+    expect(again).to.deep.equal(['duplicate', 'already_signed']);
+    const after: { signed_xml: string }[] = await db().query(
+      'SELECT signed_xml FROM dtes WHERE id = ANY($1::uuid[]) ORDER BY tipo_dte',
+      [[a.dte_id, b.dte_id]],
+    );
+    expect(after.map((r) => r.signed_xml)).to.deep.equal(rows.map((r) => r.signed_xml));
+    expect(await outboxOf([a.dte_id, b.dte_id])).to.have.length(out.length);
+  });
+});
