@@ -3,7 +3,7 @@
  * and password (→ a SigningCredential), a CAF's stamping key (PEM). The plaintext buffers are
  * zeroed as soon as they have been read.
  */
-import { readP12, type SigningCredential } from '@dte/engine';
+import { readP12OffThread, type SigningCredential } from '@dte/engine';
 import { cafKeyAad, certificateAad } from './aad';
 import { LocalKeyWrapper, open, type KeyWrapper } from './envelope';
 
@@ -21,7 +21,7 @@ export async function openSigningCredential(
   try {
     const password = await open(keys, cert.passwordSealed, certificateAad(cert.id, 'password'));
     try {
-      return readP12(p12, password.toString('utf8'));
+      return await readP12OffThread(p12, password.toString('utf8'));
     } finally {
       password.fill(0);
     }

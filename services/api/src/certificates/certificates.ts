@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { readP12, type SigningCredential } from '@dte/engine';
+import { readP12OffThread, type SigningCredential } from '@dte/engine';
 import type { DataSource, EntityManager } from 'typeorm';
 import { ApiError } from '../http/api-error';
 import { certificateAad, open, seal, type KeyWrapper } from '../crypto/envelope';
@@ -68,7 +68,7 @@ export async function uploadCertificate(
   input: { p12: Buffer; password: string; label: string },
   now: Date,
 ): Promise<CertificateRow> {
-  const credential = readP12(input.p12, input.password); // cert.invalid
+  const credential = await readP12OffThread(input.p12, input.password); // cert.invalid, bounded
   const info = credential.info;
   if (info.notAfter.getTime() <= now.getTime()) {
     throw new ApiError('cert_expired', `The certificate expired on ${info.notAfter.toISOString()}.`, {
@@ -315,7 +315,7 @@ export async function loadSigningCredential(
     throw mapKmsError(err, 'cert');
   }
   try {
-    return readP12(p12, password.toString('utf8'));
+    return await readP12OffThread(p12, password.toString('utf8'));
   } finally {
     p12.fill(0);
     password.fill(0);
