@@ -5,7 +5,8 @@
  */
 import { readP12OffThread, type SigningCredential } from '@dte/engine';
 import { cafKeyAad, certificateAad } from './aad';
-import { LocalKeyWrapper, open, type KeyWrapper } from './envelope';
+import { open, type KeyWrapper, type LocalKeyWrapper } from './envelope';
+import { rotatingKeyWrapper } from './reseal';
 
 export interface SealedCertificate {
   id: string;
@@ -39,9 +40,15 @@ export async function openCafPrivateKey(keys: KeyWrapper, cafId: string, sealed:
   }
 }
 
-/** The local master key wrapper from MASTER_KEY (base64 of 32 bytes) and MASTER_KEY_ID. */
-export function localKeyWrapper(masterKeyB64: string, masterKeyId: string): LocalKeyWrapper {
-  const key = Buffer.from(masterKeyB64, 'base64');
-  if (key.length !== 32) throw new Error('MASTER_KEY must be the base64 of 32 bytes');
-  return new LocalKeyWrapper({ [masterKeyId]: key }, masterKeyId);
+/**
+ * The local master key wrapper from MASTER_KEY (base64 of 32 bytes) and MASTER_KEY_ID, plus the
+ * previous master keys of MASTER_KEYS_PREVIOUS (`id:base64,…`), which still open the rows sealed
+ * before a rotation (see reseal.ts) but never seal.
+ */
+export function localKeyWrapper(
+  masterKeyB64: string,
+  masterKeyId: string,
+  previous: string | undefined = process.env.MASTER_KEYS_PREVIOUS,
+): LocalKeyWrapper {
+  return rotatingKeyWrapper(masterKeyB64, masterKeyId, previous);
 }

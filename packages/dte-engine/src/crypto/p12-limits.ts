@@ -117,9 +117,17 @@ function checkSafeContents(safeContents: Node, seen: (count: number, what: strin
  * than P12_MAX_ITERATIONS iterations, reading only its ASN.1 structure. An encrypted SafeContents
  * (where openssl puts the certificates, and where a file may hide a shrouded key) is opened with
  * its own, already checked, bounded derivation so that the keys inside are checked too before
- * node-forge derives anything. Returns the largest count seen.
+ * node-forge derives anything (`inspectEncrypted: false` skips that step: no derivation at all).
+ * Returns the largest count seen.
  */
-export function checkP12Iterations(p12: Buffer, password: string): number {
+export function checkP12Iterations(
+  p12: Buffer,
+  password: string,
+  opts: {
+    /** open encrypted SafeContents to check the keys inside (a bounded derivation); default true */
+    inspectEncrypted?: boolean;
+  } = {},
+): number {
   if (p12.length > P12_MAX_BYTES) throw invalid(`the .p12 file is larger than ${P12_MAX_BYTES} bytes`);
   const pfx = parse(p12.toString('binary'), 'the file');
   const [, authSafe, macData] = kids(pfx);
@@ -150,7 +158,8 @@ export function checkP12Iterations(p12: Buffer, password: string): number {
       const [, algorithm, encrypted] = kids(encryptedContentInfo);
       if (!algorithm) throw invalid('the .p12 file is malformed: an EncryptedData has no algorithm');
       seen(pbeIterations(algorithm), 'key-encryption');
-      if (encrypted) checkSafeContents(decryptSafeContents(algorithm, encrypted, password), seen);
+      if (encrypted && opts.inspectEncrypted !== false)
+        checkSafeContents(decryptSafeContents(algorithm, encrypted, password), seen);
     }
   }
   return max;

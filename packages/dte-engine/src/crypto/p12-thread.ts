@@ -10,6 +10,7 @@ import { Worker } from 'node:worker_threads';
 import { ServiceError } from '@dte/error-catalog';
 
 import type { SigningCredential } from './certificate';
+import { checkP12Iterations } from './p12-limits';
 
 /** Hard limit on one .p12 open, queueing excluded (ms); a bounded file opens in 20–100 ms. */
 export const P12_OPEN_TIMEOUT_MS = 5_000;
@@ -158,6 +159,12 @@ export function readP12OffThread(
   password: string,
   opts: { timeoutMs?: number } = {},
 ): Promise<SigningCredential> {
+  try {
+    // the visible counts are refused here at once, with no derivation and no wait for the worker
+    checkP12Iterations(p12, password, { inspectEncrypted: false });
+  } catch (err) {
+    return Promise.reject(err as Error);
+  }
   shared ??= new P12Thread();
   return shared.open(p12, password, opts.timeoutMs ?? P12_OPEN_TIMEOUT_MS);
 }
