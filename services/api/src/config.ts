@@ -1,5 +1,7 @@
 import { parse, readConfig } from '@dte/service-runtime';
 
+import { loadSiiCafKeys, type SiiCafKeys } from './caf/sii-caf-keys';
+
 export interface Config {
   port: number;
   host: string;
@@ -33,6 +35,12 @@ export interface Config {
   /** the exchange-rate source of export documents (GET {url}/tipo-cambio/...); defaults to SII_BASE_URL */
   exchangeRateUrl?: string;
   siiTimeoutMs: number;
+  /**
+   * The SII's CAF-signing public keys per environment and IDK (SII_CAF_KEYS_FILE): every CAF,
+   * uploaded or granted, must carry a FRMA that verifies with the key of its IDK. Unset: CAFs are
+   * not verified (a warning at start-up); production deployments set it.
+   */
+  siiCafKeys?: SiiCafKeys;
 }
 
 const base64Key = (raw: string): string => {
@@ -76,6 +84,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       siiBaseUrl: { env: 'SII_BASE_URL', parse: url, required: false },
       exchangeRateUrl: { env: 'EXCHANGE_RATE_URL', parse: url, required: false },
       siiTimeoutMs: { env: 'SII_TIMEOUT_MS', default: 15000, parse: positive },
+      siiCafKeys: { env: 'SII_CAF_KEYS_FILE', parse: loadSiiCafKeys, required: false },
     },
     env,
   );

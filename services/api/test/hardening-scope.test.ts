@@ -1,0 +1,107 @@
+import { createTestCaf, createTestSiiKey, santiagoDate } from '@dte/engine';
+import { expect } from 'chai';
+
+import { body, emit, orgWithCafs, type DteOrg } from './dtes-fixtures';
+import { cafForm, call, newRut, startTestApi, uploadCert, type TestApi } from './support/test-api';
+
+describe('company scope and forged CAFs (real PostgreSQL, over HTTP)', function () {
+  this.timeout(180_000);
+  let t: TestApi;
+
+  before(async () => {
+    t = await startTestApi();
+  });
+  after(async () => t?.close());
+
+  it('two companies of one organization sending the same Idempotency-Key get two documents', async () => {
+    const a = await orgWithCafs(t);
+    const orgName: string = (
+      await t.db.dataSource.query('SELECT name FROM organizations WHERE id = $1', [a.orgId])
+    )[0].name;
+    const rutB = newRut();
+    const s = await t.seed({
+      org: orgName,
+      rut: rutB,
+      signerRuts: [rutB],
+      giro: 'Venta de ferretería',
+      direccion: 'Av. Providencia 1234',
+      comuna: 'Providencia',
+      actividadEconomica: 467300,
+    });
+    expect(s.organization_id).to.equal(a.orgId);
+    expect(s.company_id).to.not.equal(a.companyId);
+    const certB = await uploadCert(t, s.api_key, rutB);
+    const caf = createTestCaf({
+      siiKey: t.sim.siiKeys.cert!,
+      rutEmisor: rutB,
+      razonSocial: 'OTRA EMPRESA',
+      tipoDte: 33,
+      desde: 1,
+      hasta: 10,
+      fechaAutorizacion: santiagoDate(new Date()),
+      keyBits: 512,
+    });
+    expect((await call(t.url, 'POST', '/caf', { key: s.api_key, form: cafForm(caf) })).status).to.equal(201);
+    const b: DteOrg = {
+      key: s.api_key,
+      rut: rutB,
+      orgId: s.organization_id,
+      companyId: s.company_id,
+      certId: certB.id,
+    };
+
+    const idem = `pedido-${Date.now()}`;
+    const first = await emit(t, a, body(33, a.rut, 10000), { idem });
+    expect(first.status, first.text).to.equal(202);
+    const second = await emit(t, b, body(33, rutB, 20000), { idem });
+    expect(second.status, second.text).to.equal(202);
+    expect(second.body.id).to.not.equal(first.body.id);
+    expect(second.body).to.include({ rut_emisor: rutB, monto_neto: 20000 });
+    // each company's retry still answers its own document
+    const againA = await emit(t, a, body(33, a.rut, 10000), { idem });
+    expect(againA.status).to.be.oneOf([200, 202]);
+    expect(againA.body.id).to.equal(first.body.id);
+    const againB = await emit(t, b, body(33, rutB, 20000), { idem });
+    expect(againB.body.id).to.equal(second.body.id);
+    const rows = await t.db.dataSource.query(
+      'SELECT company_id FROM dtes WHERE organization_id = $1 AND idempotency_key = $2 ORDER BY created_at',
+      [a.orgId, idem],
+    );
+    expect(rows.map((r: { company_id: string }) => r.company_id)).to.deep.equal([a.companyId, b.companyId]);
+  });
+
+  it('refuses a forged CAF (FRMA by another key, or a DA altered after signing) and registers no folio', async () => {
+    const rut = newRut();
+    const s = await t.seed({ rut, signerRuts: [rut] });
+    await uploadCert(t, s.api_key, rut);
+    const opts = {
+      rutEmisor: rut,
+      razonSocial: 'EMPRESA',
+      tipoDte: 33,
+      desde: 1,
+      hasta: 100,
+      fechaAutorizacion: santiagoDate(new Date()),
+      keyBits: 512,
+    };
+    // signed by a key that claims IDK 100 but is not the SII's
+    const forged = createTestCaf({ ...opts, siiKey: createTestSiiKey(100) });
+    let res = await call(t.url, 'POST', '/caf', { key: s.api_key, form: cafForm(forged) });
+    expect(res.status).to.equal(422);
+    expect(res.body.code).to.equal('caf.parse_error');
+    expect(res.body.message).to.match(/FRMA\) does not verify with the SII key of IDK 100/);
+    // a genuine CAF whose range was widened after the SII signed it
+    const genuine = createTestCaf({ ...opts, siiKey: t.sim.siiKeys.cert! });
+    const widened = genuine.replace('<H>100</H>', '<H>100000</H>');
+    expect(widened).to.not.equal(genuine);
+    res = await call(t.url, 'POST', '/caf', { key: s.api_key, form: cafForm(widened) });
+    expect(res.status).to.equal(422);
+    expect(res.body.code).to.equal('caf.parse_error');
+    const n = await t.db.dataSource.query('SELECT count(*)::int AS n FROM cafs WHERE company_id = $1', [
+      s.company_id,
+    ]);
+    expect(n[0].n).to.equal(0);
+    // the genuine one is accepted
+    res = await call(t.url, 'POST', '/caf', { key: s.api_key, form: cafForm(genuine) });
+    expect(res.status, res.text).to.equal(201);
+  });
+});
