@@ -21,6 +21,8 @@ export interface Config {
   publicBaseUrl: string;
   rateLimitMax: number;
   rateLimitWindowSec: number;
+  /** failed authentications per client address per minute before key lookups stop (429) */
+  authFailureMax: number;
   /** a type whose current folios are at or below this is flagged low_folios */
   lowFoliosThreshold: number;
   /** how long a folio request holds the Redis lock of its (organization, environment, type) */
@@ -78,6 +80,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       publicBaseUrl: { env: 'PUBLIC_BASE_URL', default: `http://127.0.0.1:${port}/api/v1`, parse: url },
       rateLimitMax: { env: 'RATE_LIMIT_MAX', default: 600, parse: positive },
       rateLimitWindowSec: { env: 'RATE_LIMIT_WINDOW_SEC', default: 60, parse: positive },
+      authFailureMax: { env: 'AUTH_FAILURE_MAX', default: 20, parse: positive },
       lowFoliosThreshold: { env: 'LOW_FOLIOS_THRESHOLD', default: 20, parse: parse.int },
       cafRequestLockSec: { env: 'CAF_REQUEST_LOCK_SEC', default: 120, parse: positive },
       cafAutoIntervalSec: { env: 'CAF_AUTO_INTERVAL_SEC', default: 300, parse: parse.int },

@@ -76,6 +76,7 @@ export async function startTestApi(
     DASHBOARD_ORIGINS: DASHBOARD_ORIGIN,
     SII_BASE_URL: sim.url,
     RATE_LIMIT_MAX: '10000',
+    AUTH_FAILURE_MAX: '10000',
     LOW_FOLIOS_THRESHOLD: '5',
     ...opts.env,
   });
