@@ -32,7 +32,7 @@ export async function startHealthServer(
         for (const c of checks) {
           try {
             await c.check();
-          } catch (err) {
+          } catch {
             // the check's name only: a driver's error text can carry hosts, users or values
             failing.push({ name: c.name, error: 'unavailable' });
           }

@@ -64,7 +64,7 @@ function octets(n: Node | undefined, what: string): string {
 
 function parse(bytes: string, what: string): Node {
   try {
-    return forge.asn1.fromDer(forge.util.createBuffer(bytes), { strict: false, decodeBitStrings: false });
+    return forge.asn1.fromDer(forge.util.createBuffer(bytes), false);
   } catch {
     throw invalid(`the .p12 file is malformed: ${what} is not ASN.1`);
   }

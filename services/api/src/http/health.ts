@@ -17,7 +17,7 @@ export function healthProbes(deps: Pick<ApiDeps, 'dataSource' | 'redis'>): Koa.M
     const check = async (name: string, probe: () => Promise<unknown>) => {
       try {
         await probe();
-      } catch (err) {
+      } catch {
         // never the driver's text (it can name hosts, users, schemas or values): a fixed word
         failing.push({ name, error: 'unavailable' });
       }
