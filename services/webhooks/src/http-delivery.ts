@@ -76,7 +76,8 @@ function pinnedLookup(address: string, family: 4 | 6): LookupFunction {
 /**
  * One delivery attempt: checks the URL and the address it resolves to now, connects to that
  * address only (TLS still verifies the certificate against the host name), POSTs the body,
- * never follows a redirect, and gives up after `timeoutMs` (connection and answer together).
+ * never follows a redirect, and gives up after `timeoutMs` (DNS, connection and answer together,
+ * one deadline). The answer's body is never read: the socket is closed once the status is in.
  * Any 2xx is success; every other outcome is a failure with its reason.
  */
 export async function postWebhook(
@@ -88,14 +89,24 @@ export async function postWebhook(
   const started = Date.now();
   let target;
   let parsed;
+  let dnsTimer: NodeJS.Timeout | undefined;
   try {
     parsed = parseWebhookUrl(rawUrl, opts.policy);
-    target = await resolveWebhookTarget(parsed, opts.policy, opts.resolver);
+    // DNS counts against the attempt's one deadline (connect and answer get what is left)
+    const timedOut = new Promise<'timeout'>((resolve) => {
+      dnsTimer = setTimeout(() => resolve('timeout'), opts.timeoutMs);
+    });
+    const resolved = await Promise.race([resolveWebhookTarget(parsed, opts.policy, opts.resolver), timedOut]);
+    if (resolved === 'timeout') return { ok: false, error: 'timeout', durationMs: Date.now() - started };
+    target = resolved;
   } catch (err) {
     if (!isServiceError(err)) throw err;
     const reason = String(err.detail?.reason ?? 'invalid');
     return { ok: false, error: `invalid_webhook_url:${reason}`, durationMs: Date.now() - started };
+  } finally {
+    clearTimeout(dnsTimer);
   }
+  const remainingMs = Math.max(1, opts.timeoutMs - (Date.now() - started));
   const { url } = parsed;
   const payload = Buffer.from(body, 'utf8');
   return new Promise<PostResult>((resolve) => {
@@ -124,11 +135,14 @@ export async function postWebhook(
     const timer = setTimeout(() => {
       finish({ ok: false, error: 'timeout' });
       req.destroy(new Error('timeout'));
-    }, opts.timeoutMs);
+    }, remainingMs);
     req.on('response', (res) => {
       const status = res.statusCode ?? 0;
       res.on('error', () => undefined);
-      res.resume();
+      // the status is all we need: the body is discarded and the socket closed now, so an
+      // endpoint that trickles an endless body holds nothing of ours
+      if (res.complete) res.resume();
+      else res.destroy();
       finish(
         status >= 200 && status < 300 ? { ok: true, status } : { ok: false, status, error: `http_${status}` },
       );
