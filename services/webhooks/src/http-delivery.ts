@@ -6,6 +6,10 @@ import { parseWebhookUrl, resolveWebhookTarget, type Resolver, type UrlPolicy } 
 
 export const USER_AGENT = 'Service-Webhooks/1.0';
 
+/** After the status: how long and how much of a body is drained to keep the connection alive. */
+export const RESPONSE_DRAIN_MS = 100;
+export const RESPONSE_DRAIN_MAX_BYTES = 64 * 1024;
+
 export interface PostOptions {
   policy: UrlPolicy;
   timeoutMs: number;
@@ -77,7 +81,8 @@ function pinnedLookup(address: string, family: 4 | 6): LookupFunction {
  * One delivery attempt: checks the URL and the address it resolves to now, connects to that
  * address only (TLS still verifies the certificate against the host name), POSTs the body,
  * never follows a redirect, and gives up after `timeoutMs` (DNS, connection and answer together,
- * one deadline). The answer's body is never read: the socket is closed once the status is in.
+ * one deadline). The attempt ends with the status; the body is discarded (drained for at most
+ * RESPONSE_DRAIN_MS / RESPONSE_DRAIN_MAX_BYTES to reuse the connection, else the socket is closed).
  * Any 2xx is success; every other outcome is a failure with its reason.
  */
 export async function postWebhook(
@@ -139,10 +144,17 @@ export async function postWebhook(
     req.on('response', (res) => {
       const status = res.statusCode ?? 0;
       res.on('error', () => undefined);
-      // the status is all we need: the body is discarded and the socket closed now, so an
-      // endpoint that trickles an endless body holds nothing of ours
-      if (res.complete) res.resume();
-      else res.destroy();
+      // the status is all we need: the body is discarded, and the socket closed unless the body
+      // ends within RESPONSE_DRAIN_MS and RESPONSE_DRAIN_MAX_BYTES (then the connection is reused);
+      // an endpoint that trickles an endless body holds nothing of ours
+      let bytes = 0;
+      const drain = setTimeout(() => res.destroy(), RESPONSE_DRAIN_MS);
+      drain.unref();
+      res.on('data', (c: Buffer) => {
+        bytes += c.length;
+        if (bytes > RESPONSE_DRAIN_MAX_BYTES) res.destroy();
+      });
+      res.on('close', () => clearTimeout(drain));
       finish(
         status >= 200 && status < 300 ? { ok: true, status } : { ok: false, status, error: `http_${status}` },
       );
