@@ -75,3 +75,40 @@ describe('webhook subscriptions are capped per organization and environment (ove
     expect(again.status).to.equal(201);
   });
 });
+
+describe('POST /webhooks/:id/test is rate-limited per subscription', function () {
+  this.timeout(60_000);
+  let t: TestApi;
+  before(async () => {
+    t = await startTestApi();
+  });
+  after(async () => t?.close());
+
+  it('answers 429 rate_limit on the 6th test of one subscription in a minute; another subscription is not affected', async () => {
+    const s = await t.seed({ scopes: ['webhook:read', 'webhook:write'] });
+    const make = async (k: string) =>
+      (
+        await call(t.url, 'POST', '/webhooks', {
+          key: s.api_key,
+          json: { url: `${PUBLIC_URL}/${k}`, events: ['dte.accepted'] },
+          headers: { 'Idempotency-Key': k },
+        })
+      ).body.id as string;
+    const a = await make('test-a');
+    const b = await make('test-b');
+    const statuses: number[] = [];
+    for (let i = 0; i < 6; i++) {
+      statuses.push((await call(t.url, 'POST', `/webhooks/${a}/test`, { key: s.api_key })).status);
+    }
+    expect(statuses).to.deep.equal([202, 202, 202, 202, 202, 429]);
+    const limited = await call(t.url, 'POST', `/webhooks/${a}/test`, { key: s.api_key });
+    expect(limited.body.code).to.equal('rate_limit');
+    expect(limited.headers.get('retry-after')).to.match(/^\d+$/);
+    expect((await call(t.url, 'POST', `/webhooks/${b}/test`, { key: s.api_key })).status).to.equal(202);
+    const n = await t.db.dataSource.query(
+      'SELECT count(*)::int AS n FROM webhook_deliveries WHERE subscription_id = $1',
+      [a],
+    );
+    expect(n[0].n).to.equal(5);
+  });
+});

@@ -48,6 +48,21 @@ export async function recordAuthFailure(redis: Redis, address: string, now: Date
   await slidingCount(redis, `af:${address}`, AUTH_FAILURE_WINDOW_SEC, now, true);
 }
 
+/**
+ * A named sliding-window limit (no RateLimit headers: those describe the caller's own limit),
+ * e.g. `POST /webhooks/:id/test` per subscription. Over it: 429 rate_limit with retryAfterSec.
+ */
+export async function enforceNamedLimit(
+  redis: Redis,
+  name: string,
+  limit: { max: number; windowSec: number },
+  now: Date,
+  what: string,
+): Promise<void> {
+  const count = await slidingCount(redis, `nl:${name}`, limit.windowSec, now, true);
+  if (count > limit.max) throw tooMany(limit, now, what);
+}
+
 function tooMany(limit: { max: number; windowSec: number }, now: Date, what = 'requests'): ApiError {
   const nowSec = now.getTime() / 1000;
   const window = Math.floor(nowSec / limit.windowSec);
