@@ -2,7 +2,16 @@ import { createTestCaf, createTestSiiKey, santiagoDate } from '@dte/engine';
 import { expect } from 'chai';
 
 import { body, emit, orgWithCafs, type DteOrg } from './dtes-fixtures';
-import { cafForm, call, newRut, startTestApi, uploadCert, type TestApi } from './support/test-api';
+import {
+  cafForm,
+  call,
+  newRut,
+  p12Form,
+  startTestApi,
+  testP12,
+  uploadCert,
+  type TestApi,
+} from './support/test-api';
 
 describe('company scope and forged CAFs (real PostgreSQL, over HTTP)', function () {
   this.timeout(180_000);
@@ -103,5 +112,33 @@ describe('company scope and forged CAFs (real PostgreSQL, over HTTP)', function 
     // the genuine one is accepted
     res = await call(t.url, 'POST', '/caf', { key: s.api_key, form: cafForm(genuine) });
     expect(res.status, res.text).to.equal(201);
+  });
+
+  it("a company-scoped key sees, activates, deletes and signs with only its company's certificates", async () => {
+    const rutA = newRut();
+    const orgName = `scope-${Date.now()}`;
+    const scopes = ['certificates:read', 'certificates:write'] as const;
+    const a = await t.seed({ org: orgName, rut: rutA, signerRuts: [rutA], scopes: [...scopes] });
+    const rutB = newRut();
+    const b = await t.seed({ org: orgName, rut: rutB, signerRuts: [rutB], scopes: [...scopes] });
+    expect(b.organization_id).to.equal(a.organization_id);
+    const certA = await uploadCert(t, a.api_key, rutA, 'a');
+    const certB = await uploadCert(t, b.api_key, rutB, 'b');
+    const ids = async (key: string) =>
+      ((await call(t.url, 'GET', '/certificates', { key })).body.data as { id: string }[]).map((c) => c.id);
+    expect(await ids(a.api_key)).to.deep.equal([certA.id]);
+    expect(await ids(b.api_key)).to.deep.equal([certB.id]);
+    // another company's certificate answers like a missing one
+    const act = await call(t.url, 'POST', `/certificates/${certB.id}/activate`, { key: a.api_key });
+    expect(act.status).to.equal(404);
+    expect(act.body.code).to.equal('cert.not_found');
+    const del = await call(t.url, 'DELETE', `/certificates/${certB.id}`, { key: a.api_key });
+    expect(del.body.code).to.equal('cert.not_found');
+    // a company key may not upload the certificate of another company's signer
+    const up = await call(t.url, 'POST', '/certificates', {
+      key: a.api_key,
+      form: p12Form(testP12(rutB, 'otra'), 'otra', 'x'),
+    });
+    expect(up.body.code).to.equal('cert_subject_mismatch');
   });
 });

@@ -126,7 +126,11 @@ export async function emitDte(
   }
   const certId =
     req.certIdHeader?.trim() || (typeof input.certificate_id === 'string' ? input.certificate_id : undefined);
-  const cert = await resolveSigningCertificate(db, principal.organizationId, certId, { path: 'dte', now });
+  const cert = await resolveSigningCertificate(db, principal.organizationId, certId, {
+    path: 'dte',
+    now,
+    companyId: principal.companyId,
+  });
   // exports without otra_moneda: the rate is fetched before the transaction (no folio is held
   // while waiting on the network); without a source, buildDocument raises tipo_cambio_unavailable
   let exchangeRate: number | undefined;
