@@ -142,3 +142,37 @@ describe('company scope and forged CAFs (real PostgreSQL, over HTTP)', function 
     expect(up.body.code).to.equal('cert_subject_mismatch');
   });
 });
+
+describe('Prefer: wait is bounded per caller', function () {
+  this.timeout(120_000);
+  let t: TestApi;
+  before(async () => {
+    t = await startTestApi();
+  });
+  after(async () => t?.close());
+
+  it("a caller's 5th concurrent Prefer: wait answers 202 at once without Preference-Applied; another caller still waits", async () => {
+    const o = await orgWithCafs(t, { hasta: 50 });
+    const other = await orgWithCafs(t, { hasta: 50 });
+    // no pipeline runs here: a waiting request waits its full 3 s
+    const started = Date.now();
+    const answers = await Promise.all(
+      Array.from({ length: 5 }, (_, i) =>
+        (async () => {
+          await new Promise((r) => setTimeout(r, i === 4 ? 300 : 0)); // the 5th comes last
+          const res = await emit(t, o, body(33, o.rut, 1000 + i), { headers: { Prefer: 'wait=3' } });
+          return { res, ms: Date.now() - started };
+        })(),
+      ),
+    );
+    const otherRes = await emit(t, other, body(33, other.rut, 5000), { headers: { Prefer: 'wait=1' } });
+    for (const { res } of answers) expect(res.status, res.text).to.equal(202);
+    const applied = answers.map(({ res }) => res.headers.get('preference-applied'));
+    expect(applied.slice(0, 4)).to.deep.equal(['wait=3', 'wait=3', 'wait=3', 'wait=3']);
+    expect(applied[4]).to.equal(null);
+    expect(answers[4]!.ms, 'the 5th did not wait').to.be.lessThan(
+      Math.min(...answers.slice(0, 4).map((a) => a.ms)),
+    );
+    expect(otherRes.headers.get('preference-applied')).to.equal('wait=1');
+  });
+});
