@@ -4,11 +4,18 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
-import { LocalKeyWrapper, StoredCredentials, UnusableCertificateError, resealAll } from '@dte/secrets';
+import { createTestCaf, santiagoDate } from '@dte/engine';
+import {
+  LocalKeyWrapper,
+  StoredCredentials,
+  UnusableCertificateError,
+  openCafPrivateKey,
+  resealAll,
+} from '@dte/secrets';
 import { signingSecret } from '@dte/webhooks';
 import { expect } from 'chai';
 
-import { call, newRut, p12Form, startTestApi, uploadCert, type TestApi } from './support/test-api';
+import { cafForm, call, newRut, p12Form, startTestApi, uploadCert, type TestApi } from './support/test-api';
 
 /** A .p12 for `rut` made by the openssl CLI with the given extra `pkcs12 -export` options. */
 function opensslP12(rut: string, extra: string[]): Buffer {
@@ -96,14 +103,30 @@ describe('certificate hardening (real PostgreSQL, over HTTP)', function () {
     expect(ok.status).to.equal(201);
   });
 
-  it('rotates the master key: old rows open with the previous key, resealAll moves certificates and webhook secrets (also those in clear) to the new one', async () => {
+  it('rotates the master key: old rows open with the previous key, resealAll moves certificates, CAF keys and webhook secrets (also those in clear) to the new one', async () => {
     const rut = newRut();
     const s = await t.seed({
       rut,
       signerRuts: [rut],
-      scopes: ['certificates:read', 'certificates:write', 'webhook:read', 'webhook:write'],
+      scopes: ['certificates:read', 'certificates:write', 'caf:write', 'webhook:read', 'webhook:write'],
     });
     const cert = await uploadCert(t, s.api_key, rut);
+    const caf = await call(t.url, 'POST', '/caf', {
+      key: s.api_key,
+      form: cafForm(
+        createTestCaf({
+          siiKey: t.sim.siiKeys.cert,
+          rutEmisor: rut,
+          razonSocial: 'EMPRESA',
+          tipoDte: 33,
+          desde: 1,
+          hasta: 10,
+          fechaAutorizacion: santiagoDate(new Date()),
+          keyBits: 512,
+        }),
+      ),
+    });
+    expect(caf.status, caf.text).to.equal(201);
     const hook = await call(t.url, 'POST', '/webhooks', {
       key: s.api_key,
       json: { url: 'https://93.184.216.34/h', events: ['dte.accepted'] },
@@ -134,6 +157,7 @@ describe('certificate hardening (real PostgreSQL, over HTTP)', function () {
 
     const report = await resealAll(ds, rotating, 'new1');
     expect(report.certificates).to.be.at.least(1);
+    expect(report.cafs).to.be.at.least(1);
     expect(report.webhookSecrets).to.be.at.least(1);
     expect(report.webhookSecretsInClear).to.equal(1);
     expect(report.failed).to.deep.equal([]);
@@ -142,6 +166,18 @@ describe('certificate hardening (real PostgreSQL, over HTTP)', function () {
       [cert.id],
     );
     expect(kids[0]).to.deep.equal({ a: 'new1', b: 'new1' });
+    const cafKid = await ds.query(`SELECT rsa_private_key_sealed->>'kid' AS k, id FROM cafs WHERE id = $1`, [
+      caf.body.id,
+    ]);
+    expect(cafKid[0].k).to.equal('new1');
+    expect(
+      await openCafPrivateKey(
+        newOnly,
+        cafKid[0].id,
+        (await ds.query('SELECT rsa_private_key_sealed FROM cafs WHERE id = $1', [caf.body.id]))[0]
+          .rsa_private_key_sealed,
+      ),
+    ).to.contain('PRIVATE KEY');
     // the new key alone opens everything now; the secret in clear is gone
     expect(
       (await new StoredCredentials({ db: ds, keys: newOnly, now: Date.now }).get(cert.id)).info.rut,
