@@ -8,6 +8,7 @@ import 'reflect-metadata';
 import { DataSource, type EntityManager, type MixedList } from 'typeorm';
 import { entities as allEntities } from './entities';
 import { migrations as allMigrations } from './migrations';
+import { SqlErrorLogger } from './sql-error-logger';
 
 export interface DatabaseOptions {
   /** postgres://user:password@host:port/database */
@@ -71,7 +72,10 @@ export function createDataSource(options: DatabaseOptions): DataSource {
     migrationsTransactionMode: 'each',
     synchronize: false,
     migrationsRun: false,
+    // failed queries are logged without their parameters (SqlErrorLogger); LOG_SQL-style
+    // debugging (logSql) keeps typeorm's own logger, parameters included, for local use only
     logging: options.logSql ? 'all' : ['error'],
+    ...(options.logSql ? {} : { logger: new SqlErrorLogger() }),
   });
 }
 

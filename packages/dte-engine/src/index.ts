@@ -6,6 +6,8 @@ export * from './model';
 export * from './input';
 export { readCertificate, readP12, RUT_OTHER_NAME_OID } from './crypto/certificate';
 export type { CertificateInfo, SigningCredential } from './crypto/certificate';
+export { checkP12Iterations, P12_MAX_ITERATIONS, P12_MAX_BYTES } from './crypto/p12-limits';
+export { readP12OffThread, P12_OPEN_TIMEOUT_MS, P12_OPEN_QUEUE_MAX } from './crypto/p12-thread';
 export { parseCaf, verifyCafSignature, cafExpiryDate, EXPIRING_CAF_TYPES } from './caf';
 export type { Caf } from './caf';
 export { signTed, verifyTed } from './ted';

@@ -3,9 +3,10 @@
  * and password (→ a SigningCredential), a CAF's stamping key (PEM). The plaintext buffers are
  * zeroed as soon as they have been read.
  */
-import { readP12, type SigningCredential } from '@dte/engine';
+import { readP12OffThread, type SigningCredential } from '@dte/engine';
 import { cafKeyAad, certificateAad } from './aad';
-import { LocalKeyWrapper, open, type KeyWrapper } from './envelope';
+import { open, type KeyWrapper, type LocalKeyWrapper } from './envelope';
+import { rotatingKeyWrapper } from './reseal';
 
 export interface SealedCertificate {
   id: string;
@@ -21,7 +22,7 @@ export async function openSigningCredential(
   try {
     const password = await open(keys, cert.passwordSealed, certificateAad(cert.id, 'password'));
     try {
-      return readP12(p12, password.toString('utf8'));
+      return await readP12OffThread(p12, password.toString('utf8'));
     } finally {
       password.fill(0);
     }
@@ -39,9 +40,15 @@ export async function openCafPrivateKey(keys: KeyWrapper, cafId: string, sealed:
   }
 }
 
-/** The local master key wrapper from MASTER_KEY (base64 of 32 bytes) and MASTER_KEY_ID. */
-export function localKeyWrapper(masterKeyB64: string, masterKeyId: string): LocalKeyWrapper {
-  const key = Buffer.from(masterKeyB64, 'base64');
-  if (key.length !== 32) throw new Error('MASTER_KEY must be the base64 of 32 bytes');
-  return new LocalKeyWrapper({ [masterKeyId]: key }, masterKeyId);
+/**
+ * The local master key wrapper from MASTER_KEY (base64 of 32 bytes) and MASTER_KEY_ID, plus the
+ * previous master keys of MASTER_KEYS_PREVIOUS (`id:base64,…`), which still open the rows sealed
+ * before a rotation (see reseal.ts) but never seal.
+ */
+export function localKeyWrapper(
+  masterKeyB64: string,
+  masterKeyId: string,
+  previous: string | undefined = process.env.MASTER_KEYS_PREVIOUS,
+): LocalKeyWrapper {
+  return rotatingKeyWrapper(masterKeyB64, masterKeyId, previous);
 }

@@ -7,3 +7,4 @@ export * from './envelope';
 export * from './aad';
 export * from './credentials';
 export * from './stored-credentials';
+export * from './reseal';

@@ -1,6 +1,6 @@
 import type { DataSource } from 'typeorm';
 import { generateApiKey } from './auth/api-key-format';
-import { SCOPES, type Scope, type SiiEnv } from './auth/scopes';
+import type { Scope, SiiEnv } from './auth/scopes';
 
 export interface ApiKeyInfo {
   id: string;
@@ -15,6 +15,12 @@ export interface ApiKeyInfo {
 }
 
 const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
+
+/**
+ * The scopes of a key created without `--scopes`: reading documents only (least privilege).
+ * Issuing, certificates, CAFs and webhooks are granted only when asked for.
+ */
+export const DEFAULT_API_KEY_SCOPES: readonly Scope[] = ['dte:read'];
 
 /** Creates a key for a company; the whole key is returned once and only its hash is kept. */
 export async function createApiKey(
@@ -32,7 +38,7 @@ export async function createApiKey(
       input.name,
       k.prefix,
       k.hash,
-      input.scopes ?? [...SCOPES],
+      input.scopes ?? [...DEFAULT_API_KEY_SCOPES],
       input.expiresAt ?? null,
     ],
   );

@@ -1,5 +1,7 @@
 import { parse, readConfig } from '@dte/service-runtime';
 
+import { loadSiiCafKeys, type SiiCafKeys } from './caf/sii-caf-keys';
+
 export interface Config {
   port: number;
   host: string;
@@ -19,6 +21,8 @@ export interface Config {
   publicBaseUrl: string;
   rateLimitMax: number;
   rateLimitWindowSec: number;
+  /** failed authentications per client address per minute before key lookups stop (429) */
+  authFailureMax: number;
   /** a type whose current folios are at or below this is flagged low_folios */
   lowFoliosThreshold: number;
   /** how long a folio request holds the Redis lock of its (organization, environment, type) */
@@ -33,6 +37,12 @@ export interface Config {
   /** the exchange-rate source of export documents (GET {url}/tipo-cambio/...); defaults to SII_BASE_URL */
   exchangeRateUrl?: string;
   siiTimeoutMs: number;
+  /**
+   * The SII's CAF-signing public keys per environment and IDK (SII_CAF_KEYS_FILE): every CAF,
+   * uploaded or granted, must carry a FRMA that verifies with the key of its IDK. Unset: CAFs are
+   * not verified (a warning at start-up); production deployments set it.
+   */
+  siiCafKeys?: SiiCafKeys;
 }
 
 const base64Key = (raw: string): string => {
@@ -70,12 +80,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       publicBaseUrl: { env: 'PUBLIC_BASE_URL', default: `http://127.0.0.1:${port}/api/v1`, parse: url },
       rateLimitMax: { env: 'RATE_LIMIT_MAX', default: 600, parse: positive },
       rateLimitWindowSec: { env: 'RATE_LIMIT_WINDOW_SEC', default: 60, parse: positive },
+      authFailureMax: { env: 'AUTH_FAILURE_MAX', default: 20, parse: positive },
       lowFoliosThreshold: { env: 'LOW_FOLIOS_THRESHOLD', default: 20, parse: parse.int },
       cafRequestLockSec: { env: 'CAF_REQUEST_LOCK_SEC', default: 120, parse: positive },
       cafAutoIntervalSec: { env: 'CAF_AUTO_INTERVAL_SEC', default: 300, parse: parse.int },
       siiBaseUrl: { env: 'SII_BASE_URL', parse: url, required: false },
       exchangeRateUrl: { env: 'EXCHANGE_RATE_URL', parse: url, required: false },
       siiTimeoutMs: { env: 'SII_TIMEOUT_MS', default: 15000, parse: positive },
+      siiCafKeys: { env: 'SII_CAF_KEYS_FILE', parse: loadSiiCafKeys, required: false },
     },
     env,
   );

@@ -4,7 +4,7 @@ import { Redis } from 'ioredis';
 import type { DataSource } from 'typeorm';
 import type { Config } from './config';
 import type { ApiDeps } from './context';
-import { LocalKeyWrapper } from './crypto/envelope';
+import { localKeyWrapper } from './crypto/envelope';
 import { SqlCafDocumentsProbe } from './caf/documents-probe';
 import { SiiFolioGrantClient } from './caf/sii-folio-grant-client';
 
@@ -18,10 +18,8 @@ export function productionDeps(
     config,
     dataSource,
     redis: new Redis(config.redisUrl, { lazyConnect: false, maxRetriesPerRequest: 2 }),
-    keys: new LocalKeyWrapper(
-      { [config.masterKeyId]: Buffer.from(config.masterKey, 'base64') },
-      config.masterKeyId,
-    ),
+    // MASTER_KEYS_PREVIOUS: the keys of before a rotation still open old rows
+    keys: localKeyWrapper(config.masterKey, config.masterKeyId),
     // the same endpoint resolution as the workers: SII_BASE_URL names the simulator, unset is the real SII
     folioGrant: new SiiFolioGrantClient({ client: new SiiClient(siiClientOptionsFromEnv()) }),
     cafDocuments: new SqlCafDocumentsProbe(dataSource),

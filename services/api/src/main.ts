@@ -9,6 +9,9 @@ import { startApiPipeline } from './projector/pipeline';
 async function main(): Promise<void> {
   const logger = createLogger('api');
   const config = loadConfig();
+  if (!config.siiCafKeys) {
+    logger.warn('SII_CAF_KEYS_FILE is not set: CAF signatures (FRMA) are not verified; set it in production');
+  }
   const dataSource = await openApiDatabase({ url: config.databaseUrl, schema: config.databaseSchema });
   const deps = productionDeps(config, dataSource, logger);
   const api = await startApi(deps, { port: config.port, host: config.host });

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { createTestCaf, createTestSiiKey, type SiiKey } from '@dte/engine';
+import { createTestCaf, type SiiKey } from '@dte/engine';
 import { LocalKeyWrapper } from '../src/crypto/envelope';
 import {
   cafForm,
@@ -58,7 +58,7 @@ describe('CAF inventory over HTTP', function () {
 
   before(async () => {
     t = await startTestApi();
-    prodKey = createTestSiiKey(300);
+    prodKey = t.sim.siiKeys.prod;
   });
   after(async () => t?.close());
 
@@ -424,7 +424,7 @@ describe('CAF inventory over HTTP', function () {
         key: s.api_key,
         form: cafForm(
           createTestCaf({
-            siiKey: t.sim.siiKeys.cert,
+            siiKey: noKms.sim.siiKeys.cert,
             rutEmisor: rut,
             razonSocial: 'X',
             tipoDte: 33,

@@ -38,9 +38,12 @@ describe('api health probes (real PostgreSQL and Redis)', function () {
     try {
       const res = await fetch(`${broken.url.replace(/\/api\/v1$/, '')}/readyz`);
       expect(res.status).to.equal(503);
-      const body = (await res.json()) as { status: string; failing: { name: string }[] };
+      const body = (await res.json()) as { status: string; failing: { name: string; error: string }[] };
       expect(body.status).to.equal('not_ready');
       expect(body.failing.map((f) => f.name)).to.deep.equal(['redis']);
+      // a fixed word, never the driver's text (addresses, users, values)
+      expect(body.failing[0]!.error).to.equal('unavailable');
+      expect(JSON.stringify(body)).to.not.match(/127\.0\.0\.1|ECONNREFUSED|Connection is closed/);
     } finally {
       await broken.close();
       deadRedis.disconnect();

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { createTestCaf, createTestSiiKey, type SiiKey } from '@dte/engine';
+import { createTestCaf, type SiiKey } from '@dte/engine';
 import { body, emit, nextFolio, orgWithCafs, today, type DteOrg } from './dtes-fixtures';
 import { cafForm, call, newRut, startTestApi, uploadCert, type TestApi } from './support/test-api';
 
@@ -17,7 +17,7 @@ describe('production gates over HTTP (organization enabled, types certified)', f
 
   before(async () => {
     t = await startTestApi();
-    prodSii = createTestSiiKey(300);
+    prodSii = t.sim.siiKeys.prod;
   });
   after(async () => t?.close());
 

@@ -6,6 +6,10 @@ import { parseWebhookUrl, resolveWebhookTarget, type Resolver, type UrlPolicy } 
 
 export const USER_AGENT = 'Service-Webhooks/1.0';
 
+/** After the status: how long and how much of a body is drained to keep the connection alive. */
+export const RESPONSE_DRAIN_MS = 100;
+export const RESPONSE_DRAIN_MAX_BYTES = 64 * 1024;
+
 export interface PostOptions {
   policy: UrlPolicy;
   timeoutMs: number;
@@ -76,7 +80,9 @@ function pinnedLookup(address: string, family: 4 | 6): LookupFunction {
 /**
  * One delivery attempt: checks the URL and the address it resolves to now, connects to that
  * address only (TLS still verifies the certificate against the host name), POSTs the body,
- * never follows a redirect, and gives up after `timeoutMs` (connection and answer together).
+ * never follows a redirect, and gives up after `timeoutMs` (DNS, connection and answer together,
+ * one deadline). The attempt ends with the status; the body is discarded (drained for at most
+ * RESPONSE_DRAIN_MS / RESPONSE_DRAIN_MAX_BYTES to reuse the connection, else the socket is closed).
  * Any 2xx is success; every other outcome is a failure with its reason.
  */
 export async function postWebhook(
@@ -88,14 +94,24 @@ export async function postWebhook(
   const started = Date.now();
   let target;
   let parsed;
+  let dnsTimer: NodeJS.Timeout | undefined;
   try {
     parsed = parseWebhookUrl(rawUrl, opts.policy);
-    target = await resolveWebhookTarget(parsed, opts.policy, opts.resolver);
+    // DNS counts against the attempt's one deadline (connect and answer get what is left)
+    const timedOut = new Promise<'timeout'>((resolve) => {
+      dnsTimer = setTimeout(() => resolve('timeout'), opts.timeoutMs);
+    });
+    const resolved = await Promise.race([resolveWebhookTarget(parsed, opts.policy, opts.resolver), timedOut]);
+    if (resolved === 'timeout') return { ok: false, error: 'timeout', durationMs: Date.now() - started };
+    target = resolved;
   } catch (err) {
     if (!isServiceError(err)) throw err;
     const reason = String(err.detail?.reason ?? 'invalid');
     return { ok: false, error: `invalid_webhook_url:${reason}`, durationMs: Date.now() - started };
+  } finally {
+    clearTimeout(dnsTimer);
   }
+  const remainingMs = Math.max(1, opts.timeoutMs - (Date.now() - started));
   const { url } = parsed;
   const payload = Buffer.from(body, 'utf8');
   return new Promise<PostResult>((resolve) => {
@@ -124,11 +140,21 @@ export async function postWebhook(
     const timer = setTimeout(() => {
       finish({ ok: false, error: 'timeout' });
       req.destroy(new Error('timeout'));
-    }, opts.timeoutMs);
+    }, remainingMs);
     req.on('response', (res) => {
       const status = res.statusCode ?? 0;
       res.on('error', () => undefined);
-      res.resume();
+      // the status is all we need: the body is discarded, and the socket closed unless the body
+      // ends within RESPONSE_DRAIN_MS and RESPONSE_DRAIN_MAX_BYTES (then the connection is reused);
+      // an endpoint that trickles an endless body holds nothing of ours
+      let bytes = 0;
+      const drain = setTimeout(() => res.destroy(), RESPONSE_DRAIN_MS);
+      drain.unref();
+      res.on('data', (c: Buffer) => {
+        bytes += c.length;
+        if (bytes > RESPONSE_DRAIN_MAX_BYTES) res.destroy();
+      });
+      res.on('close', () => clearTimeout(drain));
       finish(
         status >= 200 && status < 300 ? { ok: true, status } : { ok: false, status, error: `http_${status}` },
       );

@@ -27,6 +27,9 @@ export function subscriptionFromRow(r: Row): Subscription {
   };
 }
 
+/** Delivery rows per INSERT statement when one event fans out to many subscriptions. */
+export const DELIVERY_INSERT_CHUNK = 500;
+
 /**
  * The signing secret of a subscription row: opened from `secret_sealed`, or the clear `secret` of
  * a subscription made before secrets were sealed. A sealed secret that does not open (another
@@ -225,28 +228,33 @@ function ingestTx(m: EntityManager): IngestTx {
       return rows.map(subscriptionFromRow);
     },
     async insertDeliveries(rows: NewDelivery[]): Promise<NewDelivery[]> {
-      const params: unknown[] = [];
-      const values = rows.map((r) => {
-        const base = params.length;
-        params.push(
-          r.id,
-          r.subscription_id,
-          r.event_id,
-          r.event_type,
-          r.payload,
-          r.next_attempt_at,
-          r.created_at,
+      // bounded statements: at most DELIVERY_INSERT_CHUNK rows (7 parameters each) per INSERT
+      const ids = new Set<string>();
+      for (let from = 0; from < rows.length; from += DELIVERY_INSERT_CHUNK) {
+        const chunk = rows.slice(from, from + DELIVERY_INSERT_CHUNK);
+        const params: unknown[] = [];
+        const values = chunk.map((r) => {
+          const base = params.length;
+          params.push(
+            r.id,
+            r.subscription_id,
+            r.event_id,
+            r.event_type,
+            r.payload,
+            r.next_attempt_at,
+            r.created_at,
+          );
+          return `(${[1, 2, 3, 4, 5, 6, 7].map((i) => `$${base + i}`).join(', ')})`;
+        });
+        const inserted: Row[] = await m.query(
+          `INSERT INTO webhook_deliveries (id, subscription_id, event_id, event_type, payload, next_attempt_at, created_at)
+           VALUES ${values.join(', ')}
+           ON CONFLICT (subscription_id, event_id) DO NOTHING
+           RETURNING id`,
+          params,
         );
-        return `(${[1, 2, 3, 4, 5, 6, 7].map((i) => `$${base + i}`).join(', ')})`;
-      });
-      const inserted: Row[] = await m.query(
-        `INSERT INTO webhook_deliveries (id, subscription_id, event_id, event_type, payload, next_attempt_at, created_at)
-         VALUES ${values.join(', ')}
-         ON CONFLICT (subscription_id, event_id) DO NOTHING
-         RETURNING id`,
-        params,
-      );
-      const ids = new Set(inserted.map((r) => r.id as string));
+        for (const r of inserted) ids.add(r.id as string);
+      }
       return rows.filter((r) => ids.has(r.id));
     },
   };

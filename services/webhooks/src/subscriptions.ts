@@ -86,17 +86,27 @@ export async function createSubscription(
   const hash = requestHash(input.url, events);
   const existing = await findByKey(ds, scope, input.idempotencyKey);
   if (existing) return repeatOrConflict(existing, hash);
+  await assertBelowCap(ds, scope);
   await checkWebhookUrl(input.url, check.policy, check.resolver);
   const id = crypto.randomUUID();
   const { secret, sealed } = await newSealedSecret(keys, id);
-  const rows: Record<string, unknown>[] = await ds.query(
-    `INSERT INTO webhook_subscriptions
-       (id, organization_id, sii_env, url, events, secret_sealed, idempotency_key, request_hash)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-     ON CONFLICT (organization_id, sii_env, idempotency_key) DO NOTHING
-     RETURNING *`,
-    [id, scope.organizationId, scope.env, input.url, events, sealed, input.idempotencyKey, hash],
-  );
+  const rows: Record<string, unknown>[] = await ds.transaction(async (m) => {
+    // the cap holds under concurrent registrations: one at a time per organization and environment
+    await m.query('SELECT pg_advisory_xact_lock(hashtext($1))', [
+      `webhook-subscriptions:${scope.organizationId}:${scope.env}`,
+    ]);
+    const again = await findByKey(m, scope, input.idempotencyKey);
+    if (again) return [];
+    await assertBelowCap(m, scope);
+    return m.query(
+      `INSERT INTO webhook_subscriptions
+         (id, organization_id, sii_env, url, events, secret_sealed, idempotency_key, request_hash)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+       ON CONFLICT (organization_id, sii_env, idempotency_key) DO NOTHING
+       RETURNING *`,
+      [id, scope.organizationId, scope.env, input.url, events, sealed, input.idempotencyKey, hash],
+    );
+  });
   if (rows[0]) return { subscription: subscriptionFromRow(rows[0]), created: true, secret };
   // a concurrent request with the same key won the insert
   const raced = await findByKey(ds, scope, input.idempotencyKey);
@@ -104,7 +114,35 @@ export async function createSubscription(
   return repeatOrConflict(raced, hash);
 }
 
-async function findByKey(ds: DataSource, scope: Scope, key: string) {
+/**
+ * Subscriptions one organization may hold per environment (active or disabled; DELETE frees a
+ * place). Each dte-status event fans out to every active one, so the cap bounds the work one
+ * tenant's event puts on the shared consumer.
+ */
+export const MAX_SUBSCRIPTIONS_PER_ORG_ENV = 50;
+
+/** Refuses a registration at the cap: 400 validation_failed (the spec names no code of its own). */
+async function assertBelowCap(db: Pick<DataSource, 'query'>, scope: Scope): Promise<void> {
+  const rows: { n: number }[] = await db.query(
+    'SELECT count(*)::int AS n FROM webhook_subscriptions WHERE organization_id = $1 AND sii_env = $2',
+    [scope.organizationId, scope.env],
+  );
+  const n = rows[0]?.n ?? 0;
+  if (n >= MAX_SUBSCRIPTIONS_PER_ORG_ENV) {
+    throw new ServiceError(
+      'validation_failed',
+      `An organization holds at most ${MAX_SUBSCRIPTIONS_PER_ORG_ENV} webhook subscriptions per environment; delete one first.`,
+      {
+        issues: [
+          { path: '/url', message: `at most ${MAX_SUBSCRIPTIONS_PER_ORG_ENV} subscriptions per environment` },
+        ],
+        detail: { max: MAX_SUBSCRIPTIONS_PER_ORG_ENV, current: n },
+      },
+    );
+  }
+}
+
+async function findByKey(ds: Pick<DataSource, 'query'>, scope: Scope, key: string) {
   const rows: Record<string, unknown>[] = await ds.query(
     `SELECT * FROM webhook_subscriptions WHERE organization_id = $1 AND sii_env = $2 AND idempotency_key = $3`,
     [scope.organizationId, scope.env, key],

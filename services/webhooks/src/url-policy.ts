@@ -42,10 +42,40 @@ export interface ResolvedAddress {
 /** Resolves a host name to every address the system resolver gives (what a connect would use). */
 export type Resolver = (hostname: string) => Promise<ResolvedAddress[]>;
 
-export const systemResolver: Resolver = async (hostname) => {
-  const all = await dns.lookup(hostname, { all: true, verbatim: true });
-  return all.map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
-};
+/** How long one name may take to resolve (c-ares, one try per server) before the attempt fails. */
+export const WEBHOOK_DNS_TIMEOUT_MS = 2000;
+
+/**
+ * A resolver on c-ares (`dns.Resolver`, asynchronous and with a timeout) rather than
+ * `dns.lookup`, which runs getaddrinfo on libuv's small thread pool with no time limit: a few
+ * endpoints behind a slow name server would hold every pool thread and stall DNS, file and
+ * crypto work for every organization. `servers` (host:port) defaults to the system's.
+ * `localhost` is answered without a query (it is in no name server).
+ */
+export function timedResolver(timeoutMs = WEBHOOK_DNS_TIMEOUT_MS, servers?: string[]): Resolver {
+  const r = new dns.Resolver({ timeout: timeoutMs, tries: 1 });
+  if (servers) r.setServers(servers);
+  return async (hostname) => {
+    if (hostname === 'localhost') {
+      const all = await dns.lookup(hostname, { all: true, verbatim: true });
+      return all.map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
+    }
+    const settle = <T>(p: Promise<T>) =>
+      p.then(
+        (v) => ({ ok: true as const, v }),
+        (e: unknown) => ({ ok: false as const, e }),
+      );
+    const [v4, v6] = await Promise.all([settle(r.resolve4(hostname)), settle(r.resolve6(hostname))]);
+    const out: ResolvedAddress[] = [
+      ...(v4.ok ? v4.v.map((address) => ({ address, family: 4 as const })) : []),
+      ...(v6.ok ? v6.v.map((address) => ({ address, family: 6 as const })) : []),
+    ];
+    if (out.length === 0) throw (v4.ok ? (v6.ok ? new Error('no address') : v6.e) : v4.e) as Error;
+    return out;
+  };
+}
+
+export const systemResolver: Resolver = timedResolver();
 
 export interface ParsedWebhookUrl {
   url: URL;

@@ -13,8 +13,8 @@ import { Column, CreateDateColumn, Entity, Index, PrimaryColumn, Unique } from '
  * Money is bigint (CLP), read back as strings by pg.
  */
 @Entity({ name: 'dtes' })
-@Unique('dtes_org_env_tipo_folio_uq', ['organizationId', 'siiEnv', 'tipoDte', 'folio'])
-@Unique('dtes_org_env_idempotency_key_uq', ['organizationId', 'siiEnv', 'idempotencyKey'])
+@Unique('dtes_company_env_tipo_folio_uq', ['companyId', 'siiEnv', 'tipoDte', 'folio'])
+@Unique('dtes_company_env_idempotency_key_uq', ['companyId', 'siiEnv', 'idempotencyKey'])
 @Index('dtes_org_created_idx', ['organizationId', 'createdAt', 'id'])
 export class Dte {
   @PrimaryColumn({ type: 'uuid' })

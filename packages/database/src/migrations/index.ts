@@ -14,6 +14,7 @@ import { ProductionGates1763801000000 } from './1763801000000-production-gates';
 import { WebhookSecretsSealed1763801100000 } from './1763801100000-webhook-secrets-sealed';
 import { DteReferencesIndex1763803000000 } from './1763803000000-dte-references-index';
 import { RcvReception1763804000000 } from './1763804000000-rcv-reception';
+import { DtesIdempotencyPerCompany1763809000000 } from './1763809000000-dtes-idempotency-per-company';
 
 export const migrations: (new () => MigrationInterface)[] = [
   ProcessedEvents1763780000000,
@@ -29,4 +30,5 @@ export const migrations: (new () => MigrationInterface)[] = [
   WebhookSecretsSealed1763801100000,
   DteReferencesIndex1763803000000,
   RcvReception1763804000000,
+  DtesIdempotencyPerCompany1763809000000,
 ];

@@ -3,6 +3,7 @@ import { KeyObject, X509Certificate, createPrivateKey, createPublicKey } from 'n
 import { ServiceError } from '@dte/error-catalog';
 import forge from 'node-forge';
 
+import { checkP12Iterations } from './p12-limits';
 import { findRut, normalizeRut } from './rut';
 
 /** OID under which Chilean certification authorities put the holder's RUT (SAN otherName). */
@@ -110,9 +111,12 @@ function rutFromSubject(subject: string): string | null {
  * Reads a .p12 (PKCS#12) with node-forge, which also handles the legacy RC2-40 / 3DES
  * encryption real SII certificates still use. When the file holds several keys and
  * certificates, the pair is chosen by matching public keys; among several pairs the one whose
- * certificate carries a RUT and lasts longest wins.
+ * certificate carries a RUT and lasts longest wins. Synchronous (tens of ms of CPU): a server
+ * opens certificates with readP12OffThread instead.
  */
 export function readP12(p12: Buffer, password: string): SigningCredential {
+  // bounded work first: a file asking for millions of derivation iterations is refused unread
+  checkP12Iterations(p12, password);
   let parsed: forge.pkcs12.Pkcs12Pfx;
   try {
     const asn1 = forge.asn1.fromDer(forge.util.createBuffer(p12.toString('binary')));

@@ -112,7 +112,7 @@ export async function requestCaf(
   let caf: Caf | undefined;
   try {
     caf = parseCaf(cafXml, { now, expectedTipo: body.tipo_dte });
-    return await storeCaf(deps.dataSource, deps.keys, principal, caf, 'sii_request');
+    return await storeCaf(deps.dataSource, deps.keys, principal, caf, 'sii_request', deps.config.siiCafKeys);
   } catch (err) {
     deps.logger.error(
       // never the CAF XML itself: it holds the stamping private key (the SII portal can re-issue it)

@@ -4,6 +4,7 @@ import type { DataSource } from 'typeorm';
 import type { Principal } from '../context';
 import type { SiiEnv } from '../auth/scopes';
 import { ApiError } from '../http/api-error';
+import { assertCafSignedBySii, type SiiCafKeys } from './sii-caf-keys';
 import { assertOrganizationHasRut } from '../companies';
 import { assertCafTypeCertified } from '../production-gates';
 import { cafKeyAad, seal, type KeyWrapper } from '../crypto/envelope';
@@ -84,6 +85,7 @@ export async function storeCaf(
   principal: Principal,
   caf: Caf,
   source: 'upload' | 'sii_request',
+  siiCafKeys?: SiiCafKeys,
 ): Promise<CafRow> {
   const environment = environmentOfIdk(caf.idk);
   if (environment !== principal.environment) {
@@ -95,6 +97,8 @@ export async function storeCaf(
       },
     );
   }
+  // the SII's FRMA over the range: a forged or altered CAF never becomes folios
+  if (siiCafKeys) assertCafSignedBySii(caf, environment, siiCafKeys);
   const companyId = await companyForCaf(db, principal, caf.rutEmisor);
   await assertCafTypeCertified(db, environment, companyId, caf.tipoDte);
   const id = randomUUID();
@@ -166,6 +170,7 @@ export async function uploadCaf(
   principal: Principal,
   input: { xml: Buffer; tipoEsperado?: number },
   now: Date,
+  siiCafKeys?: SiiCafKeys,
 ): Promise<CafRow> {
   // caf.parse_error, caf.wrong_tipo, caf_expired
   const caf = parseCaf(input.xml, {
@@ -179,7 +184,7 @@ export async function uploadCaf(
   if (Number(certs[0].n) === 0) {
     throw new ApiError('caf.no_certificate', 'Upload a signing certificate before the CAF.');
   }
-  return storeCaf(db, keys, principal, caf, 'upload');
+  return storeCaf(db, keys, principal, caf, 'upload', siiCafKeys);
 }
 
 /** CAFs of the principal's environment (and company, for a key), with per-type totals and alerts. */

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { readP12, type SigningCredential } from '@dte/engine';
+import { readP12OffThread, type SigningCredential } from '@dte/engine';
 import type { DataSource, EntityManager } from 'typeorm';
 import { ApiError } from '../http/api-error';
 import { certificateAad, open, seal, type KeyWrapper } from '../crypto/envelope';
@@ -21,6 +21,14 @@ export interface CertificateRow {
   created_at: Date;
   deleted_at: Date | null;
 }
+
+/**
+ * A company-scoped API key sees only the certificates of people who may sign for its company
+ * (its own RUT and its declared signers); a session or an organization-wide caller sees all.
+ * `$n` is the company id parameter (NULL: no restriction).
+ */
+const companyScope = (n: number) =>
+  `AND ($${n}::uuid IS NULL OR rut IN (SELECT unnest(array_append(c.signer_ruts, c.rut)) FROM companies c WHERE c.id = $${n}::uuid))`;
 
 const COLUMNS = `id, organization_id, label, rut, subject, serial_number, fingerprint_sha256, not_before,
   not_after, is_default, created_at, deleted_at`;
@@ -51,10 +59,11 @@ const aad = (id: string, part: 'p12' | 'password') => certificateAad(id, part);
 async function allowedSignerRuts(
   db: DataSource | EntityManager,
   organizationId: string,
+  companyId: string | null = null,
 ): Promise<Set<string>> {
   const rows: { rut: string; signer_ruts: string[] }[] = await db.query(
-    'SELECT rut, signer_ruts FROM companies WHERE organization_id = $1',
-    [organizationId],
+    'SELECT rut, signer_ruts FROM companies WHERE organization_id = $1 AND ($2::uuid IS NULL OR id = $2::uuid)',
+    [organizationId, companyId],
   );
   const out = new Set<string>();
   for (const r of rows) for (const rut of [r.rut, ...r.signer_ruts]) out.add(normalizeRut(rut) ?? rut);
@@ -67,15 +76,16 @@ export async function uploadCertificate(
   organizationId: string,
   input: { p12: Buffer; password: string; label: string },
   now: Date,
+  companyId: string | null = null,
 ): Promise<CertificateRow> {
-  const credential = readP12(input.p12, input.password); // cert.invalid
+  const credential = await readP12OffThread(input.p12, input.password); // cert.invalid, bounded
   const info = credential.info;
   if (info.notAfter.getTime() <= now.getTime()) {
     throw new ApiError('cert_expired', `The certificate expired on ${info.notAfter.toISOString()}.`, {
       detail: { expiredAt: info.notAfter.toISOString() },
     });
   }
-  const allowed = await allowedSignerRuts(db, organizationId);
+  const allowed = await allowedSignerRuts(db, organizationId, companyId);
   const certRut = normalizeRut(info.rut) ?? info.rut;
   if (!allowed.has(certRut)) {
     throw new ApiError(
@@ -137,10 +147,15 @@ export async function uploadCertificate(
   }
 }
 
-export async function listCertificates(db: DataSource, organizationId: string): Promise<CertificateRow[]> {
+export async function listCertificates(
+  db: DataSource,
+  organizationId: string,
+  companyId: string | null = null,
+): Promise<CertificateRow[]> {
   return db.query(
-    `SELECT ${COLUMNS} FROM certificates WHERE organization_id = $1 AND deleted_at IS NULL ORDER BY created_at, id`,
-    [organizationId],
+    `SELECT ${COLUMNS} FROM certificates WHERE organization_id = $1 AND deleted_at IS NULL ${companyScope(2)}
+      ORDER BY created_at, id`,
+    [organizationId, companyId],
   );
 }
 
@@ -151,12 +166,13 @@ async function findCurrent(
   id: string,
   code: 'cert.not_found' | 'cert_not_found',
   lock = false,
+  companyId: string | null = null,
 ): Promise<CertificateRow> {
   const rows: CertificateRow[] = isUuid(id)
     ? await db.query(
         `SELECT ${COLUMNS} FROM certificates WHERE id = $1 AND organization_id = $2 AND deleted_at IS NULL
-         ${lock ? 'FOR UPDATE' : ''}`,
-        [id, organizationId],
+         ${companyScope(3)} ${lock ? 'FOR UPDATE' : ''}`,
+        [id, organizationId, companyId],
       )
     : [];
   if (!rows[0]) throw new ApiError(code, 'No such certificate.', { detail: { certificateId: id } });
@@ -168,10 +184,11 @@ export async function activateCertificate(
   organizationId: string,
   id: string,
   now: Date,
+  companyId: string | null = null,
 ): Promise<CertificateRow> {
   return db.transaction(async (m) => {
     await m.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`certificates:${organizationId}`]);
-    const row = await findCurrent(m, organizationId, id, 'cert.not_found', true);
+    const row = await findCurrent(m, organizationId, id, 'cert.not_found', true, companyId);
     if (new Date(row.not_after).getTime() <= now.getTime()) {
       throw new ApiError('cert.expired', 'An expired certificate cannot be the default.', {
         detail: { expiredAt: new Date(row.not_after).toISOString() },
@@ -194,10 +211,11 @@ export async function deleteCertificate(
   organizationId: string,
   id: string,
   now: Date,
+  companyId: string | null = null,
 ): Promise<CertificateRow> {
   return db.transaction(async (m) => {
     await m.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`certificates:${organizationId}`]);
-    await findCurrent(m, organizationId, id, 'cert.not_found', true);
+    await findCurrent(m, organizationId, id, 'cert.not_found', true, companyId);
     const count: { n: string }[] = await m.query(
       'SELECT count(*) AS n FROM certificates WHERE organization_id = $1 AND deleted_at IS NULL',
       [organizationId],
@@ -231,13 +249,14 @@ export async function resolveSigningCertificate(
   db: DataSource | EntityManager,
   organizationId: string,
   certIdHeader: string | undefined,
-  opts: { path: 'dte' | 'other'; now: Date },
+  opts: { path: 'dte' | 'other'; now: Date; companyId?: string | null },
 ): Promise<CertificateRow> {
   let row: CertificateRow;
+  const companyId = opts.companyId ?? null;
   if (certIdHeader) {
-    row = await findCurrent(db, organizationId, certIdHeader.trim(), 'cert_not_found');
+    row = await findCurrent(db, organizationId, certIdHeader.trim(), 'cert_not_found', false, companyId);
   } else {
-    const rows = await listCertificates(db as DataSource, organizationId);
+    const rows = await listCertificates(db as DataSource, organizationId, companyId);
     if (rows.length === 0) {
       throw new ApiError(
         'cert_id_missing',
@@ -315,7 +334,7 @@ export async function loadSigningCredential(
     throw mapKmsError(err, 'cert');
   }
   try {
-    return readP12(p12, password.toString('utf8'));
+    return await readP12OffThread(p12, password.toString('utf8'));
   } finally {
     p12.fill(0);
     password.fill(0);

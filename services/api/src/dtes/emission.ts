@@ -36,15 +36,16 @@ export interface EmissionResult {
   created: boolean;
 }
 
-/** The document an Idempotency-Key created in this organization and environment. */
+/** The document an Idempotency-Key created for this company (of this organization) and environment. */
 async function byIdempotencyKey(
   db: Pick<DataSource, 'query'>,
   principal: Principal,
   key: string,
 ): Promise<DteRow | undefined> {
   const rows: DteRow[] = await db.query(
-    `SELECT ${DTE_COLUMNS} FROM dtes WHERE organization_id = $1 AND sii_env = $2 AND idempotency_key = $3`,
-    [principal.organizationId, principal.environment, key],
+    `SELECT ${DTE_COLUMNS} FROM dtes
+      WHERE organization_id = $1 AND company_id = $2 AND sii_env = $3 AND idempotency_key = $4`,
+    [principal.organizationId, principal.companyId, principal.environment, key],
   );
   return rows[0];
 }
@@ -68,9 +69,10 @@ function replay(existing: DteRow, hash: string): EmissionResult {
  * rut_emisor against the key's company; in production, the type's gate (dte.type.prod_not_certified)
  * and the company's SII resolution (dte.production_resolucion_missing); the signing certificate
  * (X-Cert-Id rules).
- * Then, in ONE transaction serialized per (organization, key) by an advisory lock: re-check the
- * key, apply the rules of references to our own documents (note-rules.ts, serialized per
- * referenced document; derive passes ruleCodes 'derive' for its own codes), take the folio (THE allocator), build the document, insert it with the dte.commands and
+ * Then, in ONE transaction serialized per (company, environment, key) by an advisory lock: re-check
+ * the key, apply the rules of references to our own documents (note-rules.ts, serialized per
+ * referenced document; derive passes ruleCodes 'derive' for its own codes), take the folio (THE
+ * allocator), build the document, insert it with the dte.commands and
  * dte-status `queued` outbox rows and the first feed row. A failure rolls the folio back.
  */
 export async function emitDte(
@@ -127,7 +129,11 @@ export async function emitDte(
   }
   const certId =
     req.certIdHeader?.trim() || (typeof input.certificate_id === 'string' ? input.certificate_id : undefined);
-  const cert = await resolveSigningCertificate(db, principal.organizationId, certId, { path: 'dte', now });
+  const cert = await resolveSigningCertificate(db, principal.organizationId, certId, {
+    path: 'dte',
+    now,
+    companyId: principal.companyId,
+  });
   // exports without otra_moneda: the rate is fetched before the transaction (no folio is held
   // while waiting on the network); without a source, buildDocument raises tipo_cambio_unavailable
   let exchangeRate: number | undefined;
@@ -138,7 +144,7 @@ export async function emitDte(
 
   return db.transaction(async (m) => {
     await m.query('SELECT pg_advisory_xact_lock(hashtext($1))', [
-      `dte-idem:${principal.organizationId}:${principal.environment}:${key}`,
+      `dte-idem:${principal.companyId}:${principal.environment}:${key}`,
     ]);
     const raced = await byIdempotencyKey(m, principal, key);
     if (raced) return replay(raced, hash);

@@ -15,6 +15,48 @@ export function parsePreferWait(header: string | undefined): number | undefined 
   return undefined;
 }
 
+/** Requests of one caller (API key or session user) that may wait at once in a process. */
+export const MAX_PREFER_WAITERS_PER_CALLER = 4;
+/** Requests that may wait at once in a process, all callers together. */
+export const MAX_PREFER_WAITERS_PER_PROCESS = 200;
+
+/**
+ * Places to wait: `Prefer: wait` is a preference (RFC 7240), so a request that finds no place
+ * (its caller already has MAX_PREFER_WAITERS_PER_CALLER waiting, or the process
+ * MAX_PREFER_WAITERS_PER_PROCESS) answers at once, 202 without Preference-Applied: one caller
+ * cannot hold the process's connections and database reads for everyone.
+ */
+export class WaitSlots {
+  private total = 0;
+  private readonly perCaller = new Map<string, number>();
+
+  constructor(
+    private readonly perCallerMax = MAX_PREFER_WAITERS_PER_CALLER,
+    private readonly processMax = MAX_PREFER_WAITERS_PER_PROCESS,
+  ) {}
+
+  /** A release function when a place is free, else null. */
+  take(caller: string): (() => void) | null {
+    const mine = this.perCaller.get(caller) ?? 0;
+    if (mine >= this.perCallerMax || this.total >= this.processMax) return null;
+    this.perCaller.set(caller, mine + 1);
+    this.total += 1;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.total -= 1;
+      const n = (this.perCaller.get(caller) ?? 1) - 1;
+      if (n <= 0) this.perCaller.delete(caller);
+      else this.perCaller.set(caller, n);
+    };
+  }
+
+  get waiting(): number {
+    return this.total;
+  }
+}
+
 /** True once the send to the SII finished: the document has a track id. */
 export function reachedSii(row: DteRow): boolean {
   return row.track_id !== null;
@@ -28,7 +70,7 @@ function settledElsewhere(row: DteRow): boolean {
 
 /**
  * Waits up to `seconds` for the document to reach the SII (track id recorded by the uploader),
- * re-reading the row every `intervalMs`; stops early when the document ended without reaching it
+ * re-reading the row every `intervalMs` at first, then less often (up to 1 s); stops early when the document ended without reaching it
  * (e.g. emision_fallida). Returns the last row read and whether it got there.
  */
 export async function waitForSii(
@@ -39,8 +81,11 @@ export async function waitForSii(
 ): Promise<{ row: DteRow; sent: boolean }> {
   const deadline = Date.now() + seconds * 1000;
   let current = row;
+  let every = intervalMs;
   while (!reachedSii(current) && !settledElsewhere(current) && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, Math.min(intervalMs, Math.max(0, deadline - Date.now()))));
+    await new Promise((r) => setTimeout(r, Math.min(every, Math.max(0, deadline - Date.now()))));
+    // reads slow down the longer it waits: 200 ms, then ×1.5 up to 1 s
+    every = Math.min(1000, Math.round(every * 1.5));
     const rows: DteRow[] = await db.query(`SELECT ${DTE_COLUMNS} FROM dtes WHERE id = $1`, [row.id]);
     if (rows[0]) current = rows[0];
   }

@@ -4,7 +4,7 @@ import type { ApiDeps } from '../context';
 /**
  * Probes for orchestrators, outside the versioned API: GET /healthz answers 200 while the
  * process serves requests; GET /readyz also checks PostgreSQL and Redis and answers 503 with
- * the failing dependency otherwise. They carry X-Request-Id like every other response.
+ * the failing dependency otherwise (its name and `error: "unavailable"`, never the driver's text). They carry X-Request-Id like every other response.
  */
 export function healthProbes(deps: Pick<ApiDeps, 'dataSource' | 'redis'>): Koa.Middleware {
   return async (ctx, next) => {
@@ -17,8 +17,9 @@ export function healthProbes(deps: Pick<ApiDeps, 'dataSource' | 'redis'>): Koa.M
     const check = async (name: string, probe: () => Promise<unknown>) => {
       try {
         await probe();
-      } catch (err) {
-        failing.push({ name, error: (err as Error).message });
+      } catch {
+        // never the driver's text (it can name hosts, users, schemas or values): a fixed word
+        failing.push({ name, error: 'unavailable' });
       }
     };
     await check('postgresql', () => deps.dataSource.query('SELECT 1'));

@@ -113,6 +113,7 @@ export function cafRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
           principalOf(ctx),
           { xml: file.data, tipoEsperado },
           now(),
+          deps.config.siiCafKeys,
         );
         ctx.status = 201;
         ctx.body = cafRecord(row, now());

@@ -61,6 +61,7 @@ export function certificateRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
           principal.organizationId,
           { p12: file!.data, password: password!, label: label! },
           now(),
+          principal.companyId,
         );
         ctx.status = 201;
         ctx.body = certificateRecord(row, now());
@@ -77,7 +78,9 @@ export function certificateRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
       responses: { 200: { description: 'current certificates', schema: 'certificate-list.schema.json' } },
       errors: [],
       handler: async (ctx) => {
-        const rows = await listCertificates(deps.dataSource, principalOf(ctx).organizationId);
+        const p = principalOf(ctx);
+        // a company-scoped key sees its company's signers' certificates only
+        const rows = await listCertificates(deps.dataSource, p.organizationId, p.companyId);
         ctx.body = { data: rows.map((r) => certificateRecord(r, now())), next_cursor: null };
       },
     },
@@ -98,6 +101,7 @@ export function certificateRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
           principalOf(ctx).organizationId,
           ctx.params.id,
           now(),
+          principalOf(ctx).companyId,
         );
         ctx.body = certificateRecord(row, now());
       },
@@ -119,6 +123,7 @@ export function certificateRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
           principalOf(ctx).organizationId,
           ctx.params.id,
           now(),
+          principalOf(ctx).companyId,
         );
         ctx.body = { id: row.id, deleted_at: new Date(row.deleted_at!).toISOString() };
       },

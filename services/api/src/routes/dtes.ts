@@ -4,7 +4,7 @@ import type { DteScope } from '../dtes/dte-row';
 import { emitDte } from '../dtes/emission';
 import { HttpExchangeRateSource, UnconfiguredExchangeRateSource } from '../dtes/exchange-rate';
 import { listDtes, LIST_SORTS, parseListQuery, RECEPTOR_ESTADOS } from '../dtes/list';
-import { parsePreferWait, waitForSii } from '../dtes/prefer-wait';
+import { parsePreferWait, waitForSii, WaitSlots } from '../dtes/prefer-wait';
 import { detailRecord, emissionResponse } from '../dtes/records';
 import { dteEvents, getDteOr404, signedXml } from '../dtes/reads';
 import { refreshStatus } from '../dtes/refresh-status';
@@ -26,6 +26,8 @@ const POST_HEADERS = {
 /** The /dtes routes (issue 6): emission, reads, list and refresh-status. */
 export function dteRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
   const db = deps.dataSource;
+  // Prefer: wait places of this api process (per caller and in all)
+  const waitSlots = new WaitSlots();
   // the exchange-rate source of exports lives beside the SII endpoints (the simulator serves it)
   const rateUrl = deps.config.exchangeRateUrl ?? deps.config.siiBaseUrl;
   const rates = rateUrl
@@ -108,8 +110,13 @@ export function dteRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
         );
         let current = row;
         let sent = false;
-        if (wait !== undefined) {
-          ({ row: current, sent } = await waitForSii(db, row, wait));
+        const release = wait !== undefined ? waitSlots.take(principalOf(ctx).actorId) : null;
+        if (wait !== undefined && release) {
+          try {
+            ({ row: current, sent } = await waitForSii(db, row, wait));
+          } finally {
+            release();
+          }
           ctx.set('Preference-Applied', `wait=${wait}`);
         }
         ctx.status = sent ? 201 : 202;

@@ -2,7 +2,11 @@ import type { Context, Middleware } from 'koa';
 import type { ApiDeps, Principal, RouteDef } from '../context';
 import { authenticate, authorize } from '../auth/authenticate';
 import { checkSessionCsrf } from '../auth/csrf';
-import { enforceRateLimit } from '../auth/rate-limit';
+import { enforceRateLimit, recordAuthFailure, refuseAddressAfterFailures } from '../auth/rate-limit';
+import { ApiError } from '../http/api-error';
+
+/** answers that count as a failed authentication of the client address */
+const AUTH_FAILURES = new Set(['unauthorized', 'invalid_api_key', 'api_key_revoked', 'api_key_expired']);
 import { parseJsonBody } from '../http/json-body';
 import { validateBody } from '../http/validate';
 
@@ -24,10 +28,17 @@ export function createRouteKit(deps: ApiDeps): RouteKit {
     if (def.auth !== 'none') {
       out.push(async (ctx, next) => {
         const at = now();
+        // an address that keeps failing is refused before any key lookup
+        await refuseAddressAfterFailures(deps.redis, ctx.ip, deps.config.authFailureMax, at);
         const principal = await authenticate(ctx, deps.dataSource, {
           allowSession: def.auth === 'bearer_or_session',
           sessionSecret: deps.config.sessionSecret,
           now: at,
+        }).catch(async (err: unknown) => {
+          if (err instanceof ApiError && AUTH_FAILURES.has(err.code)) {
+            await recordAuthFailure(deps.redis, ctx.ip, at).catch(() => undefined);
+          }
+          throw err;
         });
         ctx.state.principal = principal;
         await enforceRateLimit(

@@ -14,6 +14,7 @@ import {
 import type { WebhookEventType } from '@dte/status';
 import type { ApiDeps, RouteDef } from '../context';
 import { ApiError } from '../http/api-error';
+import { enforceNamedLimit } from '../auth/rate-limit';
 import { principalOf } from './route-kit';
 
 export interface WebhookRouteOptions {
@@ -27,6 +28,9 @@ export interface WebhookRouteOptions {
 }
 
 const MAX_IDEMPOTENCY_KEY = 255;
+
+/** Test deliveries per subscription: at most 5 a minute (each one is an outbound request). */
+export const WEBHOOK_TEST_LIMIT = { max: 5, windowSec: 60 };
 
 function scopeOf(ctx: Context): WebhookScope {
   const p = principalOf(ctx);
@@ -135,8 +139,16 @@ export function webhookRoutes(deps: ApiDeps, now: () => Date, opts: WebhookRoute
       auth: 'bearer',
       scope: 'webhook:write',
       responses: { 202: { description: 'test delivery enqueued', schema: 'webhook-test.schema.json' } },
-      errors: ['not_found', 'webhook_endpoint_disabled'],
+      errors: ['not_found', 'webhook_endpoint_disabled', 'rate_limit'],
       handler: async (ctx) => {
+        const p = principalOf(ctx);
+        await enforceNamedLimit(
+          deps.redis,
+          `webhook-test:${p.organizationId}:${ctx.params.id!}`,
+          WEBHOOK_TEST_LIMIT,
+          now(),
+          'test deliveries for this subscription',
+        );
         const t = await enqueueTestDelivery(ds, scopeOf(ctx), ctx.params.id!, { now: () => now().getTime() });
         ctx.status = 202;
         ctx.body = t;

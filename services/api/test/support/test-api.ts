@@ -4,6 +4,9 @@
  * on a free port. Requests go over HTTP like any client's.
  */
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { createTestP12 } from '@dte/engine';
 import { startSiiSimulator, type RunningSimulator } from '@dte/sii-simulator';
 import pino from 'pino';
@@ -61,7 +64,11 @@ export async function startTestApi(
   const redis = new Redis(stack.redisUrl, { keyPrefix: `t:${randomBytes(6).toString('hex')}:` });
   const sim = await startSiiSimulator({ port: 0, autoEnrol: false, cafKeyBits: 512, ...opts.sim });
   const masterKey = randomBytes(32).toString('base64');
+  // every CAF must carry the simulator's SII signature (FRMA), as production checks the SII's keys
+  const siiKeysFile = path.join(mkdtempSync(path.join(tmpdir(), 'api-sii-keys-')), 'sii-keys.json');
+  writeFileSync(siiKeysFile, JSON.stringify(sim.siiKeys));
   const config = loadConfig({
+    SII_CAF_KEYS_FILE: siiKeysFile,
     DATABASE_URL: stack.databaseUrl,
     REDIS_URL: stack.redisUrl,
     MASTER_KEY: masterKey,
@@ -69,6 +76,7 @@ export async function startTestApi(
     DASHBOARD_ORIGINS: DASHBOARD_ORIGIN,
     SII_BASE_URL: sim.url,
     RATE_LIMIT_MAX: '10000',
+    AUTH_FAILURE_MAX: '10000',
     LOW_FOLIOS_THRESHOLD: '5',
     ...opts.env,
   });
