@@ -8,12 +8,7 @@ import { renderPrintedForm, type PrintOptions } from './render';
 
 export { modelFromSignedXml, modelFromDocument, tedOf } from './model';
 export type { PrintModel } from './model';
-export {
-  renderPrintedForm,
-  formatAmount,
-  formatRut,
-  MAX_PRINTED_ITEMS,
-} from './render';
+export { renderPrintedForm, formatAmount, formatRut, MAX_PRINTED_ITEMS } from './render';
 export type { PrintCopy, PrintLayout, PrintOptions } from './render';
 export { timbreSymbol, drawTimbre, TIMBRE_RULES } from './timbre';
 export type { TimbreSymbol } from './timbre';

@@ -291,7 +291,9 @@ function modelFromTree(d: Tree): PrintModel {
       ...opt('chofer', chofer ? `${req(chofer, 'NombreChofer')} (${req(chofer, 'RUTChofer')})` : undefined),
       ...opt(
         'destino',
-        tr ? [text(tr, 'DirDest'), text(tr, 'CmnaDest'), text(tr, 'CiudadDest')].filter(Boolean).join(', ') : '',
+        tr
+          ? [text(tr, 'DirDest'), text(tr, 'CmnaDest'), text(tr, 'CiudadDest')].filter(Boolean).join(', ')
+          : '',
       ),
     };
   }

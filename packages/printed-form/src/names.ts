@@ -36,7 +36,11 @@ export const COD_REF_NAMES: Readonly<Record<string, string>> = {
   '3': 'Corrige montos',
 };
 
-export const FORMA_PAGO_NAMES: Readonly<Record<number, string>> = { 1: 'Contado', 2: 'Crédito', 3: 'Sin costo' };
+export const FORMA_PAGO_NAMES: Readonly<Record<number, string>> = {
+  1: 'Contado',
+  2: 'Crédito',
+  3: 'Sin costo',
+};
 
 export const TRASLADO_NAMES: Readonly<Record<string, string>> = {
   '1': 'Operación constituye venta',

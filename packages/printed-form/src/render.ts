@@ -101,9 +101,13 @@ export async function renderPrintedForm(model: PrintModel, opts: PrintOptions): 
   }
   const copy = opts.copy ?? 'original';
   if (copy === 'cedible' && !CEDIBLE_LABEL[model.tipo]) {
-    throw new ServiceError('validation_failed', `Type ${model.tipo} has no CEDIBLE copy (only 33, 34 and 52).`, {
-      issues: [{ path: 'copy', message: 'cedible applies to types 33, 34 and 52' }],
-    });
+    throw new ServiceError(
+      'validation_failed',
+      `Type ${model.tipo} has no CEDIBLE copy (only 33, 34 and 52).`,
+      {
+        issues: [{ path: 'copy', message: 'cedible applies to types 33, 34 and 52' }],
+      },
+    );
   }
   if (!opts.draft && !model.ted) {
     throw new ServiceError('dte.print.measurement_failed', 'The document has no TED to print.');
@@ -208,7 +212,12 @@ class Layout {
     return this.doc.heightOfString(s, { width });
   }
 
-  private write(s: string, x: number, width: number, opts: { bold?: boolean; size?: number; align?: 'left' | 'right' | 'center' } = {}) {
+  private write(
+    s: string,
+    x: number,
+    width: number,
+    opts: { bold?: boolean; size?: number; align?: 'left' | 'right' | 'center' } = {},
+  ) {
     const size = opts.size ?? this.g.base;
     this.font(opts.bold ?? false, size).fillColor('black');
     this.doc.text(s, x, this.y, { width, align: opts.align ?? 'left', lineBreak: true });
@@ -234,11 +243,17 @@ class Layout {
   private ensure(h: number) {
     if (this.y + h <= this.bottomLimit) return;
     if (this.g.thermal) {
-      throw new ServiceError('dte.print.overflow', 'The document does not fit a thermal roll; use the letter layout.');
+      throw new ServiceError(
+        'dte.print.overflow',
+        'The document does not fit a thermal roll; use the letter layout.',
+      );
     }
     const top = this.g.margin;
     if (h > this.bottomLimit - top - 40) {
-      throw new ServiceError('dte.print.overflow', 'A part of the document is taller than a page; shorten it.');
+      throw new ServiceError(
+        'dte.print.overflow',
+        'A part of the document is taller than a page; shorten it.',
+      );
     }
     this.doc.addPage({ size: [this.g.width, this.height], margin: 0 });
     this.page += 1;
@@ -259,7 +274,12 @@ class Layout {
 
   private rule() {
     this.ensure(4);
-    this.doc.moveTo(this.left, this.y + 1).lineTo(this.right, this.y + 1).lineWidth(0.5).strokeColor('#555').stroke();
+    this.doc
+      .moveTo(this.left, this.y + 1)
+      .lineTo(this.right, this.y + 1)
+      .lineWidth(0.5)
+      .strokeColor('#555')
+      .stroke();
     this.y += 4;
   }
 
@@ -275,7 +295,10 @@ class Layout {
   private watermark() {
     const d = this.doc;
     d.save();
-    d.font(BOLD).fontSize(this.g.thermal ? 14 : 30).fillColor('#d00000').fillOpacity(0.18);
+    d.font(BOLD)
+      .fontSize(this.g.thermal ? 14 : 30)
+      .fillColor('#d00000')
+      .fillOpacity(0.18);
     const cx = this.g.width / 2;
     const cy = Math.min(this.height, LETTER_HEIGHT) / 2;
     d.rotate(-35, { origin: [cx, cy] });
@@ -293,11 +316,13 @@ class Layout {
     const boxLines: [string, number][] = [
       [`R.U.T.: ${formatRut(this.m.emisor.rut)}`, g.title],
       [name, g.title],
-      [this.opts.draft ? DRAFT_LABEL : this.folioText(), g.title],
+      [this.opts.draft ? 'BORRADOR · SIN FOLIO' : this.folioText(), g.title],
     ];
     const pad = 8;
     const boxH =
-      boxLines.reduce((h, [s, size]) => h + this.textHeight(s, boxW - 2 * pad, true, size) + 3, 0) + 2 * pad - 3;
+      boxLines.reduce((h, [s, size]) => h + this.textHeight(s, boxW - 2 * pad, true, size) + 3, 0) +
+      2 * pad -
+      3;
     const top = this.y;
     const drawBox = (y: number) => {
       this.doc.lineWidth(1.5).strokeColor(RED).rect(boxX, y, boxW, boxH).stroke();
@@ -339,6 +364,12 @@ class Layout {
       this.y = Math.max(this.y, drawBox(top));
     }
     this.y += 6;
+    if (this.opts.draft) {
+      this.font(true, g.title).fillColor(RED);
+      this.doc.text(DRAFT_LABEL, this.left, this.y, { width: this.inner, align: 'center' });
+      this.doc.fillColor('black');
+      this.y += this.textHeight(DRAFT_LABEL, this.inner, true, g.title) + 4;
+    }
     this.rule();
   }
 
@@ -368,7 +399,10 @@ class Layout {
     const d = this.m.despacho;
     if (!d) return;
     this.section('Traslado');
-    this.field('Tipo de traslado', d.indTraslado ? (TRASLADO_NAMES[d.indTraslado] ?? d.indTraslado) : undefined);
+    this.field(
+      'Tipo de traslado',
+      d.indTraslado ? (TRASLADO_NAMES[d.indTraslado] ?? d.indTraslado) : undefined,
+    );
     this.field('Tipo de despacho', d.tipoDespacho);
     this.field('Destino', d.destino);
     this.field('R.U.T. transportista', d.rutTransportista ? formatRut(d.rutTransportista) : undefined);
@@ -465,12 +499,17 @@ class Layout {
         this.write(desc, this.left, this.inner);
         this.y += h1;
         this.write(line2, this.left, this.inner * 0.6);
-        this.write(formatAmount(it.monto), this.left + this.inner * 0.6, this.inner * 0.4, { align: 'right' });
+        this.write(formatAmount(it.monto), this.left + this.inner * 0.6, this.inner * 0.4, {
+          align: 'right',
+        });
         this.y += h2 + 3;
         continue;
       }
       const desc = this.itemText(it);
-      const h = Math.max(this.textHeight(desc, c.desc.width - 4), this.textHeight(it.codigo ?? '', c.code.width - 4));
+      const h = Math.max(
+        this.textHeight(desc, c.desc.width - 4),
+        this.textHeight(it.codigo ?? '', c.code.width - 4),
+      );
       if (this.y + h + 3 > this.bottomLimit) {
         this.ensure(h + 3 + headerH);
         this.itemsHeader();
@@ -489,7 +528,12 @@ class Layout {
         this.write(s, col.x + 2, col.width - 4, { align });
       }
       this.y += h + 2;
-      this.doc.moveTo(this.left, this.y).lineTo(this.right, this.y).lineWidth(0.25).strokeColor('#bbb').stroke();
+      this.doc
+        .moveTo(this.left, this.y)
+        .lineTo(this.right, this.y)
+        .lineWidth(0.25)
+        .strokeColor('#bbb')
+        .stroke();
       this.y += 2;
     }
   }
@@ -563,7 +607,10 @@ class Layout {
     const timbreW = this.sym ? mmToPt(this.sym.widthMm) : mmToPt(60);
     const timbreH = this.sym ? mmToPt(this.sym.heightMm) : mmToPt(20);
     const legends = this.legends();
-    const legendH = legends.reduce((h, l) => h + this.textHeight(l, Math.max(timbreW, 150), false, g.small) + 1, 0);
+    const legendH = legends.reduce(
+      (h, l) => h + this.textHeight(l, Math.max(timbreW, 150), false, g.small) + 1,
+      0,
+    );
     const timbreBlockH = timbreH + 8 + legendH;
     const cedible = this.copy === 'cedible';
     const acuseW = g.thermal ? this.inner : this.inner - timbreW - mmToPt(20) - 20;
@@ -599,7 +646,13 @@ class Layout {
     if (this.sym) {
       drawTimbre(this.doc, this.sym, sx, sy);
     } else {
-      this.doc.lineWidth(0.5).strokeColor('#999').dash(3, { space: 3 }).rect(sx, sy, timbreW, timbreH).stroke().undash();
+      this.doc
+        .lineWidth(0.5)
+        .strokeColor('#999')
+        .dash(3, { space: 3 })
+        .rect(sx, sy, timbreW, timbreH)
+        .stroke()
+        .undash();
       this.font(true, g.small).fillColor('#999');
       this.doc.text('SIN TIMBRE (BORRADOR)', sx, sy + timbreH / 2 - 4, { width: timbreW, align: 'center' });
     }
@@ -615,7 +668,11 @@ class Layout {
     if (cedible) {
       let ay = g.thermal ? sy + 8 : ty;
       const ax = g.thermal ? this.left : this.right - acuseW;
-      this.doc.lineWidth(0.75).strokeColor('black').rect(ax, ay, acuseW, acuseH - 8).stroke();
+      this.doc
+        .lineWidth(0.75)
+        .strokeColor('black')
+        .rect(ax, ay, acuseW, acuseH - 8)
+        .stroke();
       ay += 4;
       this.font(true, g.small).fillColor('black');
       this.doc.text('ACUSE DE RECIBO', ax + 4, ay, { width: acuseW - 8 });
@@ -623,7 +680,11 @@ class Layout {
       for (const l of this.acuseLines()) {
         this.font(false, g.small);
         this.doc.text(l, ax + 4, ay, { width: 50 });
-        this.doc.moveTo(ax + 50, ay + rowH - 3).lineTo(ax + acuseW - 6, ay + rowH - 3).lineWidth(0.4).stroke();
+        this.doc
+          .moveTo(ax + 50, ay + rowH - 3)
+          .lineTo(ax + acuseW - 6, ay + rowH - 3)
+          .lineWidth(0.4)
+          .stroke();
         ay += rowH + 2;
       }
       this.font(false, g.small);
@@ -642,7 +703,11 @@ class Layout {
   private legends(): string[] {
     const r = this.opts.resolucion;
     const res = r ? `Res. N° ${r.numero} de ${r.fecha.slice(0, 4)}` : 'Res. N° — de —';
-    return [this.opts.draft ? 'Borrador: sin Timbre Electrónico SII' : 'Timbre Electrónico SII', res, 'Verifique documento: www.sii.cl'];
+    return [
+      this.opts.draft ? 'Borrador: sin Timbre Electrónico SII' : 'Timbre Electrónico SII',
+      res,
+      'Verifique documento: www.sii.cl',
+    ];
   }
 
   private pageNumbers() {

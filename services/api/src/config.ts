@@ -33,6 +33,11 @@ export interface Config {
   /** the exchange-rate source of export documents (GET {url}/tipo-cambio/...); defaults to SII_BASE_URL */
   exchangeRateUrl?: string;
   siiTimeoutMs: number;
+  /** where mail leaves (smtp://host:port); unset = the api sends no mail (muestras/send answers send_not_configured) */
+  smtpUrl?: string;
+  mailFrom: string;
+  /** the SII's mailbox for certification sample prints; unset = muestras/send answers send_not_configured */
+  muestrasMailTo?: string;
 }
 
 const base64Key = (raw: string): string => {
@@ -76,6 +81,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       siiBaseUrl: { env: 'SII_BASE_URL', parse: url, required: false },
       exchangeRateUrl: { env: 'EXCHANGE_RATE_URL', parse: url, required: false },
       siiTimeoutMs: { env: 'SII_TIMEOUT_MS', default: 15000, parse: positive },
+      smtpUrl: { env: 'SMTP_URL', parse: url, required: false },
+      mailFrom: { env: 'MAIL_FROM', default: 'DTE <no-reply@localhost>' },
+      muestrasMailTo: { env: 'MUESTRAS_MAIL_TO', required: false },
     },
     env,
   );
