@@ -203,7 +203,9 @@ export const MUESTRAS_TIPOS = [33, 34, 56, 61];
 
 /**
  * The signed certification documents of 33/34/56/61 of the caller (its company for an API key),
- * oldest first; `set_pruebas` keeps those that reference the SII's test set (TpoDocRef SET).
+ * by type and folio; `set_pruebas` keeps the documents of the SII's test set: those whose
+ * reference is the set (TpoDocRef SET) or names one of its cases (RazonRef "CASO <n>-<m>", the
+ * SII's numbering of the set's cases).
  */
 async function muestrasDocuments(
   db: DataSource,
@@ -215,7 +217,7 @@ async function muestrasDocuments(
       WHERE organization_id = $1 AND sii_env = 'cert' AND tipo_dte = ANY($2::int[])
         AND signed_xml IS NOT NULL
         AND ($3::uuid IS NULL OR company_id = $3)
-        AND ($4 = 'all' OR signed_xml LIKE '%<TpoDocRef>SET</TpoDocRef>%')
+        AND ($4 = 'all' OR signed_xml ~ '<TpoDocRef>SET</TpoDocRef>|<RazonRef>CASO [0-9]+-[0-9]+')
       ORDER BY tipo_dte, folio`,
     [principal.organizationId, MUESTRAS_TIPOS, principal.companyId, source],
   );

@@ -55,7 +55,8 @@ export function dtePrintRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
       scope: 'dte:read',
       query: {
         source: {
-          description: 'set_pruebas: only documents that reference the SII test set (TpoDocRef SET)',
+          description:
+            'set_pruebas: only the documents of the SII test set (a reference TpoDocRef SET or RazonRef "CASO <n>-<m>")',
           schema: { type: 'string', enum: ['set_pruebas'] },
         },
       },
@@ -78,7 +79,7 @@ export function dtePrintRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
       scope: 'dte:write',
       query: {
         source: {
-          description: 'set_pruebas: only documents that reference the SII test set',
+          description: 'set_pruebas: only the documents of the SII test set (as in GET /dtes/muestras)',
           schema: { type: 'string', enum: ['set_pruebas'] },
         },
       },
