@@ -12,6 +12,7 @@ import { cafRoutes } from './routes/caf';
 import { certificateRoutes } from './routes/certificates';
 import { metaRoutes } from './routes/meta';
 import { createRouteKit } from './routes/route-kit';
+import { dteDeliveryRoutes } from './routes/dte-delivery';
 import { dtePrintRoutes } from './routes/dte-print';
 import { dteRoutes } from './routes/dtes';
 import { webhookRoutes } from './routes/webhooks';
@@ -27,6 +28,7 @@ export function apiRoutes(deps: ApiDeps): RouteDef[] {
     ...branchRoutes(deps),
     ...webhookRoutes(deps, kit.now),
     ...dtePrintRoutes(deps, kit.now),
+    ...dteDeliveryRoutes(deps),
     ...dteRoutes(deps, kit.now),
   ];
   let doc: unknown;

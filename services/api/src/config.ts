@@ -38,6 +38,8 @@ export interface Config {
   mailFrom: string;
   /** the SII's mailbox for certification sample prints; unset = muestras/send answers send_not_configured */
   muestrasMailTo?: string;
+  /** seconds between receptor-delivery sweeps (intercambio mail once the SII accepts); 0 disables them here */
+  deliveryIntervalSec: number;
 }
 
 const base64Key = (raw: string): string => {
@@ -84,6 +86,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       smtpUrl: { env: 'SMTP_URL', parse: url, required: false },
       mailFrom: { env: 'MAIL_FROM', default: 'DTE <no-reply@localhost>' },
       muestrasMailTo: { env: 'MUESTRAS_MAIL_TO', required: false },
+      deliveryIntervalSec: { env: 'DELIVERY_INTERVAL_SEC', default: 30, parse: parse.int },
     },
     env,
   );

@@ -13,6 +13,7 @@ import { SiiReconciliation1763800900000 } from './1763800900000-sii-reconciliati
 import { ProductionGates1763801000000 } from './1763801000000-production-gates';
 import { WebhookSecretsSealed1763801100000 } from './1763801100000-webhook-secrets-sealed';
 import { CompaniesSiiOficina1763802000000 } from './1763802000000-companies-sii-oficina';
+import { DteDeliveries1763802100000 } from './1763802100000-dte-deliveries';
 
 export const migrations: (new () => MigrationInterface)[] = [
   ProcessedEvents1763780000000,
@@ -27,4 +28,5 @@ export const migrations: (new () => MigrationInterface)[] = [
   ProductionGates1763801000000,
   WebhookSecretsSealed1763801100000,
   CompaniesSiiOficina1763802000000,
+  DteDeliveries1763802100000,
 ];
