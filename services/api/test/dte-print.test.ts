@@ -184,6 +184,25 @@ describe('printed form over HTTP: GET /dtes/:id/pdf, preview, muestras', functio
     }
   });
 
+  it('a signed document of 41 items (the schema allows 60) answers 422 dte.print.items_limit instead of a PDF', async () => {
+    const many = body(33, r.o.rut, 1000);
+    many.items = Array.from({ length: 41 }, (_, i) => ({
+      nombre: `Artículo ${i + 1}`,
+      cantidad: 1,
+      precio_unitario: 1000,
+      exento: false,
+      monto_item: 1000,
+    }));
+    const res = await emit(r.t, r.o, many);
+    expect(res.status, res.text).to.equal(202);
+    await follow(r, res.body.id as string);
+    const pdf = await call(r.t.url, 'GET', `/dtes/${res.body.id}/pdf`, { key: r.o.key });
+    expect(pdf.status).to.equal(422);
+    expect(pdf.body.code).to.equal('dte.print.items_limit');
+    expect(pdf.body.next_action).to.equal('divide items into two documents');
+    expect(pdf.body.detail).to.deep.equal({ count: 41, max: 40 });
+  });
+
   it('an unknown document and another organization’s document answer 404 not_found', async () => {
     const other = await orgWithCafs(r.t, { tipos: [33] });
     const mine = signed.get(33)!.id;
@@ -262,7 +281,13 @@ describe('printed form over HTTP: GET /dtes/:id/pdf, preview, muestras', functio
           AND signed_xml IS NOT NULL ORDER BY tipo_dte, folio`,
       [r.o.orgId],
     );
-    expect([...files.keys()]).to.deep.equal(signedRows.map((s) => `${s.tipo_dte}-${s.folio}.pdf`));
+    // the 41-item invoice of the test above cannot be printed: named in X-Muestras-Omitted
+    const omitted = (res.headers.get('x-muestras-omitted') ?? '').split(', ').filter(Boolean);
+    expect(omitted).to.have.length(1);
+    expect(omitted[0]).to.match(/^33-\d+\.pdf:dte\.print\.items_limit$/);
+    expect([...files.keys()]).to.deep.equal(
+      signedRows.map((s) => `${s.tipo_dte}-${s.folio}.pdf`).filter((n) => n !== omitted[0].split(':')[0]),
+    );
     for (const tipo of [33, 34, 56, 61]) {
       const d = signed.get(tipo)!;
       const pdf = files.get(`${tipo}-${d.folio}.pdf`)!;

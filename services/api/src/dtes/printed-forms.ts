@@ -8,6 +8,7 @@ import {
   type PrintCopy,
   type PrintLayout,
 } from '@dte/printed-form';
+import { isServiceError } from '@dte/error-catalog';
 import type { Redis } from 'ioredis';
 import nodemailer from 'nodemailer';
 import type { DataSource } from 'typeorm';
@@ -231,15 +232,20 @@ export function parseMuestrasSource(q: Record<string, unknown>): 'all' | 'set_pr
   });
 }
 
-/** One PDF (the original copy, letter) per signed certification 33/34/56/61, as files. */
+/**
+ * One PDF (the original copy, letter) per signed certification 33/34/56/61, as files; a document
+ * the printed form refuses (dte.print.items_limit, dte.print.overflow) is left out and named in
+ * `omitted` rather than failing the whole batch.
+ */
 async function muestrasPdfs(
   db: DataSource,
   redis: Redis,
   principal: Principal,
   source: 'all' | 'set_pruebas',
-): Promise<{ name: string; data: Buffer }[]> {
+): Promise<{ files: { name: string; data: Buffer }[]; omitted: { name: string; code: string }[] }> {
   const docs = await muestrasDocuments(db, principal, source);
   const files: { name: string; data: Buffer }[] = [];
+  const omitted: { name: string; code: string }[] = [];
   const companies = new Map<string, CompanyPrintData>();
   for (const d of docs) {
     let company = companies.get(d.company_id);
@@ -247,11 +253,19 @@ async function muestrasPdfs(
       company = await companyPrintData(db, d.company_id, 'cert');
       companies.set(d.company_id, company);
     }
-    const q: PrintQuery = { copy: 'original', layout: 'letter' };
-    const { pdf } = await cachedRender(redis, d.id, d.signed_xml, company, q);
-    files.push({ name: `${d.tipo_dte}-${d.folio}.pdf`, data: pdf });
+    const name = `${d.tipo_dte}-${d.folio}.pdf`;
+    try {
+      const { pdf } = await cachedRender(redis, d.id, d.signed_xml, company, {
+        copy: 'original',
+        layout: 'letter',
+      });
+      files.push({ name, data: pdf });
+    } catch (err) {
+      if (!isServiceError(err) || !err.code.startsWith('dte.print.')) throw err;
+      omitted.push({ name, code: err.code });
+    }
   }
-  return files;
+  return { files, omitted };
 }
 
 /** GET /dtes/muestras: the ZIP of sample prints, or dte.muestras.empty. */
@@ -260,15 +274,16 @@ export async function muestrasZip(
   redis: Redis,
   principal: Principal,
   source: 'all' | 'set_pruebas',
-): Promise<Buffer> {
-  const files = await muestrasPdfs(db, redis, principal, source);
+): Promise<{ zip: Buffer; omitted: { name: string; code: string }[] }> {
+  const { files, omitted } = await muestrasPdfs(db, redis, principal, source);
   if (files.length === 0) {
     throw new ApiError(
       'dte.muestras.empty',
-      'No signed certification documents of types 33, 34, 56 or 61 yet.',
+      'No printable signed certification documents of types 33, 34, 56 or 61.',
+      omitted.length ? { detail: { omitted } } : {},
     );
   }
-  return zipFiles(files);
+  return { zip: await zipFiles(files), omitted };
 }
 
 /** The SII's limit on one sample-print mail (spec, Limits). */
@@ -292,7 +307,7 @@ export async function sendMuestras(
       'No mail sender configured (SMTP_URL and MUESTRAS_MAIL_TO).',
     );
   }
-  const files = await muestrasPdfs(db, redis, principal, source);
+  const { files } = await muestrasPdfs(db, redis, principal, source);
   if (files.length === 0) {
     throw new ApiError(
       'dte.muestras.no_samples',

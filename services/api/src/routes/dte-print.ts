@@ -60,11 +60,24 @@ export function dtePrintRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
           schema: { type: 'string', enum: ['set_pruebas'] },
         },
       },
-      responses: { 200: { description: 'application/zip, one <tipo>-<folio>.pdf per document' } },
+      responses: {
+        200: {
+          description:
+            'application/zip, one <tipo>-<folio>.pdf per document; X-Muestras-Omitted names documents the printed form refuses (e.g. 33-7.pdf:dte.print.items_limit)',
+        },
+      },
       errors: ['dte.muestras.empty'],
       handler: async (ctx) => {
-        const zip = await muestrasZip(db, deps.redis, principalOf(ctx), parseMuestrasSource(ctx.query));
+        const { zip, omitted } = await muestrasZip(
+          db,
+          deps.redis,
+          principalOf(ctx),
+          parseMuestrasSource(ctx.query),
+        );
         ctx.type = 'application/zip';
+        // documents the printed form refuses (more than 40 items, overflow) are named, not zipped
+        if (omitted.length)
+          ctx.set('X-Muestras-Omitted', omitted.map((o) => `${o.name}:${o.code}`).join(', '));
         ctx.set('Content-Disposition', 'attachment; filename="muestras.zip"');
         ctx.body = zip;
       },
