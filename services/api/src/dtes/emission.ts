@@ -63,15 +63,14 @@ function replay(existing: DteRow, hash: string): EmissionResult {
  * The checks of POST /dtes that come before the signing certificate and the folio, shared with
  * POST /dtes/preview (the same validation and totals, no second copy): sii_env as confirmation,
  * the engine's validation, rut_emisor against the key's company, the production gates and
- * resolution, and the exchange rate of an export (fetched before any transaction).
+ * resolution. (The exchange rate of an export is `exchangeRateFor`, after the certificate.)
  */
 export async function validateForEmission(
   db: DataSource,
   principal: Principal & { companyId: string },
   reqBody: unknown,
   now: Date,
-  opts: { rates?: ExchangeRateSource } = {},
-): Promise<{ company: CompanyProfile; input: EmissionInput; rateOpt: { exchangeRate?: number } }> {
+): Promise<{ company: CompanyProfile; input: EmissionInput }> {
   const body = reqBody as Record<string, unknown> | undefined;
   const solicitado = body && typeof body === 'object' ? body.sii_env : undefined;
   if ((solicitado === 'cert' || solicitado === 'prod') && solicitado !== principal.environment) {
@@ -101,14 +100,22 @@ export async function validateForEmission(
       'The company has no production SII resolution (number and date) on record; capture it before issuing in production.',
     );
   }
-  // exports without otra_moneda: the rate is fetched before the transaction (no folio is held
-  // while waiting on the network); without a source, buildDocument raises tipo_cambio_unavailable
-  let exchangeRate: number | undefined;
-  if (needsExchangeRate(input) && opts.rates) {
-    exchangeRate = await opts.rates.rate((input as { tpo_moneda: string }).tpo_moneda, input.fecha_emision);
-  }
-  const rateOpt = exchangeRate === undefined ? {} : { exchangeRate };
-  return { company, input, rateOpt };
+  return { company, input };
+}
+
+/**
+ * Exports without otra_moneda: the exchange rate, fetched before the transaction (no folio is
+ * held while waiting on the network); without a source, buildDocument raises
+ * tipo_cambio_unavailable.
+ */
+export async function exchangeRateFor(
+  input: EmissionInput,
+  opts: { rates?: ExchangeRateSource },
+): Promise<{ exchangeRate?: number }> {
+  if (!needsExchangeRate(input) || !opts.rates) return {};
+  return {
+    exchangeRate: await opts.rates.rate((input as { tpo_moneda: string }).tpo_moneda, input.fecha_emision),
+  };
 }
 
 /** The document's totals as emission stores them (CLP columns of `dtes`), from the engine. */
@@ -158,16 +165,16 @@ export async function emitDte(
   const known = await byIdempotencyKey(db, principal, key);
   if (known) return replay(known, hash);
 
-  const { company, input, rateOpt } = await validateForEmission(
+  const { company, input } = await validateForEmission(
     db,
     { ...principal, companyId: principal.companyId },
     req.body,
     now,
-    opts,
   );
   const certId =
     req.certIdHeader?.trim() || (typeof input.certificate_id === 'string' ? input.certificate_id : undefined);
   const cert = await resolveSigningCertificate(db, principal.organizationId, certId, { path: 'dte', now });
+  const rateOpt = await exchangeRateFor(input, opts);
 
   return db.transaction(async (m) => {
     await m.query('SELECT pg_advisory_xact_lock(hashtext($1))', [

@@ -16,7 +16,7 @@ import type { Config } from '../config';
 import type { Principal } from '../context';
 import { ApiError } from '../http/api-error';
 import type { DteScope } from './dte-row';
-import { emissionTotals, validateForEmission } from './emission';
+import { emissionTotals, exchangeRateFor, validateForEmission } from './emission';
 import type { ExchangeRateSource } from './exchange-rate';
 import { dteLinks } from './records';
 import { getDteOr404 } from './reads';
@@ -171,18 +171,18 @@ export async function previewDte(
     );
   }
   if (!principal.companyId) throw new ApiError('forbidden', 'Preview needs an API key of a company.');
-  const { company, input, rateOpt } = await validateForEmission(
+  const { company, input } = await validateForEmission(
     db,
     { ...principal, companyId: principal.companyId },
     body,
     now,
-    opts,
   );
   if (!PREVIEW_TIPOS.includes(input.tipo_dte)) {
     throw new ApiError('dte.preview.unsupported_tipo', `Preview covers types ${PREVIEW_TIPOS.join(', ')}.`, {
       detail: { tipo_dte: input.tipo_dte, supported: PREVIEW_TIPOS },
     });
   }
+  const rateOpt = await exchangeRateFor(input, opts);
   const { clp } = emissionTotals(input, rateOpt);
   const totals: PreviewResult = {
     tipo_dte: input.tipo_dte,
