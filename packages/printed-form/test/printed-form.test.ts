@@ -120,6 +120,12 @@ describe('printed form (@dte/printed-form)', function () {
     expect(codes).to.have.length(1);
     expect(codes[0].toString('latin1')).to.equal(Buffer.from(tedOf(xml), 'latin1').toString('latin1'));
     expect(pdfText(pdf)).to.include('N° 12');
+    const ced = await renderSignedDte(xml, { ...COMPANY, layout: 'thermal', copy: 'cedible' });
+    const cedText = pdfText(ced);
+    expect(cedText).to.include('CEDIBLE');
+    expect(cedText).to.include('ACUSE DE RECIBO');
+    expect(pdfInfo(ced).pages).to.equal(1);
+    expect(decodePdf417(ced)).to.have.length(1);
   });
 
   it('long item descriptions wrap and paginate (Página n de m), the timbre on the last page decodes', async () => {
