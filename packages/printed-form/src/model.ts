@@ -283,7 +283,7 @@ function modelFromTree(d: Tree): PrintModel {
   const indTraslado = text(id, 'IndTraslado');
   if (tr || indTraslado) {
     const chofer = sub(tr, 'Chofer');
-    model.despacho = {
+    const despacho = {
       ...opt('indTraslado', indTraslado),
       ...opt('tipoDespacho', text(id, 'TipoDespacho')),
       ...opt('patente', text(tr, 'Patente')),
@@ -296,6 +296,8 @@ function modelFromTree(d: Tree): PrintModel {
           : '',
       ),
     };
+    // an export's Transporte may hold only customs data (Aduana): no transport section then
+    if (Object.keys(despacho).length > 0) model.despacho = despacho;
   }
   const aduana = sub(tr, 'Aduana');
   if (aduana) {
