@@ -7,6 +7,7 @@
  */
 import { expect } from 'chai';
 import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -329,6 +330,52 @@ describe('printed form over HTTP: GET /dtes/:id/pdf, preview, muestras', functio
     expect(pdfs.map((a) => a.filename).sort()).to.deep.equal([...zip.keys()].sort());
     for (const a of pdfs) expect(a.content.equals(zip.get(a.filename!)!)).to.equal(true);
     expect(decodePdf417(pdfs[0].content)).to.have.length(1);
+  });
+
+  it('POST /dtes/muestras/send over 3 MB answers dte.muestras.too_large and sends nothing (the ZIP is still served)', async () => {
+    // another company: 45 invoices of 40 items with 1000-character descriptions (~90 KB of PDF each)
+    const big = await orgWithCafs(r.t, { tipos: [33], hasta: 60 });
+    const noise = (i: number) =>
+      randomBytes(750)
+        .toString('base64')
+        .replace(/(.{12})/g, '$1 ')
+        .slice(0, 1000 - String(i).length) + String(i);
+    const ids: string[] = [];
+    for (let n = 0; n < 45; n++) {
+      const b = body(33, big.rut, 1000);
+      b.items = Array.from({ length: 40 }, (_, i) => ({
+        nombre: `Artículo ${i + 1}`,
+        descripcion: noise(i),
+        cantidad: 1,
+        precio_unitario: 1000,
+        exento: false,
+        monto_item: 1000,
+      }));
+      const res = await emit(r.t, big, b);
+      expect(res.status, res.text).to.equal(202);
+      ids.push(res.body.id as string);
+    }
+    // signed is enough for the sample prints (follow() reads with the first company's key)
+    for (const id of ids) {
+      const deadline = Date.now() + 120_000;
+      while ((await call(r.t.url, 'GET', `/dtes/${id}/xml`, { key: big.key })).status !== 200) {
+        if (Date.now() > deadline) throw new Error(`${id} not signed`);
+        await new Promise((ok) => setTimeout(ok, 250));
+      }
+    }
+    const before = smtp.mails.length;
+    const res = await call(r.t.url, 'POST', '/dtes/muestras/send', { key: big.key });
+    expect(res.status, res.text).to.equal(422);
+    expect(res.body.code).to.equal('dte.muestras.too_large');
+    expect(res.body.next_action).to.equal('paginate_into_multiple_emails');
+    const detail = res.body.detail as { bytes: number; max: number; files: number };
+    expect(detail.max).to.equal(3 * 1024 * 1024);
+    expect(detail.bytes).to.be.greaterThan(detail.max);
+    expect(detail.files).to.equal(45);
+    expect(smtp.mails.length).to.equal(before);
+    const zip = await fetchBytes(r.t.url, 'GET', '/dtes/muestras', big.key);
+    expect(zip.status).to.equal(200);
+    expect(unzip(zip.bytes).size).to.equal(45);
   });
 });
 
