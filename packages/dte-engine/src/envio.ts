@@ -28,7 +28,7 @@ export interface EnvioOptions {
   timestamp: Date;
   /** SetDTE ID, default "SetDoc" */
   setId?: string;
-  /** Carátula RutReceptor: the SII (default) or, for an intercambio envelope, the receiving company */
+  /** Carátula RutReceptor: the SII (default) for an upload, the receptor for an intercambio */
   rutReceptor?: string;
 }
 
@@ -113,7 +113,7 @@ export function buildEnvioDte(signedDtes: string[], opts: EnvioOptions): Buffer 
     '<Caratula version="1.0">' +
     el('RutEmisor', rutEmisor) +
     el('RutEnvia', rutEnvia) +
-    el('RutReceptor', opts.rutReceptor ?? SII_RUT) +
+    el('RutReceptor', (opts.rutReceptor && normalizeRut(opts.rutReceptor)) || SII_RUT) +
     el('FchResol', opts.fchResol) +
     el('NroResol', opts.nroResol) +
     el('TmstFirmaEnv', siiTimestamp(opts.timestamp)) +

@@ -12,6 +12,8 @@ import { cafRoutes } from './routes/caf';
 import { certificateRoutes } from './routes/certificates';
 import { metaRoutes } from './routes/meta';
 import { createRouteKit } from './routes/route-kit';
+import { dteDeliveryRoutes } from './routes/dte-delivery';
+import { dtePrintRoutes } from './routes/dte-print';
 import { dteRoutes } from './routes/dtes';
 import { dteHelperRoutes } from './routes/dte-helpers';
 import { webhookRoutes } from './routes/webhooks';
@@ -29,6 +31,8 @@ export function apiRoutes(deps: ApiDeps): RouteDef[] {
     ...branchRoutes(deps),
     ...webhookRoutes(deps, kit.now),
     ...dteHelperRoutes(deps, kit.now),
+    ...dtePrintRoutes(deps, kit.now),
+    ...dteDeliveryRoutes(deps),
     ...dteRoutes(deps, kit.now),
     ...recepcionRoutes(deps, kit.now),
     ...rcvRoutes(deps, kit.now),

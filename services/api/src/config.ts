@@ -43,6 +43,13 @@ export interface Config {
    * not verified (a warning at start-up); production deployments set it.
    */
   siiCafKeys?: SiiCafKeys;
+  /** where mail leaves (smtp://host:port); unset = the api sends no mail (muestras/send answers send_not_configured) */
+  smtpUrl?: string;
+  mailFrom: string;
+  /** the SII's mailbox for certification sample prints; unset = muestras/send answers send_not_configured */
+  muestrasMailTo?: string;
+  /** seconds between receptor-delivery sweeps (intercambio mail once the SII accepts); 0 disables them here */
+  deliveryIntervalSec: number;
 }
 
 const base64Key = (raw: string): string => {
@@ -88,6 +95,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       exchangeRateUrl: { env: 'EXCHANGE_RATE_URL', parse: url, required: false },
       siiTimeoutMs: { env: 'SII_TIMEOUT_MS', default: 15000, parse: positive },
       siiCafKeys: { env: 'SII_CAF_KEYS_FILE', parse: loadSiiCafKeys, required: false },
+      smtpUrl: { env: 'SMTP_URL', parse: url, required: false },
+      mailFrom: { env: 'MAIL_FROM', default: 'DTE <no-reply@localhost>' },
+      muestrasMailTo: { env: 'MUESTRAS_MAIL_TO', required: false },
+      deliveryIntervalSec: { env: 'DELIVERY_INTERVAL_SEC', default: 30, parse: parse.int },
     },
     env,
   );

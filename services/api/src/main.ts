@@ -5,6 +5,7 @@ import { productionDeps } from './deps';
 import { startApi } from './app';
 import { startAutoStamping } from './caf/auto-stamping-loop';
 import { startApiPipeline } from './projector/pipeline';
+import { startReceptorDelivery } from './dtes/receptor-delivery';
 
 async function main(): Promise<void> {
   const logger = createLogger('api');
@@ -16,9 +17,11 @@ async function main(): Promise<void> {
   const deps = productionDeps(config, dataSource, logger);
   const api = await startApi(deps, { port: config.port, host: config.host });
   const sweep = startAutoStamping(deps);
+  const delivery = startReceptorDelivery(deps);
   const pipeline = await startApiPipeline(dataSource, logger);
   onShutdown(logger, [
     async () => sweep.stop(),
+    async () => delivery.stop(),
     () => api.close(),
     () => pipeline.stop(),
     () => deps.redis.quit().then(() => undefined),

@@ -5,7 +5,7 @@
  *   npm run -s seed -w @dte/api -- --org "Demo SpA" --rut 76086428-5 --env cert \
  *     [--razon-social "DEMO SPA"] [--giro ...] [--direccion ...] [--comuna ...] [--actividad 620200] \
  *     [--signer-rut 11111111-1,...] [--scopes dte:read,dte:write,...] [--expires-days 90] \
- *     [--owner-email a@b.cl] [--resolucion-numero 0 --resolucion-fecha 2024-01-01]
+ *     [--owner-email a@b.cl] [--resolucion-numero 0 --resolucion-fecha 2024-01-01] [--sii-oficina "SANTIAGO ORIENTE"]
  *     [--branch "Casa Matriz|Av. Uno 1|Santiago|12345"]... [--print json|key]
  *     [--prod-enabled] [--prod-tipos 33,34,56,61]
  *
@@ -43,6 +43,8 @@ export interface SeedInput {
   ownerRole?: 'owner' | 'admin' | 'member';
   /** SII resolution authorizing the company in `env` */
   resolucion?: { numero: number; fecha: string };
+  /** the SII unit of the company's domicile (printed form: "S.I.I. - <oficina>") */
+  siiOficina?: string;
   branches?: { nombre: string; direccion: string; comuna: string; codigoSii?: number }[];
   /** enable the organization to issue in production */
   prodEnabled?: boolean;
@@ -116,6 +118,9 @@ export async function seedOrganization(db: DataSource, input: SeedInput): Promis
         [company[0].id, input.resolucion.numero, input.resolucion.fecha],
       );
     }
+    if (input.siiOficina) {
+      await m.query('UPDATE companies SET sii_oficina = $2 WHERE id = $1', [company[0].id, input.siiOficina]);
+    }
     for (const b of input.branches ?? []) {
       await m.query(
         `INSERT INTO branches (company_id, nombre, direccion, comuna, codigo_sii)
@@ -180,6 +185,7 @@ async function cli(): Promise<void> {
       'owner-email': { type: 'string' },
       'resolucion-numero': { type: 'string' },
       'resolucion-fecha': { type: 'string' },
+      'sii-oficina': { type: 'string' },
       branch: { type: 'string', multiple: true },
       'prod-enabled': { type: 'boolean' },
       'prod-tipos': { type: 'string' },
@@ -235,6 +241,7 @@ async function cli(): Promise<void> {
       ownerEmail: values['owner-email'],
       resolucion: resNum && resFecha ? { numero: Number(resNum), fecha: resFecha } : undefined,
       branches,
+      ...(values['sii-oficina'] ? { siiOficina: values['sii-oficina'] } : {}),
       prodEnabled: values['prod-enabled'],
       prodTipos,
     });

@@ -15,6 +15,8 @@ import { WebhookSecretsSealed1763801100000 } from './1763801100000-webhook-secre
 import { DteReferencesIndex1763803000000 } from './1763803000000-dte-references-index';
 import { RcvReception1763804000000 } from './1763804000000-rcv-reception';
 import { DtesIdempotencyPerCompany1763809000000 } from './1763809000000-dtes-idempotency-per-company';
+import { CompaniesSiiOficina1763802000000 } from './1763802000000-companies-sii-oficina';
+import { DteDeliveries1763802100000 } from './1763802100000-dte-deliveries';
 
 export const migrations: (new () => MigrationInterface)[] = [
   ProcessedEvents1763780000000,
@@ -31,4 +33,6 @@ export const migrations: (new () => MigrationInterface)[] = [
   DteReferencesIndex1763803000000,
   RcvReception1763804000000,
   DtesIdempotencyPerCompany1763809000000,
+  CompaniesSiiOficina1763802000000,
+  DteDeliveries1763802100000,
 ];

@@ -16,7 +16,7 @@ import { ApiError } from '../http/api-error';
 import { enqueueOutbox } from '../outbox/enqueue';
 import { bodyHash } from './canonical-json';
 import { productionIssueGate } from '../production-gates';
-import { loadCompanyProfile } from './company-profile';
+import { loadCompanyProfile, type CompanyProfile } from './company-profile';
 import { enforceReferenceRules, lockReferenced, type RuleCodes } from './note-rules';
 import { DTE_COLUMNS, type DteRow } from './dte-row';
 import type { ExchangeRateSource } from './exchange-rate';
@@ -62,6 +62,77 @@ function replay(existing: DteRow, hash: string): EmissionResult {
 }
 
 /**
+ * The checks of POST /dtes that come before the signing certificate and the folio, shared with
+ * POST /dtes/preview (the same validation and totals, no second copy): sii_env as confirmation,
+ * the engine's validation, rut_emisor against the key's company, the production gates and
+ * resolution. (The exchange rate of an export is `exchangeRateFor`, after the certificate.)
+ */
+export async function validateForEmission(
+  db: DataSource,
+  principal: Principal & { companyId: string },
+  reqBody: unknown,
+  now: Date,
+): Promise<{ company: CompanyProfile; input: EmissionInput }> {
+  const body = reqBody as Record<string, unknown> | undefined;
+  const solicitado = body && typeof body === 'object' ? body.sii_env : undefined;
+  if ((solicitado === 'cert' || solicitado === 'prod') && solicitado !== principal.environment) {
+    throw new ApiError(
+      'dte.sii_env_credential_mismatch',
+      `The body asks for sii_env ${solicitado} but the API key is for ${principal.environment}.`,
+      { detail: { solicitado, credencial: principal.environment } },
+    );
+  }
+
+  const company = await loadCompanyProfile(db, principal.organizationId, principal.companyId);
+  const typeGate = await productionIssueGate(db, principal.environment, company.id);
+  const input: EmissionInput = validateEmission(reqBody, { now, emisor: company.emisor });
+  if (input.rut_emisor !== undefined && normalizeRut(input.rut_emisor) !== normalizeRut(company.rut)) {
+    throw new ApiError(
+      'emisor_rut_mismatch',
+      `rut_emisor ${input.rut_emisor} is not the company of this API key.`,
+      {
+        detail: { rut_emisor: input.rut_emisor, expected: company.rut },
+      },
+    );
+  }
+  typeGate(input.tipo_dte);
+  if (principal.environment === 'prod' && !company.resolucion.prod) {
+    throw new ApiError(
+      'dte.production_resolucion_missing',
+      'The company has no production SII resolution (number and date) on record; capture it before issuing in production.',
+    );
+  }
+  return { company, input };
+}
+
+/**
+ * Exports without otra_moneda: the exchange rate, fetched before the transaction (no folio is
+ * held while waiting on the network); without a source, buildDocument raises
+ * tipo_cambio_unavailable.
+ */
+export async function exchangeRateFor(
+  input: EmissionInput,
+  opts: { rates?: ExchangeRateSource },
+): Promise<{ exchangeRate?: number }> {
+  if (!needsExchangeRate(input) || !opts.rates) return {};
+  return {
+    exchangeRate: await opts.rates.rate((input as { tpo_moneda: string }).tpo_moneda, input.fecha_emision),
+  };
+}
+
+/** The document's totals as emission stores them (CLP columns of `dtes`), from the engine. */
+export function emissionTotals(input: EmissionInput, rateOpt: { exchangeRate?: number }) {
+  const totals = computeTotals(input, rateOpt);
+  const clp = totals.clp ?? {
+    montoNeto: totals.montoNeto ?? 0,
+    montoExento: totals.montoExento ?? 0,
+    iva: totals.iva ?? 0,
+    montoTotal: totals.montoTotal,
+  };
+  return { totals, clp };
+}
+
+/**
  * POST /dtes. Order of checks: Idempotency-Key present; a key already used answers from the
  * stored document (same body) or idempotency_conflict (another body) before anything else, so a
  * retry gets the original even if rules or the clock moved; sii_env as confirmation; the engine's
@@ -98,35 +169,12 @@ export async function emitDte(
   const known = await byIdempotencyKey(db, principal, key);
   if (known) return replay(known, hash);
 
-  const body = req.body as Record<string, unknown> | undefined;
-  const solicitado = body && typeof body === 'object' ? body.sii_env : undefined;
-  if ((solicitado === 'cert' || solicitado === 'prod') && solicitado !== principal.environment) {
-    throw new ApiError(
-      'dte.sii_env_credential_mismatch',
-      `The body asks for sii_env ${solicitado} but the API key is for ${principal.environment}.`,
-      { detail: { solicitado, credencial: principal.environment } },
-    );
-  }
-
-  const company = await loadCompanyProfile(db, principal.organizationId, principal.companyId);
-  const typeGate = await productionIssueGate(db, principal.environment, company.id);
-  const input: EmissionInput = validateEmission(req.body, { now, emisor: company.emisor });
-  if (input.rut_emisor !== undefined && normalizeRut(input.rut_emisor) !== normalizeRut(company.rut)) {
-    throw new ApiError(
-      'emisor_rut_mismatch',
-      `rut_emisor ${input.rut_emisor} is not the company of this API key.`,
-      {
-        detail: { rut_emisor: input.rut_emisor, expected: company.rut },
-      },
-    );
-  }
-  typeGate(input.tipo_dte);
-  if (principal.environment === 'prod' && !company.resolucion.prod) {
-    throw new ApiError(
-      'dte.production_resolucion_missing',
-      'The company has no production SII resolution (number and date) on record; capture it before issuing in production.',
-    );
-  }
+  const { company, input } = await validateForEmission(
+    db,
+    { ...principal, companyId: principal.companyId },
+    req.body,
+    now,
+  );
   const certId =
     req.certIdHeader?.trim() || (typeof input.certificate_id === 'string' ? input.certificate_id : undefined);
   const cert = await resolveSigningCertificate(db, principal.organizationId, certId, {
@@ -134,13 +182,7 @@ export async function emitDte(
     now,
     companyId: principal.companyId,
   });
-  // exports without otra_moneda: the rate is fetched before the transaction (no folio is held
-  // while waiting on the network); without a source, buildDocument raises tipo_cambio_unavailable
-  let exchangeRate: number | undefined;
-  if (needsExchangeRate(input) && opts.rates) {
-    exchangeRate = await opts.rates.rate((input as { tpo_moneda: string }).tpo_moneda, input.fecha_emision);
-  }
-  const rateOpt = exchangeRate === undefined ? {} : { exchangeRate };
+  const rateOpt = await exchangeRateFor(input, opts);
 
   return db.transaction(async (m) => {
     await m.query('SELECT pg_advisory_xact_lock(hashtext($1))', [
@@ -168,13 +210,7 @@ export async function emitDte(
       now,
     );
     const document = buildDocument(input, { emisor: company.emisor, folio, ...rateOpt });
-    const totals = computeTotals(input, rateOpt);
-    const clp = totals.clp ?? {
-      montoNeto: totals.montoNeto ?? 0,
-      montoExento: totals.montoExento ?? 0,
-      iva: totals.iva ?? 0,
-      montoTotal: totals.montoTotal,
-    };
+    const { clp } = emissionTotals(input, rateOpt);
     const id = randomUUID();
     const receptor = (input as { receptor: { rut?: string; razon_social: string } }).receptor;
     const doc = {
