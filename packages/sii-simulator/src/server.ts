@@ -24,6 +24,7 @@ import { rcv } from './routes/rcv';
 import { registerService } from './routes/register';
 import { dteUpload } from './routes/upload';
 import { serveWsdl, WSDL_SERVICES } from './routes/wsdl';
+import { taxpayerRoutes } from './routes/taxpayers';
 import type { Sim } from './sim';
 import { SimulatorState } from './state';
 import { REGISTER_PATH, SII_ENVS, SII_IDK, type SiiEnv } from './types';
@@ -65,6 +66,7 @@ export function createApp(sim: Sim): Koa {
     ctx.body = { status: 'ok' };
   });
   adminRoutes(sim, router);
+  taxpayerRoutes(sim, router);
 
   app.use(async (ctx, next) => {
     try {

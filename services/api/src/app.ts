@@ -14,6 +14,10 @@ import { metaRoutes } from './routes/meta';
 import { createRouteKit } from './routes/route-kit';
 import { dteRoutes } from './routes/dtes';
 import { webhookRoutes } from './routes/webhooks';
+import { accountRoutes } from './routes/accounts';
+import { organizationRoutes } from './routes/organizations';
+import { apiKeyAdminRoutes } from './routes/api-key-admin';
+import { catalogRoutes } from './routes/catalogs';
 
 export const BASE_PATH = '/api/v1';
 
@@ -26,6 +30,10 @@ export function apiRoutes(deps: ApiDeps): RouteDef[] {
     ...branchRoutes(deps),
     ...webhookRoutes(deps, kit.now),
     ...dteRoutes(deps, kit.now),
+    ...accountRoutes(deps, kit.now),
+    ...organizationRoutes(deps, kit.now),
+    ...apiKeyAdminRoutes(deps, kit.now),
+    ...catalogRoutes(deps),
   ];
   let doc: unknown;
   const openApi = () =>

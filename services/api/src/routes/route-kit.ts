@@ -2,6 +2,7 @@ import type { Context, Middleware } from 'koa';
 import type { ApiDeps, Principal, RouteDef } from '../context';
 import { authenticate, authorize } from '../auth/authenticate';
 import { checkSessionCsrf } from '../auth/csrf';
+import { accountStores, readSessionCookie } from '../auth/session';
 import { enforceRateLimit } from '../auth/rate-limit';
 import { parseJsonBody } from '../http/json-body';
 import { validateBody } from '../http/validate';
@@ -24,9 +25,13 @@ export function createRouteKit(deps: ApiDeps): RouteKit {
     if (def.auth !== 'none') {
       out.push(async (ctx, next) => {
         const at = now();
+        const sessionOnly = def.auth === 'session' || def.auth === 'session_user';
         const principal = await authenticate(ctx, deps.dataSource, {
-          allowSession: def.auth === 'bearer_or_session',
-          sessionSecret: deps.config.sessionSecret,
+          allowBearer: !sessionOnly,
+          allowSession: def.auth !== 'bearer',
+          requireOrg: def.auth !== 'session_user',
+          sessions: accountStores(deps).sessions,
+          sessionId: readSessionCookie(ctx, deps.config),
           now: at,
         });
         ctx.state.principal = principal;
