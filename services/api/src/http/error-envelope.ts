@@ -56,7 +56,7 @@ export function errorEnvelope(opts: { catalogUrl: string; logger: Logger }): Mid
     const { status, body } = toEnvelope(err, ctx.state.requestId as string, opts.catalogUrl);
     if (status >= 500) opts.logger.error({ err, requestId: ctx.state.requestId, path: ctx.path }, body.code);
     if (
-      err instanceof ApiError &&
+      isServiceError(err) &&
       err.code === 'rate_limit' &&
       typeof err.detail?.retryAfterSec === 'number'
     ) {
