@@ -10,6 +10,7 @@ export type AuditAction =
   | 'organization.created'
   | 'organization.situacion_revalidada'
   | 'organization.production_enabled'
+  | 'company.updated'
   | 'access_request.created'
   | 'access_request.approved'
   | 'access_request.rejected'

@@ -72,6 +72,9 @@ export interface NewOrganization {
   giro?: string;
   direccion?: string;
   comuna?: string;
+  actividad_economica?: number;
+  resolucion_cert_numero?: number;
+  resolucion_cert_fecha?: string;
 }
 
 /**
@@ -110,9 +113,20 @@ export async function createOrganization(
         [name, rut, s.estado, ctx.now],
       );
       const company: { id: string }[] = await m.query(
-        `INSERT INTO companies (organization_id, rut, razon_social, giro, direccion, comuna)
-         VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
-        [org[0].id, rut, razonSocial, input.giro ?? null, input.direccion ?? null, input.comuna ?? null],
+        `INSERT INTO companies (organization_id, rut, razon_social, giro, direccion, comuna, actividad_economica,
+                                resolucion_cert_numero, resolucion_cert_fecha)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id`,
+        [
+          org[0].id,
+          rut,
+          razonSocial,
+          input.giro ?? null,
+          input.direccion ?? null,
+          input.comuna ?? null,
+          input.actividad_economica ?? null,
+          input.resolucion_cert_numero ?? null,
+          input.resolucion_cert_fecha ?? null,
+        ],
       );
       await m.query(`INSERT INTO memberships (user_id, organization_id, role) VALUES ($1, $2, 'owner')`, [
         userId,

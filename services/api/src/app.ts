@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Router from '@koa/router';
 import Koa from 'koa';
+import { dashboard } from '@dte/dashboard';
 import type { ApiDeps, RouteDef } from './context';
 import { errorEnvelope } from './http/error-envelope';
 import { healthProbes } from './http/health';
@@ -70,6 +71,7 @@ export function createApp(deps: ApiDeps): ApiApp {
   app.use(requestId());
   app.use(healthProbes(deps));
   app.use(errorEnvelope({ catalogUrl: catalogUrl(deps), logger: deps.logger }));
+  app.use(dashboard()); // the web UI under /dashboard (@dte/dashboard), a client of the routes below
   app.use(router.routes());
   return { app, router, routes };
 }

@@ -89,7 +89,9 @@ export async function emitDte(
       ],
     });
   }
-  if (!principal.companyId) throw new ApiError('forbidden', 'Emission needs an API key of a company.');
+  // an API key issues for its company; a dashboard session for the organization's company named
+  // by rut_emisor (or its only company)
+  const companyId = principal.companyId ?? (await sessionCompanyId(db, principal.organizationId, req.body));
   const hash = bodyHash(req.body);
   const known = await byIdempotencyKey(db, principal, key);
   if (known) return replay(known, hash);
@@ -104,7 +106,7 @@ export async function emitDte(
     );
   }
 
-  const company = await loadCompanyProfile(db, principal.organizationId, principal.companyId);
+  const company = await loadCompanyProfile(db, principal.organizationId, companyId);
   const typeGate = await productionIssueGate(db, principal.environment, company.id);
   const input: EmissionInput = validateEmission(req.body, { now, emisor: company.emisor });
   if (input.rut_emisor !== undefined && normalizeRut(input.rut_emisor) !== normalizeRut(company.rut)) {
@@ -228,4 +230,19 @@ export async function emitDte(
     );
     return { row: rows[0], created: true };
   });
+}
+
+/** The company a dashboard session issues for: rut_emisor among the organization's, or its only one. */
+async function sessionCompanyId(db: DataSource, organizationId: string, body: unknown): Promise<string> {
+  const rut = body && typeof body === 'object' ? (body as { rut_emisor?: unknown }).rut_emisor : undefined;
+  const wanted = typeof rut === 'string' ? normalizeRut(rut) : null;
+  const rows: { id: string; rut: string }[] = await db.query(
+    'SELECT id, rut FROM companies WHERE organization_id = $1 ORDER BY created_at, id',
+    [organizationId],
+  );
+  const match = wanted ? rows.filter((r) => normalizeRut(r.rut) === wanted) : rows;
+  if (match.length !== 1) {
+    throw new ApiError('empresa.not_found', wanted ? `No company ${wanted} in this organization.` : 'Say rut_emisor: the organization has several companies (or none).');
+  }
+  return match[0].id;
 }

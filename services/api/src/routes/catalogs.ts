@@ -1,3 +1,4 @@
+import { audit } from '@dte/accounts';
 import type { ApiDeps, RouteDef } from '../context';
 import { ApiError } from '../http/api-error';
 import { isUuid } from '../db/pg-errors';
@@ -80,6 +81,49 @@ export function catalogRoutes(deps: ApiDeps): RouteDef[] {
           : [];
         if (!rows[0]) throw new ApiError('empresa.not_found', 'No company with that id in this organization.');
         ctx.body = rows[0];
+      },
+    },
+    {
+      method: 'put',
+      path: '/sii/empresas/:id',
+      operationId: 'putEmpresa',
+      summary: 'Edit the issuer data of a company (owners and admins; session only)',
+      tag: 'companies',
+      auth: 'session',
+      roles: ['owner', 'admin'],
+      body: { kind: 'json', schema: 'company-update.schema.json' },
+      responses: { 200: { description: 'the company' } },
+      errors: ['empresa.not_found'],
+      handler: async (ctx) => {
+        const p = principalOf(ctx);
+        const b = ctx.state.body as Record<string, string | number | undefined>;
+        const cols = [
+          'razon_social',
+          'giro',
+          'direccion',
+          'comuna',
+          'actividad_economica',
+          'resolucion_cert_numero',
+          'resolucion_cert_fecha',
+        ].filter((c) => b[c] !== undefined);
+        const done: unknown = isUuid(ctx.params.id)
+          ? await db.query(
+              `UPDATE companies SET ${cols.map((c, i) => `${c} = $${i + 3}`).join(', ')}
+                WHERE id = $1 AND organization_id = $2`,
+              [ctx.params.id, p.organizationId, ...cols.map((c) => b[c])],
+            )
+          : [[], 0];
+        if (!Array.isArray(done) || done[1] !== 1) {
+          throw new ApiError('empresa.not_found', 'No company with that id in this organization.');
+        }
+        await audit(db, {
+          organizationId: p.organizationId,
+          actor: p.actorId,
+          action: 'company.updated',
+          detail: { company_id: ctx.params.id, fields: cols },
+          ip: ctx.ip,
+        });
+        ctx.body = { id: ctx.params.id, updated: cols };
       },
     },
     {
