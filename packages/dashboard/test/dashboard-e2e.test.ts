@@ -164,6 +164,15 @@ describe('dashboard in headless Chromium (issue 14)', function () {
     await shot('documentos');
   });
 
+  it('remembers the receiver from the emission and offers it when issuing again', async () => {
+    await page.getByRole('link', { name: 'Emitir' }).click();
+    await ready();
+    await page.getByLabel('RUT', { exact: true }).fill('77777777-7');
+    await page.getByLabel('RUT', { exact: true }).dispatchEvent('change');
+    expect(await page.getByLabel('Razón social').inputValue()).to.equal('Cliente de Prueba SpA');
+    expect(await page.getByLabel('Comuna').inputValue()).to.equal('Ñuñoa');
+  });
+
   it('downloads the signed XML of the document', async () => {
     await page.goto(documentUrl);
     await ready();

@@ -453,6 +453,54 @@ describe('accounts, onboarding, API keys, catalogs and audit (issue 14)', functi
       expect(res.body.code).to.equal('empresa.not_found');
     });
 
+    it('adds a branch with its SII code, lists it at /sucursales, closes it; a member may not (403)', async () => {
+      const a = await signUp(t);
+      const { org, rut } = await onboard(t, a.cookie);
+      let res = await call(t.url, 'POST', '/sucursales', {
+        cookie: a.cookie,
+        json: { nombre: 'Sucursal Centro', direccion: 'Huérfanos 1000', comuna: 'Santiago', codigo_sii: 81234567 },
+        headers: ORIGIN,
+      });
+      expect(res.status, res.text).to.equal(201);
+      expect(res.body).to.include({ rut_emisor: rut, codigo_sii: 81234567 });
+      const id = res.body.id as string;
+      let list = await call<{ data: { id: string }[] }>(t.url, 'GET', '/sucursales', { cookie: a.cookie });
+      expect(list.body.data.map((b) => b.id)).to.deep.equal([id]);
+      const member = await signUp(t);
+      await t.db.dataSource.query(`INSERT INTO memberships (user_id, organization_id, role) VALUES ($1, $2, 'member')`, [
+        member.userId,
+        org.id,
+      ]);
+      res = await call(t.url, 'DELETE', `/sucursales/${id}`, { cookie: await t.sessionCookie(member.userId, org.id), headers: ORIGIN });
+      expect(res.status).to.equal(403);
+      res = await call(t.url, 'DELETE', `/sucursales/${id}`, { cookie: a.cookie, headers: ORIGIN });
+      expect(res.status).to.equal(200);
+      list = await call(t.url, 'GET', '/sucursales', { cookie: a.cookie });
+      expect(list.body.data).to.deep.equal([]);
+      res = await call(t.url, 'DELETE', `/sucursales/${id}`, { cookie: a.cookie, headers: ORIGIN });
+      expect(res.status).to.equal(404);
+    });
+
+    it('edits the company issuer data (PUT /sii/empresas/:id), audited', async () => {
+      const a = await signUp(t);
+      const { org } = await onboard(t, a.cookie);
+      const res = await call(t.url, 'PUT', `/sii/empresas/${org.company_id}`, {
+        cookie: a.cookie,
+        json: { giro: 'Ferretería', actividad_economica: 467300, resolucion_cert_numero: 0, resolucion_cert_fecha: '2024-01-15' },
+        headers: ORIGIN,
+      });
+      expect(res.status, res.text).to.equal(200);
+      const get = await call(t.url, 'GET', `/sii/empresas/${org.company_id}`, { cookie: a.cookie });
+      expect(get.body).to.include({ giro: 'Ferretería', actividad_economica: 467300, resolucion_cert_fecha: '2024-01-15' });
+      const other = await call(t.url, 'PUT', `/sii/empresas/00000000-0000-4000-8000-000000000000`, {
+        cookie: a.cookie,
+        json: { giro: 'X' },
+        headers: ORIGIN,
+      });
+      expect(other.status).to.equal(404);
+      expect(other.body.code).to.equal('empresa.not_found');
+    });
+
     it('edits a counterpart and lists it as edited', async () => {
       const a = await signUp(t);
       await onboard(t, a.cookie);

@@ -1,7 +1,7 @@
 import { audit } from '@dte/accounts';
 import type { ApiDeps, RouteDef } from '../context';
 import { ApiError } from '../http/api-error';
-import { isUuid } from '../db/pg-errors';
+import { isUuid, returnedRows } from '../db/pg-errors';
 import { normalizeRut } from '../rut';
 import { principalOf } from './route-kit';
 
@@ -145,6 +145,65 @@ export function catalogRoutes(deps: ApiDeps): RouteDef[] {
             [p.organizationId, p.companyId],
           ),
         };
+      },
+    },
+    {
+      method: 'post',
+      path: '/sucursales',
+      operationId: 'createSucursal',
+      summary: 'Add a branch (with its SII code) to a company',
+      tag: 'companies',
+      auth: 'bearer_or_session',
+      scope: 'dte:write',
+      roles: ['owner', 'admin'],
+      body: { kind: 'json', schema: 'branch-create.schema.json' },
+      responses: { 201: { description: 'the branch' } },
+      errors: ['empresa.not_found'],
+      handler: async (ctx) => {
+        const p = principalOf(ctx);
+        const b = ctx.state.body as { rut_emisor?: string; nombre: string; direccion: string; comuna: string; codigo_sii?: number };
+        const rut = b.rut_emisor ? normalizeRut(b.rut_emisor) : null;
+        const companies: { id: string; rut: string }[] = await db.query(
+          `SELECT id, rut FROM companies WHERE organization_id = $1 AND ($2::uuid IS NULL OR id = $2)
+              AND ($3::text IS NULL OR rut = $3) ORDER BY created_at LIMIT 2`,
+          [p.organizationId, p.companyId, rut],
+        );
+        if (companies.length !== 1) {
+          throw new ApiError('empresa.not_found', rut ? `No company ${rut} here.` : 'Say rut_emisor: the organization has several companies.');
+        }
+        const rows = await db.query(
+          `INSERT INTO branches (company_id, nombre, direccion, comuna, codigo_sii) VALUES ($1, $2, $3, $4, $5)
+           RETURNING id, nombre, codigo_sii, direccion, comuna`,
+          [companies[0].id, b.nombre.trim(), b.direccion.trim(), b.comuna.trim(), b.codigo_sii ?? null],
+        );
+        ctx.status = 201;
+        ctx.body = { ...rows[0], rut_emisor: companies[0].rut };
+      },
+    },
+    {
+      method: 'delete',
+      path: '/sucursales/:id',
+      operationId: 'closeSucursal',
+      summary: 'Close a branch: it stops being current (documents already issued keep it)',
+      tag: 'companies',
+      auth: 'bearer_or_session',
+      scope: 'dte:write',
+      roles: ['owner', 'admin'],
+      responses: { 200: { description: '{id, closed_at}' } },
+      errors: [],
+      handler: async (ctx) => {
+        const p = principalOf(ctx);
+        const closed = isUuid(ctx.params.id)
+          ? returnedRows<{ id: string; closed_at: Date }>(await db.query(
+              `UPDATE branches b SET closed_at = now() FROM companies c
+                WHERE b.id = $1 AND c.id = b.company_id AND c.organization_id = $2
+                  AND ($3::uuid IS NULL OR c.id = $3) AND b.closed_at IS NULL
+                RETURNING b.id, b.closed_at`,
+              [ctx.params.id, p.organizationId, p.companyId],
+            ))
+          : [];
+        if (!closed[0]) throw new ApiError('not_found', 'No current branch with that id.');
+        ctx.body = { id: closed[0].id, closed_at: new Date(closed[0].closed_at).toISOString() };
       },
     },
     {
