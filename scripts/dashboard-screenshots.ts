@@ -25,16 +25,31 @@ function demoEnv(): Record<string, string> {
       if (m) out[m[1]!] = m[2]!;
     }
   }
-  return { ...out, ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('DTE_DASHBOARD_'))) } as Record<string, string>;
+  return {
+    ...out,
+    ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('DTE_DASHBOARD_'))),
+  } as Record<string, string>;
 }
 
-const PAGES = ['documentos', 'emitir', 'certificados', 'folios', 'webhooks', 'api-keys', 'miembros', 'auditoria', 'organizacion'];
+const PAGES = [
+  'documentos',
+  'emitir',
+  'certificados',
+  'folios',
+  'webhooks',
+  'api-keys',
+  'miembros',
+  'auditoria',
+  'organizacion',
+];
 
 async function main(): Promise<void> {
   const env = demoEnv();
   const url = env.DTE_DASHBOARD_URL ?? 'http://127.0.0.1:3000/dashboard';
   if (!env.DTE_DASHBOARD_EMAIL || !env.DTE_DASHBOARD_PASSWORD) {
-    throw new Error('no demo user: run `npm start` first (it seeds one), or set DTE_DASHBOARD_EMAIL and DTE_DASHBOARD_PASSWORD');
+    throw new Error(
+      'no demo user: run `npm start` first (it seeds one), or set DTE_DASHBOARD_EMAIL and DTE_DASHBOARD_PASSWORD',
+    );
   }
   const out = path.resolve(process.argv[2] ?? path.join(STACK_DIR, 'screenshots'));
   fs.mkdirSync(out, { recursive: true });

@@ -31,13 +31,10 @@ export interface AuditEntry {
 }
 
 export async function audit(db: DataSource | EntityManager, e: AuditEntry): Promise<void> {
-  await db.query(`INSERT INTO audit_log (organization_id, actor, action, detail, ip) VALUES ($1, $2, $3, $4, $5)`, [
-    e.organizationId,
-    e.actor,
-    e.action,
-    JSON.stringify(e.detail ?? {}),
-    e.ip ?? null,
-  ]);
+  await db.query(
+    `INSERT INTO audit_log (organization_id, actor, action, detail, ip) VALUES ($1, $2, $3, $4, $5)`,
+    [e.organizationId, e.actor, e.action, JSON.stringify(e.detail ?? {}), e.ip ?? null],
+  );
 }
 
 export interface AuditRecord {

@@ -13,7 +13,11 @@ export interface LoginGuardOptions {
   perIpPerMinute: number;
 }
 
-export const DEFAULT_LOGIN_GUARD: LoginGuardOptions = { maxFailures: 5, lockSec: 15 * 60, perIpPerMinute: 30 };
+export const DEFAULT_LOGIN_GUARD: LoginGuardOptions = {
+  maxFailures: 5,
+  lockSec: 15 * 60,
+  perIpPerMinute: 30,
+};
 
 const norm = (email: string) => email.trim().toLowerCase();
 
@@ -27,7 +31,12 @@ export class LoginGuard {
   async check(email: string, ip: string, now: Date): Promise<void> {
     const minute = Math.floor(now.getTime() / 60000);
     const ipKey = `login-ip:${ip}:${minute}`;
-    const res = await this.redis.multi().incr(ipKey).expire(ipKey, 61).get(`login-lock:${norm(email)}`).exec();
+    const res = await this.redis
+      .multi()
+      .incr(ipKey)
+      .expire(ipKey, 61)
+      .get(`login-lock:${norm(email)}`)
+      .exec();
     const count = Number(res?.[0]?.[1] ?? 0);
     if (count > this.opts.perIpPerMinute) {
       throw new ServiceError('rate_limit', 'Demasiados intentos de inicio de sesión desde esta dirección.', {
@@ -49,7 +58,11 @@ export class LoginGuard {
     const n = Number(res?.[0]?.[1] ?? 0);
     if (n >= this.opts.maxFailures) {
       const until = now.getTime() + this.opts.lockSec * 1000;
-      await this.redis.multi().set(`login-lock:${norm(email)}`, String(until), 'EX', this.opts.lockSec).del(key).exec();
+      await this.redis
+        .multi()
+        .set(`login-lock:${norm(email)}`, String(until), 'EX', this.opts.lockSec)
+        .del(key)
+        .exec();
       return true;
     }
     return false;

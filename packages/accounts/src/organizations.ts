@@ -33,9 +33,16 @@ async function checkedSituacion(source: SituacionSource, rut: string): Promise<S
     s = await source(rut);
   } catch (err) {
     if (err instanceof SituacionError && err.kind === 'rate_limit') {
-      throw new ServiceError('situacion_tributaria.rate_limit', 'El SII limitó las consultas; reintente más tarde.', {
-        detail: { retry_after_seconds: err.retryAfterSeconds ?? 60, retryAfterSec: err.retryAfterSeconds ?? 60 },
-      });
+      throw new ServiceError(
+        'situacion_tributaria.rate_limit',
+        'El SII limitó las consultas; reintente más tarde.',
+        {
+          detail: {
+            retry_after_seconds: err.retryAfterSeconds ?? 60,
+            retryAfterSec: err.retryAfterSeconds ?? 60,
+          },
+        },
+      );
     }
     throw new ServiceError('sii_unavailable', 'No se pudo consultar la situación tributaria en el SII.', {
       detail: { retryAfterSec: 30 },
@@ -98,13 +105,20 @@ export async function createOrganization(
     return rows[0];
   };
   const conflict = () =>
-    new ServiceError('empresa.conflict', `La empresa ${rut} ya tiene una organización; solicite acceso a sus dueños.`, {
-      detail: { rut, solicitar_acceso: '/organizations/solicitar-acceso' },
-    });
+    new ServiceError(
+      'empresa.conflict',
+      `La empresa ${rut} ya tiene una organización; solicite acceso a sus dueños.`,
+      {
+        detail: { rut, solicitar_acceso: '/organizations/solicitar-acceso' },
+      },
+    );
   if (await taken()) throw conflict();
   const s = await checkedSituacion(situacion, rut);
   if (s.estado !== 'activo') throw blocked(s);
-  const razonSocial = (input.razon_social?.trim() || s.razonSocial || input.nombre?.trim() || rut).slice(0, 100);
+  const razonSocial = (input.razon_social?.trim() || s.razonSocial || input.nombre?.trim() || rut).slice(
+    0,
+    100,
+  );
   const name = (input.nombre?.trim() || razonSocial).slice(0, 100);
   try {
     return await db.transaction(async (m) => {
@@ -163,7 +177,9 @@ export async function revalidateSituacion(
   actor: string,
   ctx: { ip?: string | null; now: Date },
 ): Promise<{ rut: string; estado: string; checked_at: string }> {
-  const rows: { rut: string | null }[] = await db.query('SELECT rut FROM organizations WHERE id = $1', [orgId]);
+  const rows: { rut: string | null }[] = await db.query('SELECT rut FROM organizations WHERE id = $1', [
+    orgId,
+  ]);
   const rut = rows[0]?.rut;
   if (!rut) throw new ServiceError('org.rut_missing', 'La organización no tiene RUT registrado.');
   const s = await checkedSituacion(situacion, rut);
@@ -211,12 +227,17 @@ export async function requestAccess(
 ): Promise<{ record: AccessRequestRecord; created: boolean }> {
   const rut = parseRut(rawRut);
   if (rut === 'bad_dv') {
-    throw new ServiceError('invalid_rut', 'El dígito verificador del RUT no es correcto.', { detail: { rut: rawRut } });
+    throw new ServiceError('invalid_rut', 'El dígito verificador del RUT no es correcto.', {
+      detail: { rut: rawRut },
+    });
   }
   if (rut === null) throw rutIssue('rut must look like 12345678-5');
   return db.transaction(async (m) => {
     await m.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`access-request:${userId}`]);
-    const org: { id: string; name: string }[] = await m.query('SELECT id, name FROM organizations WHERE rut = $1', [rut]);
+    const org: { id: string; name: string }[] = await m.query(
+      'SELECT id, name FROM organizations WHERE rut = $1',
+      [rut],
+    );
     if (!org[0]) throw new ServiceError('empresa.not_found', `No hay organización para la empresa ${rut}.`);
     const member = await m.query('SELECT 1 FROM memberships WHERE user_id = $1 AND organization_id = $2', [
       userId,
@@ -240,15 +261,20 @@ export async function requestAccess(
         issues: [{ path: '/rut', message: 'already a member of this organization' }],
       });
     }
-    if (pending[0]) return { record: show(pending[0].id, pending[0].created_at, 'pendiente'), created: false };
+    if (pending[0])
+      return { record: show(pending[0].id, pending[0].created_at, 'pendiente'), created: false };
     const recent: { n: number }[] = await m.query(
       `SELECT count(*)::int AS n FROM access_requests WHERE requester_id = $1 AND created_at > $2`,
       [userId, new Date(ctx.now.getTime() - 3600_000)],
     );
     if (recent[0].n >= ACCESS_REQUESTS_PER_HOUR) {
-      throw new ServiceError('access_request.rate_limit', 'Demasiadas solicitudes de acceso en la última hora.', {
-        detail: { limit: ACCESS_REQUESTS_PER_HOUR, retryAfterSec: 3600 },
-      });
+      throw new ServiceError(
+        'access_request.rate_limit',
+        'Demasiadas solicitudes de acceso en la última hora.',
+        {
+          detail: { limit: ACCESS_REQUESTS_PER_HOUR, retryAfterSec: 3600 },
+        },
+      );
     }
     const row: { id: string; created_at: Date }[] = await m.query(
       `INSERT INTO access_requests (organization_id, requester_id, token, created_at) VALUES ($1, $2, $3, $4)
@@ -267,7 +293,11 @@ export async function requestAccess(
 }
 
 /** Pending (unexpired) access requests of an organization, with their decision tokens (owners only). */
-export async function listAccessRequests(db: DataSource, orgId: string, now: Date): Promise<AccessRequestRecord[]> {
+export async function listAccessRequests(
+  db: DataSource,
+  orgId: string,
+  now: Date,
+): Promise<AccessRequestRecord[]> {
   const rows: { id: string; email: string; token: string; created_at: Date; name: string }[] = await db.query(
     `SELECT r.id, u.email, r.token, r.created_at, o.name FROM access_requests r
        JOIN users u ON u.id = r.requester_id JOIN organizations o ON o.id = r.organization_id
@@ -312,7 +342,8 @@ export async function decideAccess(
       [input.token],
     );
     const r = rows[0];
-    if (!r) throw new ServiceError('access_request.not_found', 'No existe una solicitud de acceso con ese token.');
+    if (!r)
+      throw new ServiceError('access_request.not_found', 'No existe una solicitud de acceso con ese token.');
     const show = (estado: AccessRequestRecord['estado']): AccessRequestRecord => ({
       id: r.id,
       organization_id: r.organization_id,
@@ -329,9 +360,13 @@ export async function decideAccess(
       [userId, r.organization_id],
     );
     if (role[0]?.role !== 'owner') {
-      throw new ServiceError('forbidden', 'Solo un dueño (owner) de la organización puede decidir solicitudes.', {
-        detail: { role: role[0]?.role ?? null, allowedRoles: ['owner'] },
-      });
+      throw new ServiceError(
+        'forbidden',
+        'Solo un dueño (owner) de la organización puede decidir solicitudes.',
+        {
+          detail: { role: role[0]?.role ?? null, allowedRoles: ['owner'] },
+        },
+      );
     }
     if (r.status !== 'pendiente') return show(r.status);
     if (expiresAt(new Date(r.created_at)).getTime() <= ctx.now.getTime()) {

@@ -53,7 +53,10 @@ export class SessionStore {
     if (!raw) return null;
     const data = JSON.parse(raw) as SessionData;
     const t = now.getTime();
-    if (t - data.createdAt >= this.limits.absoluteSec * 1000 || t - data.lastSeenAt >= this.limits.idleSec * 1000) {
+    if (
+      t - data.createdAt >= this.limits.absoluteSec * 1000 ||
+      t - data.lastSeenAt >= this.limits.idleSec * 1000
+    ) {
       await this.redis.del(keyOf(id));
       return null;
     }

@@ -2,7 +2,14 @@ import type { DataSource } from 'typeorm';
 import { ServiceError } from '@dte/error-catalog';
 import { audit } from './audit';
 import type { LoginGuard } from './login-guard';
-import { dummyHash, hashPassword, verifyPassword, PASSWORD_MAX, PASSWORD_MIN, type ScryptParams } from './password';
+import {
+  dummyHash,
+  hashPassword,
+  verifyPassword,
+  PASSWORD_MAX,
+  PASSWORD_MIN,
+  type ScryptParams,
+} from './password';
 
 export interface UserRecord {
   id: string;
@@ -116,7 +123,11 @@ export async function membershipsOf(db: DataSource, uid: string): Promise<Member
   );
 }
 
-export async function roleIn(db: DataSource, uid: string, org: string): Promise<MembershipRecord['role'] | null> {
+export async function roleIn(
+  db: DataSource,
+  uid: string,
+  org: string,
+): Promise<MembershipRecord['role'] | null> {
   const rows: { role: MembershipRecord['role'] }[] = await db.query(
     'SELECT role FROM memberships WHERE user_id = $1 AND organization_id = $2',
     [uid, org],

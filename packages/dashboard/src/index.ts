@@ -37,7 +37,10 @@ function matchPage(sub: string): Page | undefined {
 export function dashboard(): Middleware {
   const rendered = new Map(PAGES.map((p) => [p.path, renderPage(p)]));
   const files = new Map(
-    Object.entries(STATIC).map(([k, v]) => [k, { ...v, body: readFileSync(path.join(__dirname, 'static', v.file)) }]),
+    Object.entries(STATIC).map(([k, v]) => [
+      k,
+      { ...v, body: readFileSync(path.join(__dirname, 'static', v.file)) },
+    ]),
   );
   return async (ctx, next) => {
     if (ctx.path !== DASHBOARD_PATH && !ctx.path.startsWith(`${DASHBOARD_PATH}/`)) return next();

@@ -10,7 +10,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { createTestP12 } from '@dte/engine';
-import { randomRut, startPipelineProcesses, type RunningPipeline } from '../../../test/support/pipeline-harness';
+import {
+  randomRut,
+  startPipelineProcesses,
+  type RunningPipeline,
+} from '../../../test/support/pipeline-harness';
 import { launchChromium } from '../src/browser';
 
 const FCH_RESOL = '2024-01-15';
@@ -214,7 +218,8 @@ describe('dashboard in headless Chromium (issue 14)', function () {
     await page.goto(`${origin}/dashboard/auditoria`);
     await ready();
     const log = (await page.locator('#tabla-auditoria').textContent()) ?? '';
-    for (const action of ['organization.created', 'certificate.uploaded', 'api_key.created']) expect(log).to.include(action);
+    for (const action of ['organization.created', 'certificate.uploaded', 'api_key.created'])
+      expect(log).to.include(action);
     await shot('auditoria');
   });
 

@@ -88,7 +88,8 @@ export function routeErrorCodes(def: RouteDef): string[] {
   const codes = new Set<string>();
   if (def.auth !== 'none') COMMON_AUTH_ERRORS.forEach((c) => codes.add(c));
   if (def.auth === 'bearer_or_session' || def.auth === 'session') SESSION_ERRORS.forEach((c) => codes.add(c));
-  if (def.auth === 'session_user') SESSION_ERRORS.filter((c) => c !== 'org.required').forEach((c) => codes.add(c));
+  if (def.auth === 'session_user')
+    SESSION_ERRORS.filter((c) => c !== 'org.required').forEach((c) => codes.add(c));
   if (def.auth === 'session' || def.auth === 'session_user') {
     ['invalid_api_key', 'api_key_expired', 'api_key_revoked'].forEach((c) => codes.delete(c));
   }

@@ -2,7 +2,15 @@ import { expect } from 'chai';
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { call, DASHBOARD_ORIGIN, newRut, p12Form, startTestApi, testP12, type TestApi } from './support/test-api';
+import {
+  call,
+  DASHBOARD_ORIGIN,
+  newRut,
+  p12Form,
+  startTestApi,
+  testP12,
+  type TestApi,
+} from './support/test-api';
 
 const execFileP = promisify(execFile);
 const ORIGIN = { Origin: DASHBOARD_ORIGIN };
@@ -19,7 +27,10 @@ function sessionFrom(headers: Headers): { value: string; attrs: string } {
 let emailCounter = 0;
 const newEmail = () => `u${Date.now()}-${(emailCounter += 1)}@empresa.cl`;
 
-async function signUp(t: TestApi, email = newEmail()): Promise<{ cookie: string; userId: string; email: string }> {
+async function signUp(
+  t: TestApi,
+  email = newEmail(),
+): Promise<{ cookie: string; userId: string; email: string }> {
   const res = await call(t.url, 'POST', '/auth/signup', {
     json: { email, password: PASSWORD, nombre: 'Ana' },
     headers: ORIGIN,
@@ -115,10 +126,16 @@ describe('accounts, onboarding, API keys, catalogs and audit (issue 14)', functi
       const { email, cookie } = await signUp(t);
       await onboard(t, cookie);
       for (let i = 0; i < 3; i++) {
-        const res = await call(t.url, 'POST', '/auth/login', { json: { email, password: `mala-clave-${i}xx` }, headers: ORIGIN });
+        const res = await call(t.url, 'POST', '/auth/login', {
+          json: { email, password: `mala-clave-${i}xx` },
+          headers: ORIGIN,
+        });
         expect(res.status).to.equal(401);
       }
-      const locked = await call(t.url, 'POST', '/auth/login', { json: { email, password: PASSWORD }, headers: ORIGIN });
+      const locked = await call(t.url, 'POST', '/auth/login', {
+        json: { email, password: PASSWORD },
+        headers: ORIGIN,
+      });
       expect(locked.status).to.equal(429);
       expect(locked.body.code).to.equal('rate_limit');
       expect(locked.body.detail).to.include({ locked: true });
@@ -213,7 +230,11 @@ describe('accounts, onboarding, API keys, catalogs and audit (issue 14)', functi
       const { rut } = await onboard(t, first.cookie);
       const second = await signUp(t);
       const before = await count(t, 'organizations');
-      const res = await call(t.url, 'POST', '/organizations', { cookie: second.cookie, json: { rut }, headers: ORIGIN });
+      const res = await call(t.url, 'POST', '/organizations', {
+        cookie: second.cookie,
+        json: { rut },
+        headers: ORIGIN,
+      });
       expect(res.status).to.equal(409);
       expect(res.body.code).to.equal('empresa.conflict');
       expect(await count(t, 'organizations')).to.equal(before);
@@ -222,31 +243,47 @@ describe('accounts, onboarding, API keys, catalogs and audit (issue 14)', functi
     it('revalidates the SII situation (owner/admin); a member gets 403; a blocked RUT answers 409 and is stored', async () => {
       const owner = await signUp(t);
       const { rut, org } = await onboard(t, owner.cookie);
-      let res = await call(t.url, 'POST', '/organizations/me/revalidar-situacion', { cookie: owner.cookie, headers: ORIGIN });
+      let res = await call(t.url, 'POST', '/organizations/me/revalidar-situacion', {
+        cookie: owner.cookie,
+        headers: ORIGIN,
+      });
       expect(res.status, res.text).to.equal(200);
       expect(res.body).to.include({ rut, estado: 'activo' });
       const member = await signUp(t);
-      await t.db.dataSource.query(`INSERT INTO memberships (user_id, organization_id, role) VALUES ($1, $2, 'member')`, [
-        member.userId,
-        org.id,
-      ]);
+      await t.db.dataSource.query(
+        `INSERT INTO memberships (user_id, organization_id, role) VALUES ($1, $2, 'member')`,
+        [member.userId, org.id],
+      );
       const memberCookie = await t.sessionCookie(member.userId, org.id);
-      res = await call(t.url, 'POST', '/organizations/me/revalidar-situacion', { cookie: memberCookie, headers: ORIGIN });
+      res = await call(t.url, 'POST', '/organizations/me/revalidar-situacion', {
+        cookie: memberCookie,
+        headers: ORIGIN,
+      });
       expect(res.status).to.equal(403);
       expect(res.body.code).to.equal('forbidden');
       expect(res.body).to.not.have.property('next_action');
       await siiSituation(t, rut, 'sin_inicio_actividades');
-      res = await call(t.url, 'POST', '/organizations/me/revalidar-situacion', { cookie: owner.cookie, headers: ORIGIN });
+      res = await call(t.url, 'POST', '/organizations/me/revalidar-situacion', {
+        cookie: owner.cookie,
+        headers: ORIGIN,
+      });
       expect(res.status).to.equal(409);
       expect(res.body.detail).to.include({ estado: 'sin_inicio_actividades' });
-      const stored = await t.db.dataSource.query('SELECT situacion_estado FROM organizations WHERE id = $1', [org.id]);
+      const stored = await t.db.dataSource.query('SELECT situacion_estado FROM organizations WHERE id = $1', [
+        org.id,
+      ]);
       expect(stored[0].situacion_estado).to.equal('sin_inicio_actividades');
     });
 
     it('answers org.rut_missing when revalidating an organization without RUT', async () => {
       const u = await signUp(t);
-      const [o] = await t.db.dataSource.query(`INSERT INTO organizations (name) VALUES ('sin rut') RETURNING id`);
-      await t.db.dataSource.query(`INSERT INTO memberships (user_id, organization_id, role) VALUES ($1, $2, 'owner')`, [u.userId, o.id]);
+      const [o] = await t.db.dataSource.query(
+        `INSERT INTO organizations (name) VALUES ('sin rut') RETURNING id`,
+      );
+      await t.db.dataSource.query(
+        `INSERT INTO memberships (user_id, organization_id, role) VALUES ($1, $2, 'owner')`,
+        [u.userId, o.id],
+      );
       const res = await call(t.url, 'POST', '/organizations/me/revalidar-situacion', {
         cookie: await t.sessionCookie(u.userId, o.id),
         headers: ORIGIN,
@@ -261,16 +298,29 @@ describe('accounts, onboarding, API keys, catalogs and audit (issue 14)', functi
       const owner = await signUp(t);
       const { rut, org } = await onboard(t, owner.cookie);
       const asker = await signUp(t);
-      let res = await call(t.url, 'POST', '/organizations/solicitar-acceso', { cookie: asker.cookie, json: { rut }, headers: ORIGIN });
+      let res = await call(t.url, 'POST', '/organizations/solicitar-acceso', {
+        cookie: asker.cookie,
+        json: { rut },
+        headers: ORIGIN,
+      });
       expect(res.status, res.text).to.equal(201);
       expect(res.body).to.include({ estado: 'pendiente', organization_id: org.id });
       expect(res.body).to.not.have.property('token');
-      const again = await call(t.url, 'POST', '/organizations/solicitar-acceso', { cookie: asker.cookie, json: { rut }, headers: ORIGIN });
+      const again = await call(t.url, 'POST', '/organizations/solicitar-acceso', {
+        cookie: asker.cookie,
+        json: { rut },
+        headers: ORIGIN,
+      });
       expect(again.status).to.equal(200);
       expect(again.body.id).to.equal(res.body.id);
-      const list = await call<{ data: { token: string; requester_email: string }[] }>(t.url, 'GET', '/organizations/me/solicitudes-acceso', {
-        cookie: owner.cookie,
-      });
+      const list = await call<{ data: { token: string; requester_email: string }[] }>(
+        t.url,
+        'GET',
+        '/organizations/me/solicitudes-acceso',
+        {
+          cookie: owner.cookie,
+        },
+      );
       expect(list.body.data).to.have.length(1);
       expect(list.body.data[0].requester_email).to.equal(asker.email);
       // not an owner of that organization: 403, the request stays pending
@@ -288,10 +338,20 @@ describe('accounts, onboarding, API keys, catalogs and audit (issue 14)', functi
       });
       expect(res.status, res.text).to.equal(200);
       expect(res.body.estado).to.equal('aprobada');
-      const me = await call<{ organizaciones: { organization_id: string; role: string }[] }>(t.url, 'GET', '/auth/me', {
-        cookie: asker.cookie,
+      const me = await call<{ organizaciones: { organization_id: string; role: string }[] }>(
+        t.url,
+        'GET',
+        '/auth/me',
+        {
+          cookie: asker.cookie,
+        },
+      );
+      expect(me.body.organizaciones).to.deep.include({
+        organization_id: org.id,
+        name: 'EMPRESA DE PRUEBA SPA',
+        rut,
+        role: 'admin',
       });
-      expect(me.body.organizaciones).to.deep.include({ organization_id: org.id, name: 'EMPRESA DE PRUEBA SPA', rut, role: 'admin' });
     });
 
     it('answers invalid_rut (bad check digit), empresa.not_found, access_request.not_found and access_request.expired', async () => {
@@ -299,10 +359,18 @@ describe('accounts, onboarding, API keys, catalogs and audit (issue 14)', functi
       const { rut } = await onboard(t, owner.cookie);
       const asker = await signUp(t);
       const bad = `${rut.slice(0, -1)}${rut.endsWith('1') ? '2' : '1'}`;
-      let res = await call(t.url, 'POST', '/organizations/solicitar-acceso', { cookie: asker.cookie, json: { rut: bad }, headers: ORIGIN });
+      let res = await call(t.url, 'POST', '/organizations/solicitar-acceso', {
+        cookie: asker.cookie,
+        json: { rut: bad },
+        headers: ORIGIN,
+      });
       expect(res.status).to.equal(400);
       expect(res.body.code).to.equal('invalid_rut');
-      res = await call(t.url, 'POST', '/organizations/solicitar-acceso', { cookie: asker.cookie, json: { rut: newRut() }, headers: ORIGIN });
+      res = await call(t.url, 'POST', '/organizations/solicitar-acceso', {
+        cookie: asker.cookie,
+        json: { rut: newRut() },
+        headers: ORIGIN,
+      });
       expect(res.status).to.equal(404);
       expect(res.body.code).to.equal('empresa.not_found');
       res = await call(t.url, 'POST', '/organizations/solicitudes-acceso/decidir', {
@@ -312,10 +380,19 @@ describe('accounts, onboarding, API keys, catalogs and audit (issue 14)', functi
       });
       expect(res.status).to.equal(404);
       expect(res.body.code).to.equal('access_request.not_found');
-      res = await call(t.url, 'POST', '/organizations/solicitar-acceso', { cookie: asker.cookie, json: { rut }, headers: ORIGIN });
+      res = await call(t.url, 'POST', '/organizations/solicitar-acceso', {
+        cookie: asker.cookie,
+        json: { rut },
+        headers: ORIGIN,
+      });
       expect(res.status).to.equal(201);
-      const [{ token }] = await t.db.dataSource.query('SELECT token FROM access_requests WHERE id = $1', [res.body.id]);
-      await t.db.dataSource.query(`UPDATE access_requests SET created_at = now() - interval '8 days' WHERE id = $1`, [res.body.id]);
+      const [{ token }] = await t.db.dataSource.query('SELECT token FROM access_requests WHERE id = $1', [
+        res.body.id,
+      ]);
+      await t.db.dataSource.query(
+        `UPDATE access_requests SET created_at = now() - interval '8 days' WHERE id = $1`,
+        [res.body.id],
+      );
       res = await call(t.url, 'POST', '/organizations/solicitudes-acceso/decidir', {
         cookie: owner.cookie,
         json: { token, decision: 'aprobar' },
@@ -323,7 +400,9 @@ describe('accounts, onboarding, API keys, catalogs and audit (issue 14)', functi
       });
       expect(res.status).to.equal(410);
       expect(res.body.code).to.equal('access_request.expired');
-      const members = await t.db.dataSource.query('SELECT 1 FROM memberships WHERE user_id = $1', [asker.userId]);
+      const members = await t.db.dataSource.query('SELECT 1 FROM memberships WHERE user_id = $1', [
+        asker.userId,
+      ]);
       expect(members).to.have.length(0);
     });
 
@@ -335,10 +414,18 @@ describe('accounts, onboarding, API keys, catalogs and audit (issue 14)', functi
         ruts.push((await onboard(t, o.cookie)).rut);
       }
       for (let i = 0; i < 5; i++) {
-        const res = await call(t.url, 'POST', '/organizations/solicitar-acceso', { cookie: asker.cookie, json: { rut: ruts[i] }, headers: ORIGIN });
+        const res = await call(t.url, 'POST', '/organizations/solicitar-acceso', {
+          cookie: asker.cookie,
+          json: { rut: ruts[i] },
+          headers: ORIGIN,
+        });
         expect(res.status).to.equal(201);
       }
-      const res = await call(t.url, 'POST', '/organizations/solicitar-acceso', { cookie: asker.cookie, json: { rut: ruts[5] }, headers: ORIGIN });
+      const res = await call(t.url, 'POST', '/organizations/solicitar-acceso', {
+        cookie: asker.cookie,
+        json: { rut: ruts[5] },
+        headers: ORIGIN,
+      });
       expect(res.status).to.equal(429);
       expect(res.body.code).to.equal('access_request.rate_limit');
     });
@@ -350,7 +437,11 @@ describe('accounts, onboarding, API keys, catalogs and audit (issue 14)', functi
       const { org, rut } = await onboard(t, owner.cookie);
       let res = await call(t.url, 'POST', '/api-keys', {
         cookie: owner.cookie,
-        json: { nombre: 'ERP', environment: 'cert', scopes: ['dte:read', 'certificates:write', 'certificates:read'] },
+        json: {
+          nombre: 'ERP',
+          environment: 'cert',
+          scopes: ['dte:read', 'certificates:write', 'certificates:read'],
+        },
         headers: ORIGIN,
       });
       expect(res.status, res.text).to.equal(201);
@@ -361,9 +452,14 @@ describe('accounts, onboarding, API keys, catalogs and audit (issue 14)', functi
       expect(res.body.last_used_at).to.equal(null);
       // the key works, and records its use
       expect((await call(t.url, 'GET', `/sii/empresas/${org.company_id}`, { key })).body).to.include({ rut });
-      const up = await call(t.url, 'POST', '/certificates', { key, form: p12Form(testP12(rut), 'secreto', 'principal') });
+      const up = await call(t.url, 'POST', '/certificates', {
+        key,
+        form: p12Form(testP12(rut), 'secreto', 'principal'),
+      });
       expect(up.status, up.text).to.equal(201);
-      const list = await call<{ data: Record<string, unknown>[] }>(t.url, 'GET', '/api-keys', { cookie: owner.cookie });
+      const list = await call<{ data: Record<string, unknown>[] }>(t.url, 'GET', '/api-keys', {
+        cookie: owner.cookie,
+      });
       expect(list.body.data).to.have.length(1);
       expect(list.body.data[0]).to.not.have.property('key');
       expect(list.body.data[0].last_used_at).to.be.a('string');
@@ -375,14 +471,19 @@ describe('accounts, onboarding, API keys, catalogs and audit (issue 14)', functi
       let use = await call(t.url, 'GET', '/certificates', { key });
       expect(use.body.code).to.equal('api_key_revoked');
       expect((await call(t.url, 'GET', '/certificates', { key: rotated })).status).to.equal(200);
-      res = await call(t.url, 'POST', `/api-keys/${res.body.id}/revoke`, { cookie: owner.cookie, headers: ORIGIN });
+      res = await call(t.url, 'POST', `/api-keys/${res.body.id}/revoke`, {
+        cookie: owner.cookie,
+        headers: ORIGIN,
+      });
       expect(res.status).to.equal(200);
       expect(res.body.revoked_at).to.be.a('string');
       use = await call(t.url, 'GET', '/certificates', { key: rotated });
       expect(use.status).to.equal(401);
       expect(use.body.code).to.equal('api_key_revoked');
 
-      const audit = await call<{ data: { action: string; actor: string }[] }>(t.url, 'GET', '/audit-log', { cookie: owner.cookie });
+      const audit = await call<{ data: { action: string; actor: string }[] }>(t.url, 'GET', '/audit-log', {
+        cookie: owner.cookie,
+      });
       expect(audit.status).to.equal(200);
       const actions = audit.body.data.map((a) => a.action);
       expect(actions).to.include.members([
@@ -399,10 +500,10 @@ describe('accounts, onboarding, API keys, catalogs and audit (issue 14)', functi
       const owner = await signUp(t);
       const { org } = await onboard(t, owner.cookie);
       const member = await signUp(t);
-      await t.db.dataSource.query(`INSERT INTO memberships (user_id, organization_id, role) VALUES ($1, $2, 'member')`, [
-        member.userId,
-        org.id,
-      ]);
+      await t.db.dataSource.query(
+        `INSERT INTO memberships (user_id, organization_id, role) VALUES ($1, $2, 'member')`,
+        [member.userId, org.id],
+      );
       const cookie = await t.sessionCookie(member.userId, org.id);
       const before = await count(t, 'api_keys');
       let res = await call(t.url, 'POST', '/api-keys', {
@@ -425,17 +526,35 @@ describe('accounts, onboarding, API keys, catalogs and audit (issue 14)', functi
       const { org } = await onboard(t, owner.cookie);
       const { stdout } = await execFileP(
         'npx',
-        ['tsx', 'src/cli/enable-production.ts', '--org', org.id, '--operator', 'Operadora Uno', '--tipos', '33,61'],
+        [
+          'tsx',
+          'src/cli/enable-production.ts',
+          '--org',
+          org.id,
+          '--operator',
+          'Operadora Uno',
+          '--tipos',
+          '33,61',
+        ],
         {
           cwd: path.resolve(__dirname, '../../../packages/accounts'),
           env: { ...process.env, DATABASE_URL: t.config.databaseUrl, DATABASE_SCHEMA: t.db.schema },
         },
       );
-      expect(JSON.parse(stdout)).to.deep.equal({ organization_id: org.id, prod_enabled: true, prod_tipos: [33, 61] });
+      expect(JSON.parse(stdout)).to.deep.equal({
+        organization_id: org.id,
+        prod_enabled: true,
+        prod_tipos: [33, 61],
+      });
       const me = await call(t.url, 'GET', '/organizations/me', { cookie: owner.cookie });
       expect(me.body.prod_enabled).to.equal(true);
-      const audit = await call<{ data: { action: string; actor: string }[] }>(t.url, 'GET', '/audit-log', { cookie: owner.cookie });
-      expect(audit.body.data[0]).to.include({ action: 'organization.production_enabled', actor: 'operator:Operadora Uno' });
+      const audit = await call<{ data: { action: string; actor: string }[] }>(t.url, 'GET', '/audit-log', {
+        cookie: owner.cookie,
+      });
+      expect(audit.body.data[0]).to.include({
+        action: 'organization.production_enabled',
+        actor: 'operator:Operadora Uno',
+      });
     });
   });
 
@@ -458,7 +577,12 @@ describe('accounts, onboarding, API keys, catalogs and audit (issue 14)', functi
       const { org, rut } = await onboard(t, a.cookie);
       let res = await call(t.url, 'POST', '/sucursales', {
         cookie: a.cookie,
-        json: { nombre: 'Sucursal Centro', direccion: 'Huérfanos 1000', comuna: 'Santiago', codigo_sii: 81234567 },
+        json: {
+          nombre: 'Sucursal Centro',
+          direccion: 'Huérfanos 1000',
+          comuna: 'Santiago',
+          codigo_sii: 81234567,
+        },
         headers: ORIGIN,
       });
       expect(res.status, res.text).to.equal(201);
@@ -467,11 +591,14 @@ describe('accounts, onboarding, API keys, catalogs and audit (issue 14)', functi
       let list = await call<{ data: { id: string }[] }>(t.url, 'GET', '/sucursales', { cookie: a.cookie });
       expect(list.body.data.map((b) => b.id)).to.deep.equal([id]);
       const member = await signUp(t);
-      await t.db.dataSource.query(`INSERT INTO memberships (user_id, organization_id, role) VALUES ($1, $2, 'member')`, [
-        member.userId,
-        org.id,
-      ]);
-      res = await call(t.url, 'DELETE', `/sucursales/${id}`, { cookie: await t.sessionCookie(member.userId, org.id), headers: ORIGIN });
+      await t.db.dataSource.query(
+        `INSERT INTO memberships (user_id, organization_id, role) VALUES ($1, $2, 'member')`,
+        [member.userId, org.id],
+      );
+      res = await call(t.url, 'DELETE', `/sucursales/${id}`, {
+        cookie: await t.sessionCookie(member.userId, org.id),
+        headers: ORIGIN,
+      });
       expect(res.status).to.equal(403);
       res = await call(t.url, 'DELETE', `/sucursales/${id}`, { cookie: a.cookie, headers: ORIGIN });
       expect(res.status).to.equal(200);
@@ -486,12 +613,21 @@ describe('accounts, onboarding, API keys, catalogs and audit (issue 14)', functi
       const { org } = await onboard(t, a.cookie);
       const res = await call(t.url, 'PUT', `/sii/empresas/${org.company_id}`, {
         cookie: a.cookie,
-        json: { giro: 'Ferretería', actividad_economica: 467300, resolucion_cert_numero: 0, resolucion_cert_fecha: '2024-01-15' },
+        json: {
+          giro: 'Ferretería',
+          actividad_economica: 467300,
+          resolucion_cert_numero: 0,
+          resolucion_cert_fecha: '2024-01-15',
+        },
         headers: ORIGIN,
       });
       expect(res.status, res.text).to.equal(200);
       const get = await call(t.url, 'GET', `/sii/empresas/${org.company_id}`, { cookie: a.cookie });
-      expect(get.body).to.include({ giro: 'Ferretería', actividad_economica: 467300, resolucion_cert_fecha: '2024-01-15' });
+      expect(get.body).to.include({
+        giro: 'Ferretería',
+        actividad_economica: 467300,
+        resolucion_cert_fecha: '2024-01-15',
+      });
       const other = await call(t.url, 'PUT', `/sii/empresas/00000000-0000-4000-8000-000000000000`, {
         cookie: a.cookie,
         json: { giro: 'X' },
@@ -507,14 +643,30 @@ describe('accounts, onboarding, API keys, catalogs and audit (issue 14)', functi
       const rut = newRut();
       let res = await call(t.url, 'PUT', `/contrapartes/${rut}`, {
         cookie: a.cookie,
-        json: { razon_social: 'CLIENTE UNO LTDA', giro: 'Comercio', comuna: 'Ñuñoa', correo: 'dte@cliente.cl' },
+        json: {
+          razon_social: 'CLIENTE UNO LTDA',
+          giro: 'Comercio',
+          comuna: 'Ñuñoa',
+          correo: 'dte@cliente.cl',
+        },
         headers: ORIGIN,
       });
       expect(res.status, res.text).to.equal(200);
-      expect(res.body).to.include({ rut, razon_social: 'CLIENTE UNO LTDA', origen: 'editada', comuna: 'Ñuñoa' });
-      res = await call(t.url, 'PUT', `/contrapartes/12345678-0`, { cookie: a.cookie, json: { razon_social: 'X' }, headers: ORIGIN });
+      expect(res.body).to.include({
+        rut,
+        razon_social: 'CLIENTE UNO LTDA',
+        origen: 'editada',
+        comuna: 'Ñuñoa',
+      });
+      res = await call(t.url, 'PUT', `/contrapartes/12345678-0`, {
+        cookie: a.cookie,
+        json: { razon_social: 'X' },
+        headers: ORIGIN,
+      });
       expect(res.status).to.equal(400);
-      const list = await call<{ data: { rut: string }[] }>(t.url, 'GET', '/contrapartes', { cookie: a.cookie });
+      const list = await call<{ data: { rut: string }[] }>(t.url, 'GET', '/contrapartes', {
+        cookie: a.cookie,
+      });
       expect(list.body.data.map((c) => c.rut)).to.deep.equal([rut]);
     });
   });

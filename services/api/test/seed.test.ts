@@ -4,7 +4,15 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { createDataSource, runMigrations } from '@dte/database';
 import { freshSchema, testStack } from '../../../test/support/env';
-import { DASHBOARD_ORIGIN, call, newRut, p12Form, startTestApi, testP12, type TestApi } from './support/test-api';
+import {
+  DASHBOARD_ORIGIN,
+  call,
+  newRut,
+  p12Form,
+  startTestApi,
+  testP12,
+  type TestApi,
+} from './support/test-api';
 
 const execFileP = promisify(execFile);
 const apiDir = path.resolve(__dirname, '..');

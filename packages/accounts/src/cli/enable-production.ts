@@ -24,7 +24,8 @@ async function main(): Promise<void> {
     throw new Error('usage: enable-production --org <id|rut> --operator <name> [--tipos 33,34] [--reason …]');
   }
   const tipos = values.tipos?.split(',').map((x) => Number(x.trim()));
-  if (tipos?.some((t) => !Number.isInteger(t) || t <= 0)) throw new Error('--tipos: comma-separated document types');
+  if (tipos?.some((t) => !Number.isInteger(t) || t <= 0))
+    throw new Error('--tipos: comma-separated document types');
   const db = createDataSource({
     url: process.env.DATABASE_URL ?? 'postgres://dte:dte@127.0.0.1:15432/dte',
     schema: process.env.DATABASE_SCHEMA || undefined,

@@ -10,7 +10,8 @@
   const $ = (sel, root = document) => root.querySelector(sel);
   const env = () => localStorage.getItem('sii_env') || 'cert';
   const clp = (n) => '$' + Math.round(Number(n) || 0).toLocaleString('es-CL');
-  const fecha = (iso) => (iso ? new Date(iso).toLocaleString('es-CL', { dateStyle: 'short', timeStyle: 'short' }) : '—');
+  const fecha = (iso) =>
+    iso ? new Date(iso).toLocaleString('es-CL', { dateStyle: 'short', timeStyle: 'short' }) : '—';
 
   /** An element with attributes and children (strings become text nodes: never HTML). */
   function h(tag, attrs, ...children) {
@@ -21,7 +22,8 @@
       else if (k === 'class') el.className = v;
       else el.setAttribute(k, v === true ? '' : String(v));
     }
-    for (const c of children.flat()) if (c !== null && c !== undefined) el.append(c instanceof Node ? c : String(c));
+    for (const c of children.flat())
+      if (c !== null && c !== undefined) el.append(c instanceof Node ? c : String(c));
     return el;
   }
 
@@ -108,10 +110,13 @@
   }
   function validateInput(input) {
     const v = input.value.trim();
-    if (input.required && !v) return fieldError(input, 'Campo obligatorio.'), false;
-    if (input.hasAttribute('data-rut') && v && !rutOk(v)) return fieldError(input, 'RUT inválido: revise el dígito verificador.'), false;
-    if (input.type === 'email' && v && !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(v)) return fieldError(input, 'Correo inválido.'), false;
-    if (input.minLength > 0 && v.length < input.minLength) return fieldError(input, `Al menos ${input.minLength} caracteres.`), false;
+    if (input.required && !v) return (fieldError(input, 'Campo obligatorio.'), false);
+    if (input.hasAttribute('data-rut') && v && !rutOk(v))
+      return (fieldError(input, 'RUT inválido: revise el dígito verificador.'), false);
+    if (input.type === 'email' && v && !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(v))
+      return (fieldError(input, 'Correo inválido.'), false);
+    if (input.minLength > 0 && v.length < input.minLength)
+      return (fieldError(input, `Al menos ${input.minLength} caracteres.`), false);
     fieldError(input, '');
     return true;
   }
@@ -119,7 +124,9 @@
     if (e.target.matches('input[data-rut], input[required], input[type=email]')) validateInput(e.target);
   });
   const validForm = (form) =>
-    [...form.querySelectorAll('input:not([type=checkbox]):not([type=file])')].map(validateInput).every(Boolean);
+    [...form.querySelectorAll('input:not([type=checkbox]):not([type=file])')]
+      .map(validateInput)
+      .every(Boolean);
 
   function onSubmit(id, handler) {
     const form = document.getElementById(id);
@@ -173,9 +180,14 @@
   const PAGES = {};
 
   PAGES['/ingresar'] = () => {
-    const after = (b) => location.assign(b.organizacion_actual ? '/dashboard/documentos' : '/dashboard/organizacion');
+    const after = (b) =>
+      location.assign(b.organizacion_actual ? '/dashboard/documentos' : '/dashboard/organizacion');
     onSubmit('form-login', async (_f, d) => {
-      const res = await api('POST', '/auth/login', { noEnv: true, keepAuthErrors: true, json: { email: d.get('email'), password: d.get('password') } });
+      const res = await api('POST', '/auth/login', {
+        noEnv: true,
+        keepAuthErrors: true,
+        json: { email: d.get('email'), password: d.get('password') },
+      });
       if (!res.ok) return notice('error', describe(res));
       after(res.body);
     });
@@ -194,22 +206,43 @@
     fill(
       tbody,
       me.organizaciones.map((o) =>
-        h('tr', {}, h('td', {}, o.name), h('td', {}, o.rut || '—'), h('td', {}, o.role),
-          h('td', {}, o.organization_id === me.organizacion_actual ? 'Actual' : h('button', {
-            type: 'button', class: 'secundario',
-            onclick: async () => {
-              const res = await api('PUT', '/auth/organizacion', { noEnv: true, json: { organization_id: o.organization_id } });
-              if (!res.ok) return notice('error', describe(res));
-              location.assign('/dashboard/documentos');
-            },
-          }, 'Usar esta'))),
+        h(
+          'tr',
+          {},
+          h('td', {}, o.name),
+          h('td', {}, o.rut || '—'),
+          h('td', {}, o.role),
+          h(
+            'td',
+            {},
+            o.organization_id === me.organizacion_actual
+              ? 'Actual'
+              : h(
+                  'button',
+                  {
+                    type: 'button',
+                    class: 'secundario',
+                    onclick: async () => {
+                      const res = await api('PUT', '/auth/organizacion', {
+                        noEnv: true,
+                        json: { organization_id: o.organization_id },
+                      });
+                      if (!res.ok) return notice('error', describe(res));
+                      location.assign('/dashboard/documentos');
+                    },
+                  },
+                  'Usar esta',
+                ),
+          ),
+        ),
       ),
       'Aún no pertenece a ninguna organización.',
     );
     if (me.organizacion_actual) {
       const o = await api('GET', '/organizations/me', { noEnv: true });
       if (o.ok) {
-        $('#situacion').textContent = `${o.body.rut || 'sin RUT'} · situación: ${o.body.situacion_estado || 'sin revisar'}` +
+        $('#situacion').textContent =
+          `${o.body.rut || 'sin RUT'} · situación: ${o.body.situacion_estado || 'sin revisar'}` +
           ` (revisada ${fecha(o.body.situacion_checked_at)}) · producción: ${o.body.prod_enabled ? 'habilitada' : 'no habilitada'}`;
       }
     }
@@ -220,14 +253,19 @@
     });
     onSubmit('form-organizacion', async (_f, d) => {
       const json = { rut: String(d.get('rut')).replace(/\./g, '').trim().toUpperCase() };
-      for (const k of ['nombre', 'giro', 'direccion', 'comuna', 'resolucion_cert_fecha']) if (String(d.get(k) || '').trim()) json[k] = String(d.get(k)).trim();
-      for (const k of ['actividad_economica', 'resolucion_cert_numero']) if (String(d.get(k) || '').trim()) json[k] = Number(d.get(k));
+      for (const k of ['nombre', 'giro', 'direccion', 'comuna', 'resolucion_cert_fecha'])
+        if (String(d.get(k) || '').trim()) json[k] = String(d.get(k)).trim();
+      for (const k of ['actividad_economica', 'resolucion_cert_numero'])
+        if (String(d.get(k) || '').trim()) json[k] = Number(d.get(k));
       const res = await api('POST', '/organizations', { noEnv: true, json });
       if (!res.ok) return notice('error', describe(res));
       location.assign('/dashboard/documentos');
     });
     onSubmit('form-acceso', async (_f, d) => {
-      const res = await api('POST', '/organizations/solicitar-acceso', { noEnv: true, json: { rut: String(d.get('rut')).replace(/\./g, '').trim() } });
+      const res = await api('POST', '/organizations/solicitar-acceso', {
+        noEnv: true,
+        json: { rut: String(d.get('rut')).replace(/\./g, '').trim() },
+      });
       if (!res.ok) return notice('error', describe(res));
       notice('ok', `Solicitud enviada a ${res.body.organizacion}; vence el ${fecha(res.body.expires_at)}.`);
     });
@@ -245,13 +283,17 @@
       const res = await api('GET', `/dtes?${q}`);
       if (!res.ok) return notice('error', describe(res));
       const rows = res.body.data.map((d) =>
-        h('tr', {},
+        h(
+          'tr',
+          {},
           h('td', {}, String(d.tipo_dte)),
           h('td', {}, h('a', { href: `/dashboard/documentos/${d.id}` }, String(d.folio))),
           h('td', {}, d.rut_receptor || '—'),
           h('td', {}, d.fecha_emision),
           h('td', { class: 'num' }, clp(d.monto_total)),
-          h('td', {}, h('span', { class: 'estado' }, d.sii_status))));
+          h('td', {}, h('span', { class: 'estado' }, d.sii_status)),
+        ),
+      );
       if (append) tbody.append(...rows);
       else fill(tbody, rows, 'No hay documentos con esos filtros.');
       cursor = res.body.next_cursor;
@@ -279,16 +321,40 @@
       $('#doc-titulo').textContent = `Documento tipo ${doc.tipo_dte} N° ${doc.folio}`;
       const estado = doc.estado || {};
       const pairs = [
-        ['Estado SII', h('span', { class: `estado ${estado.categoria || ''}`, id: 'doc-estado' }, `${doc.sii_status} — ${estado.label || ''}`)],
+        [
+          'Estado SII',
+          h(
+            'span',
+            { class: `estado ${estado.categoria || ''}`, id: 'doc-estado' },
+            `${doc.sii_status} — ${estado.label || ''}`,
+          ),
+        ],
         ['Detalle', estado.descripcion || doc.sii_glosa || '—'],
-        ['Emisor', doc.rut_emisor], ['Receptor', `${doc.rut_receptor || '—'} ${doc.razon_social_receptor || ''}`],
-        ['Fecha de emisión', doc.fecha_emision], ['Neto', clp(doc.monto_neto)], ['IVA', clp(doc.iva)],
-        ['Total', clp(doc.monto_total)], ['Track id', doc.track_id || '—'], ['Ambiente', doc.sii_env],
+        ['Emisor', doc.rut_emisor],
+        ['Receptor', `${doc.rut_receptor || '—'} ${doc.razon_social_receptor || ''}`],
+        ['Fecha de emisión', doc.fecha_emision],
+        ['Neto', clp(doc.monto_neto)],
+        ['IVA', clp(doc.iva)],
+        ['Total', clp(doc.monto_total)],
+        ['Track id', doc.track_id || '—'],
+        ['Ambiente', doc.sii_env],
       ];
       $('#doc-datos').replaceChildren(...pairs.flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]));
       const events = ev.ok ? ev.body.data : [];
-      $('#doc-eventos').replaceChildren(...(events.length ? events.map((e) =>
-        h('li', {}, h('strong', {}, e.sii_status), ` · ${fecha(e.observed_at)}`, e.glosa ? ` · ${e.glosa}` : '', ` (${e.source})`)) : [h('li', {}, 'Sin eventos aún.')]));
+      $('#doc-eventos').replaceChildren(
+        ...(events.length
+          ? events.map((e) =>
+              h(
+                'li',
+                {},
+                h('strong', {}, e.sii_status),
+                ` · ${fecha(e.observed_at)}`,
+                e.glosa ? ` · ${e.glosa}` : '',
+                ` (${e.source})`,
+              ),
+            )
+          : [h('li', {}, 'Sin eventos aún.')]),
+      );
     }
     $('#btn-actualizar').addEventListener('click', () => load());
     return load();
@@ -296,7 +362,8 @@
 
   PAGES['/emitir'] = async () => {
     const tbody = $('#tabla-items tbody');
-    const neto = () => [...tbody.querySelectorAll('tr')].reduce((s, tr) => s + Number(tr.dataset.monto || 0), 0);
+    const neto = () =>
+      [...tbody.querySelectorAll('tr')].reduce((s, tr) => s + Number(tr.dataset.monto || 0), 0);
     function recompute() {
       for (const tr of tbody.querySelectorAll('tr')) {
         const c = Number(tr.querySelector('[name=cantidad]').value) || 0;
@@ -313,12 +380,61 @@
     let seq = 0;
     function addItem() {
       seq += 1;
-      const tr = h('tr', {},
-        h('td', {}, h('label', { class: 'sr', for: `i-nombre-${seq}` }, 'Nombre'), h('input', { id: `i-nombre-${seq}`, name: 'nombre', required: true, maxlength: 80 }), h('span', { class: 'field-error', id: `i-nombre-${seq}-error` })),
-        h('td', {}, h('label', { class: 'sr', for: `i-cant-${seq}` }, 'Cantidad'), h('input', { id: `i-cant-${seq}`, name: 'cantidad', type: 'number', min: '1', step: 'any', value: '1', required: true })),
-        h('td', {}, h('label', { class: 'sr', for: `i-precio-${seq}` }, 'Precio unitario'), h('input', { id: `i-precio-${seq}`, name: 'precio', type: 'number', min: '0', step: '1', required: true })),
+      const tr = h(
+        'tr',
+        {},
+        h(
+          'td',
+          {},
+          h('label', { class: 'sr', for: `i-nombre-${seq}` }, 'Nombre'),
+          h('input', { id: `i-nombre-${seq}`, name: 'nombre', required: true, maxlength: 80 }),
+          h('span', { class: 'field-error', id: `i-nombre-${seq}-error` }),
+        ),
+        h(
+          'td',
+          {},
+          h('label', { class: 'sr', for: `i-cant-${seq}` }, 'Cantidad'),
+          h('input', {
+            id: `i-cant-${seq}`,
+            name: 'cantidad',
+            type: 'number',
+            min: '1',
+            step: 'any',
+            value: '1',
+            required: true,
+          }),
+        ),
+        h(
+          'td',
+          {},
+          h('label', { class: 'sr', for: `i-precio-${seq}` }, 'Precio unitario'),
+          h('input', {
+            id: `i-precio-${seq}`,
+            name: 'precio',
+            type: 'number',
+            min: '0',
+            step: '1',
+            required: true,
+          }),
+        ),
         h('td', { class: 'num monto' }, '$0'),
-        h('td', {}, h('button', { type: 'button', class: 'peligro', onclick: () => { tr.remove(); recompute(); } }, 'Quitar')));
+        h(
+          'td',
+          {},
+          h(
+            'button',
+            {
+              type: 'button',
+              class: 'peligro',
+              onclick: () => {
+                tr.remove();
+                recompute();
+              },
+            },
+            'Quitar',
+          ),
+        ),
+      );
       tbody.append(tr);
       recompute();
     }
@@ -337,7 +453,12 @@
     $('#e-rut').addEventListener('change', (e) => {
       const c = known.get(e.target.value.trim().toUpperCase());
       if (!c) return;
-      for (const [k, sel] of [['razon_social', '#e-razon'], ['giro', '#e-giro'], ['direccion', '#e-direccion'], ['comuna', '#e-comuna']]) {
+      for (const [k, sel] of [
+        ['razon_social', '#e-razon'],
+        ['giro', '#e-giro'],
+        ['direccion', '#e-direccion'],
+        ['comuna', '#e-comuna'],
+      ]) {
         if (c[k] && !$(sel).value) $(sel).value = c[k];
       }
     });
@@ -377,13 +498,46 @@
     async function load() {
       const res = await api('GET', '/certificates');
       if (!res.ok) return notice('error', describe(res));
-      fill(tbody, res.body.data.map((c) =>
-        h('tr', {}, h('td', {}, c.label), h('td', {}, c.rut), h('td', {}, fecha(c.not_after)),
-          h('td', {}, c.is_default ? 'Sí' : 'No'),
-          h('td', { class: 'actions' },
-            c.is_default ? null : h('button', { type: 'button', class: 'secundario', onclick: () => act('POST', `/certificates/${c.id}/activate`, 'Certificado activado.') }, 'Activar'),
-            h('button', { type: 'button', class: 'peligro', onclick: () => confirm('¿Eliminar este certificado?') && act('DELETE', `/certificates/${c.id}`, 'Certificado eliminado.') }, 'Eliminar')))),
-      'No hay certificados cargados.');
+      fill(
+        tbody,
+        res.body.data.map((c) =>
+          h(
+            'tr',
+            {},
+            h('td', {}, c.label),
+            h('td', {}, c.rut),
+            h('td', {}, fecha(c.not_after)),
+            h('td', {}, c.is_default ? 'Sí' : 'No'),
+            h(
+              'td',
+              { class: 'actions' },
+              c.is_default
+                ? null
+                : h(
+                    'button',
+                    {
+                      type: 'button',
+                      class: 'secundario',
+                      onclick: () => act('POST', `/certificates/${c.id}/activate`, 'Certificado activado.'),
+                    },
+                    'Activar',
+                  ),
+              h(
+                'button',
+                {
+                  type: 'button',
+                  class: 'peligro',
+                  onclick: () =>
+                    confirm('¿Eliminar este certificado?') &&
+                    act('DELETE', `/certificates/${c.id}`, 'Certificado eliminado.'),
+                },
+                'Eliminar',
+              ),
+            ),
+          ),
+        ),
+        'No hay certificados cargados.',
+      );
     }
     async function act(method, path, ok) {
       const res = await api(method, path);
@@ -407,19 +561,49 @@
       const res = await api('GET', '/caf');
       if (!res.ok) return notice('error', describe(res));
       const low = res.body.summary.filter((s) => s.alerts.includes('low_folios'));
-      $('#alertas-folios').replaceChildren(...low.map((s) =>
-        h('p', { class: 'alerta' }, `Quedan pocos folios del tipo ${s.tipo_dte} (${s.remaining}; umbral ${s.low_folios_threshold}). Solicite más.`)));
-      fill($('#tabla-resumen tbody'), res.body.summary.map((s) =>
-        h('tr', {}, h('td', {}, s.rut_emisor), h('td', {}, String(s.tipo_dte)), h('td', { class: 'num' }, String(s.remaining)),
-          h('td', {}, s.next_folio === null ? '—' : String(s.next_folio)), h('td', {}, s.alerts.includes('low_folios') ? 'Pocos folios' : '—'))),
-      'Sin folios: solicítelos al SII.');
-      fill($('#tabla-cafs tbody'), res.body.data.map((c) =>
-        h('tr', {}, h('td', {}, String(c.tipo_dte)), h('td', {}, String(c.desde)), h('td', {}, String(c.hasta)),
-          h('td', {}, c.expired ? 'Vencido' : c.exhausted ? 'Agotado' : `${c.remaining} disponibles`))),
-      'Sin rangos.');
+      $('#alertas-folios').replaceChildren(
+        ...low.map((s) =>
+          h(
+            'p',
+            { class: 'alerta' },
+            `Quedan pocos folios del tipo ${s.tipo_dte} (${s.remaining}; umbral ${s.low_folios_threshold}). Solicite más.`,
+          ),
+        ),
+      );
+      fill(
+        $('#tabla-resumen tbody'),
+        res.body.summary.map((s) =>
+          h(
+            'tr',
+            {},
+            h('td', {}, s.rut_emisor),
+            h('td', {}, String(s.tipo_dte)),
+            h('td', { class: 'num' }, String(s.remaining)),
+            h('td', {}, s.next_folio === null ? '—' : String(s.next_folio)),
+            h('td', {}, s.alerts.includes('low_folios') ? 'Pocos folios' : '—'),
+          ),
+        ),
+        'Sin folios: solicítelos al SII.',
+      );
+      fill(
+        $('#tabla-cafs tbody'),
+        res.body.data.map((c) =>
+          h(
+            'tr',
+            {},
+            h('td', {}, String(c.tipo_dte)),
+            h('td', {}, String(c.desde)),
+            h('td', {}, String(c.hasta)),
+            h('td', {}, c.expired ? 'Vencido' : c.exhausted ? 'Agotado' : `${c.remaining} disponibles`),
+          ),
+        ),
+        'Sin rangos.',
+      );
     }
     onSubmit('form-folios', async (_f, d) => {
-      const res = await api('POST', '/caf/request', { json: { tipo_dte: Number(d.get('tipo_dte')), cantidad: Number(d.get('cantidad')) } });
+      const res = await api('POST', '/caf/request', {
+        json: { tipo_dte: Number(d.get('tipo_dte')), cantidad: Number(d.get('cantidad')) },
+      });
       if (!res.ok) return notice('error', describe(res));
       notice('ok', `Folios autorizados por el SII: ${res.body.desde}–${res.body.hasta}.`);
       load();
@@ -430,21 +614,65 @@
   PAGES['/webhooks'] = () => {
     let key = '';
     const call = async (method, path, json, extra) => {
-      const headers = Object.assign({ Authorization: `Bearer ${key}`, Accept: 'application/json' }, extra || {});
+      const headers = Object.assign(
+        { Authorization: `Bearer ${key}`, Accept: 'application/json' },
+        extra || {},
+      );
       if (json) headers['Content-Type'] = 'application/json';
-      const res = await fetch(API + path, { method, headers, body: json ? JSON.stringify(json) : undefined, credentials: 'omit' });
+      const res = await fetch(API + path, {
+        method,
+        headers,
+        body: json ? JSON.stringify(json) : undefined,
+        credentials: 'omit',
+      });
       const text = await res.text();
       return { status: res.status, ok: res.ok, body: text ? JSON.parse(text) : null };
     };
     async function load() {
       const res = await call('GET', '/webhooks');
       if (!res.ok) return notice('error', describe(res));
-      fill($('#tabla-webhooks tbody'), res.body.webhooks.map((w) =>
-        h('tr', {}, h('td', {}, w.url), h('td', {}, w.events.join(', ')), h('td', {}, w.active ? 'Sí' : `No (${w.disabled_reason || ''})`),
-          h('td', { class: 'actions' },
-            h('button', { type: 'button', class: 'secundario', onclick: async () => { const r = await call('POST', `/webhooks/${w.id}/test`); notice(r.ok ? 'ok' : 'error', r.ok ? 'Evento de prueba encolado.' : describe(r)); } }, 'Probar'),
-            h('button', { type: 'button', class: 'peligro', onclick: async () => { const r = await call('DELETE', `/webhooks/${w.id}`); if (!r.ok) return notice('error', describe(r)); load(); } }, 'Eliminar')))),
-      'Sin suscripciones.');
+      fill(
+        $('#tabla-webhooks tbody'),
+        res.body.webhooks.map((w) =>
+          h(
+            'tr',
+            {},
+            h('td', {}, w.url),
+            h('td', {}, w.events.join(', ')),
+            h('td', {}, w.active ? 'Sí' : `No (${w.disabled_reason || ''})`),
+            h(
+              'td',
+              { class: 'actions' },
+              h(
+                'button',
+                {
+                  type: 'button',
+                  class: 'secundario',
+                  onclick: async () => {
+                    const r = await call('POST', `/webhooks/${w.id}/test`);
+                    notice(r.ok ? 'ok' : 'error', r.ok ? 'Evento de prueba encolado.' : describe(r));
+                  },
+                },
+                'Probar',
+              ),
+              h(
+                'button',
+                {
+                  type: 'button',
+                  class: 'peligro',
+                  onclick: async () => {
+                    const r = await call('DELETE', `/webhooks/${w.id}`);
+                    if (!r.ok) return notice('error', describe(r));
+                    load();
+                  },
+                },
+                'Eliminar',
+              ),
+            ),
+          ),
+        ),
+        'Sin suscripciones.',
+      );
     }
     onSubmit('form-webhook-key', async (_f, d) => {
       key = String(d.get('key')).trim();
@@ -452,30 +680,89 @@
     });
     onSubmit('form-webhook', async (_f, d) => {
       if (!key) return notice('error', 'Primero ingrese una API key.');
-      const res = await call('POST', '/webhooks', { url: d.get('url'), events: d.getAll('events') }, { 'Idempotency-Key': crypto.randomUUID() });
+      const res = await call(
+        'POST',
+        '/webhooks',
+        { url: d.get('url'), events: d.getAll('events') },
+        { 'Idempotency-Key': crypto.randomUUID() },
+      );
       if (!res.ok) return notice('error', describe(res));
-      $('#webhook-secreto').replaceChildren(h('p', {}, 'Secreto de firma (se muestra solo esta vez):'), h('code', { class: 'secreto' }, res.body.secret));
+      $('#webhook-secreto').replaceChildren(
+        h('p', {}, 'Secreto de firma (se muestra solo esta vez):'),
+        h('code', { class: 'secreto' }, res.body.secret),
+      );
       load();
     });
   };
 
   PAGES['/api-keys'] = () => {
     const shown = (label, b) => {
-      $('#key-nueva').replaceChildren(h('p', {}, `${label} Cópiela ahora: no se volverá a mostrar.`), h('code', { class: 'secreto', id: 'key-valor' }, b.key));
+      $('#key-nueva').replaceChildren(
+        h('p', {}, `${label} Cópiela ahora: no se volverá a mostrar.`),
+        h('code', { class: 'secreto', id: 'key-valor' }, b.key),
+      );
     };
     async function load() {
       const res = await api('GET', '/api-keys', { noEnv: true });
       if (!res.ok) return notice('error', describe(res));
-      fill($('#tabla-keys tbody'), res.body.data.map((k) =>
-        h('tr', {}, h('td', {}, k.nombre), h('td', {}, h('code', {}, k.prefix + '…')), h('td', {}, k.environment),
-          h('td', {}, k.scopes.join(', ')), h('td', {}, fecha(k.last_used_at)), h('td', {}, k.revoked_at ? `Revocada ${fecha(k.revoked_at)}` : 'Activa'),
-          h('td', { class: 'actions' }, k.revoked_at ? null : [
-            h('button', { type: 'button', class: 'secundario', onclick: async () => { const r = await api('POST', `/api-keys/${k.id}/rotate`, { noEnv: true }); if (!r.ok) return notice('error', describe(r)); shown('Clave rotada; la anterior quedó revocada.', r.body); load(); } }, 'Rotar'),
-            h('button', { type: 'button', class: 'peligro', onclick: async () => { const r = await api('POST', `/api-keys/${k.id}/revoke`, { noEnv: true }); if (!r.ok) return notice('error', describe(r)); notice('ok', 'Clave revocada.'); load(); } }, 'Revocar')]))),
-      'No hay API keys.');
+      fill(
+        $('#tabla-keys tbody'),
+        res.body.data.map((k) =>
+          h(
+            'tr',
+            {},
+            h('td', {}, k.nombre),
+            h('td', {}, h('code', {}, k.prefix + '…')),
+            h('td', {}, k.environment),
+            h('td', {}, k.scopes.join(', ')),
+            h('td', {}, fecha(k.last_used_at)),
+            h('td', {}, k.revoked_at ? `Revocada ${fecha(k.revoked_at)}` : 'Activa'),
+            h(
+              'td',
+              { class: 'actions' },
+              k.revoked_at
+                ? null
+                : [
+                    h(
+                      'button',
+                      {
+                        type: 'button',
+                        class: 'secundario',
+                        onclick: async () => {
+                          const r = await api('POST', `/api-keys/${k.id}/rotate`, { noEnv: true });
+                          if (!r.ok) return notice('error', describe(r));
+                          shown('Clave rotada; la anterior quedó revocada.', r.body);
+                          load();
+                        },
+                      },
+                      'Rotar',
+                    ),
+                    h(
+                      'button',
+                      {
+                        type: 'button',
+                        class: 'peligro',
+                        onclick: async () => {
+                          const r = await api('POST', `/api-keys/${k.id}/revoke`, { noEnv: true });
+                          if (!r.ok) return notice('error', describe(r));
+                          notice('ok', 'Clave revocada.');
+                          load();
+                        },
+                      },
+                      'Revocar',
+                    ),
+                  ],
+            ),
+          ),
+        ),
+        'No hay API keys.',
+      );
     }
     onSubmit('form-key', async (_f, d) => {
-      const res = await api('POST', '/api-keys', { noEnv: true, json: { nombre: d.get('nombre'), environment: d.get('environment'), scopes: d.getAll('scopes') } });
+      const res = await api('POST', '/api-keys', {
+        noEnv: true,
+        json: { nombre: d.get('nombre'), environment: d.get('environment'), scopes: d.getAll('scopes') },
+      });
       if (!res.ok) return notice('error', describe(res));
       shown('Clave creada.', res.body);
       load();
@@ -486,8 +773,20 @@
   PAGES['/miembros'] = async (me) => {
     const res = await api('GET', '/organizations/me/miembros', { noEnv: true });
     if (!res.ok) return notice('error', describe(res));
-    fill($('#tabla-miembros tbody'), res.body.data.map((m) =>
-      h('tr', {}, h('td', {}, m.email), h('td', {}, m.name || '—'), h('td', {}, m.role), h('td', {}, fecha(m.since)))), 'Sin miembros.');
+    fill(
+      $('#tabla-miembros tbody'),
+      res.body.data.map((m) =>
+        h(
+          'tr',
+          {},
+          h('td', {}, m.email),
+          h('td', {}, m.name || '—'),
+          h('td', {}, m.role),
+          h('td', {}, fecha(m.since)),
+        ),
+      ),
+      'Sin miembros.',
+    );
     const mine = me && me.organizaciones.find((o) => o.organization_id === me.organizacion_actual);
     if (!mine || mine.role !== 'owner') {
       fill($('#tabla-solicitudes tbody'), [], 'Solo los dueños ven y deciden las solicitudes.');
@@ -497,17 +796,37 @@
       const r = await api('GET', '/organizations/me/solicitudes-acceso', { noEnv: true });
       if (!r.ok) return notice('error', describe(r));
       const decide = async (token, decision) => {
-        const x = await api('POST', '/organizations/solicitudes-acceso/decidir', { noEnv: true, json: { token, decision } });
+        const x = await api('POST', '/organizations/solicitudes-acceso/decidir', {
+          noEnv: true,
+          json: { token, decision },
+        });
         if (!x.ok) return notice('error', describe(x));
         notice('ok', `Solicitud ${x.body.estado}.`);
         load();
       };
-      fill($('#tabla-solicitudes tbody'), r.body.data.map((s) =>
-        h('tr', {}, h('td', {}, s.requester_email), h('td', {}, fecha(s.created_at)), h('td', {}, fecha(s.expires_at)),
-          h('td', { class: 'actions' },
-            h('button', { type: 'button', onclick: () => decide(s.token, 'aprobar') }, 'Aprobar'),
-            h('button', { type: 'button', class: 'peligro', onclick: () => decide(s.token, 'rechazar') }, 'Rechazar')))),
-      'No hay solicitudes pendientes.');
+      fill(
+        $('#tabla-solicitudes tbody'),
+        r.body.data.map((s) =>
+          h(
+            'tr',
+            {},
+            h('td', {}, s.requester_email),
+            h('td', {}, fecha(s.created_at)),
+            h('td', {}, fecha(s.expires_at)),
+            h(
+              'td',
+              { class: 'actions' },
+              h('button', { type: 'button', onclick: () => decide(s.token, 'aprobar') }, 'Aprobar'),
+              h(
+                'button',
+                { type: 'button', class: 'peligro', onclick: () => decide(s.token, 'rechazar') },
+                'Rechazar',
+              ),
+            ),
+          ),
+        ),
+        'No hay solicitudes pendientes.',
+      );
     };
     return load();
   };
@@ -516,10 +835,21 @@
     let cursor = null;
     const more = $('#btn-mas-auditoria');
     async function load(append) {
-      const res = await api('GET', `/audit-log?limit=50${append && cursor ? `&cursor=${cursor}` : ''}`, { noEnv: true });
+      const res = await api('GET', `/audit-log?limit=50${append && cursor ? `&cursor=${cursor}` : ''}`, {
+        noEnv: true,
+      });
       if (!res.ok) return notice('error', describe(res));
       const rows = res.body.data.map((a) =>
-        h('tr', {}, h('td', {}, fecha(a.at)), h('td', {}, a.action), h('td', {}, a.actor), h('td', {}, h('code', {}, JSON.stringify(a.detail))), h('td', {}, a.ip || '—')));
+        h(
+          'tr',
+          {},
+          h('td', {}, fecha(a.at)),
+          h('td', {}, a.action),
+          h('td', {}, a.actor),
+          h('td', {}, h('code', {}, JSON.stringify(a.detail))),
+          h('td', {}, a.ip || '—'),
+        ),
+      );
       if (append) $('#tabla-auditoria tbody').append(...rows);
       else fill($('#tabla-auditoria tbody'), rows, 'Sin registros.');
       cursor = res.body.next_cursor;

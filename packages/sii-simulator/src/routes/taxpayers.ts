@@ -73,7 +73,11 @@ export function taxpayerRoutes(sim: Sim, router: Router): void {
       estado: b.estado as TaxpayerEstado,
       razonSocial: typeof b.razonSocial === 'string' ? b.razonSocial : null,
       inicioActividades:
-        b.estado === 'activo' ? (typeof b.inicioActividades === 'string' ? b.inicioActividades : '2020-01-01') : null,
+        b.estado === 'activo'
+          ? typeof b.inicioActividades === 'string'
+            ? b.inicioActividades
+            : '2020-01-01'
+          : null,
     };
     registerOf(sim).set(rut, t);
     ctx.body = { rut, ...t };

@@ -22,7 +22,13 @@ export function sessionCookieName(config: Pick<Config, 'sessionCookieSecure'>): 
 }
 
 function cookieHeader(config: Config, value: string, maxAgeSec: number): string {
-  const parts = [`${sessionCookieName(config)}=${value}`, 'Path=/', 'HttpOnly', 'SameSite=Strict', `Max-Age=${maxAgeSec}`];
+  const parts = [
+    `${sessionCookieName(config)}=${value}`,
+    'Path=/',
+    'HttpOnly',
+    'SameSite=Strict',
+    `Max-Age=${maxAgeSec}`,
+  ];
   if (config.sessionCookieSecure) parts.push('Secure');
   return parts.join('; ');
 }
@@ -43,7 +49,10 @@ export function readSessionCookie(ctx: Context, config: Config): string | undefi
 const stores = new WeakMap<Redis, { sessions: SessionStore; guard: LoginGuard }>();
 
 /** The session store and login guard of an api (one per Redis connection). */
-export function accountStores(deps: { redis: Redis; config: Config }): { sessions: SessionStore; guard: LoginGuard } {
+export function accountStores(deps: { redis: Redis; config: Config }): {
+  sessions: SessionStore;
+  guard: LoginGuard;
+} {
   let s = stores.get(deps.redis);
   if (!s) {
     s = {

@@ -242,7 +242,12 @@ async function sessionCompanyId(db: DataSource, organizationId: string, body: un
   );
   const match = wanted ? rows.filter((r) => normalizeRut(r.rut) === wanted) : rows;
   if (match.length !== 1) {
-    throw new ApiError('empresa.not_found', wanted ? `No company ${wanted} in this organization.` : 'Say rut_emisor: the organization has several companies (or none).');
+    throw new ApiError(
+      'empresa.not_found',
+      wanted
+        ? `No company ${wanted} in this organization.`
+        : 'Say rut_emisor: the organization has several companies (or none).',
+    );
   }
   return match[0].id;
 }

@@ -42,7 +42,11 @@ export function accountRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
       handler: async (ctx) => {
         checkSessionCsrf(ctx, deps.config.dashboardOrigins);
         const b = ctx.state.body as Credentials;
-        const user = await signUp(deps.dataSource, { email: b.email, password: b.password, name: b.nombre }, { ip: ctx.ip });
+        const user = await signUp(
+          deps.dataSource,
+          { email: b.email, password: b.password, name: b.nombre },
+          { ip: ctx.ip },
+        );
         const s = await startSession(ctx, user.id);
         ctx.status = 201;
         ctx.body = { user, ...s };
@@ -52,7 +56,8 @@ export function accountRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
       method: 'post',
       path: '/auth/login',
       operationId: 'logIn',
-      summary: 'Sign in with e-mail and password (rate-limited; 5 wrong passwords lock the account 15 minutes)',
+      summary:
+        'Sign in with e-mail and password (rate-limited; 5 wrong passwords lock the account 15 minutes)',
       tag: 'accounts',
       auth: 'none',
       body: { kind: 'json', schema: 'account-login.schema.json' },

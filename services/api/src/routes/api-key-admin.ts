@@ -43,7 +43,9 @@ const SELECT = `SELECT k.id, k.name, k.prefix, k.environment, k.scopes, k.compan
                   FROM api_keys k JOIN companies c ON c.id = k.company_id`;
 
 async function keyOf(db: DataSource, org: string, id: string): Promise<KeyRow> {
-  const rows: KeyRow[] = isUuid(id) ? await db.query(`${SELECT} WHERE k.id = $1 AND k.organization_id = $2`, [id, org]) : [];
+  const rows: KeyRow[] = isUuid(id)
+    ? await db.query(`${SELECT} WHERE k.id = $1 AND k.organization_id = $2`, [id, org])
+    : [];
   if (!rows[0]) throw new ApiError('not_found', 'No API key with that id in this organization.');
   return rows[0];
 }
@@ -67,9 +69,10 @@ export function apiKeyAdminRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
       responses: { 200: { description: '{data}' } },
       errors: [],
       handler: async (ctx) => {
-        const rows: KeyRow[] = await db.query(`${SELECT} WHERE k.organization_id = $1 ORDER BY k.created_at DESC, k.id`, [
-          principalOf(ctx).organizationId,
-        ]);
+        const rows: KeyRow[] = await db.query(
+          `${SELECT} WHERE k.organization_id = $1 ORDER BY k.created_at DESC, k.id`,
+          [principalOf(ctx).organizationId],
+        );
         ctx.body = { data: rows.map(show) };
       },
     },
@@ -98,7 +101,12 @@ export function apiKeyAdminRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
           [p.organizationId, b.company_id ?? null],
         );
         if (!companies[0] || (!b.company_id && companies.length > 1)) {
-          throw new ApiError('empresa.not_found', b.company_id ? 'No such company in this organization.' : 'Say company_id: the organization has several companies.');
+          throw new ApiError(
+            'empresa.not_found',
+            b.company_id
+              ? 'No such company in this organization.'
+              : 'Say company_id: the organization has several companies.',
+          );
         }
         const k = generateApiKey(b.environment);
         const expires = b.expires_in_days ? new Date(now().getTime() + b.expires_in_days * 86400_000) : null;
@@ -106,7 +114,17 @@ export function apiKeyAdminRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
           const r: { id: string }[] = await m.query(
             `INSERT INTO api_keys (organization_id, company_id, environment, name, prefix, key_hash, scopes, expires_at, created_by)
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id`,
-            [p.organizationId, companies[0].id, b.environment, b.nombre, k.prefix, k.hash, b.scopes, expires, p.userId],
+            [
+              p.organizationId,
+              companies[0].id,
+              b.environment,
+              b.nombre,
+              k.prefix,
+              k.hash,
+              b.scopes,
+              expires,
+              p.userId,
+            ],
           );
           await audit(m, {
             organizationId: p.organizationId,
@@ -137,7 +155,10 @@ export function apiKeyAdminRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
         const k = await keyOf(db, p.organizationId, ctx.params.id);
         if (!k.revoked_at) {
           await db.transaction(async (m) => {
-            await m.query('UPDATE api_keys SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL', [k.id, now()]);
+            await m.query('UPDATE api_keys SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL', [
+              k.id,
+              now(),
+            ]);
             await audit(m, {
               organizationId: p.organizationId,
               actor: p.actorId,
@@ -166,12 +187,26 @@ export function apiKeyAdminRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
         if (old.revoked_at) throw new ApiError('not_found', 'That API key is revoked; create a new one.');
         const k = generateApiKey(old.environment);
         const id = await db.transaction(async (m) => {
-          const done = await m.query('UPDATE api_keys SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL', [old.id, now()]);
-          if (Array.isArray(done) && done[1] === 0) throw new ApiError('not_found', 'That API key was revoked meanwhile.');
+          const done = await m.query(
+            'UPDATE api_keys SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL',
+            [old.id, now()],
+          );
+          if (Array.isArray(done) && done[1] === 0)
+            throw new ApiError('not_found', 'That API key was revoked meanwhile.');
           const r: { id: string }[] = await m.query(
             `INSERT INTO api_keys (organization_id, company_id, environment, name, prefix, key_hash, scopes, expires_at, created_by)
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id`,
-            [p.organizationId, old.company_id, old.environment, old.name, k.prefix, k.hash, old.scopes, old.expires_at, p.userId],
+            [
+              p.organizationId,
+              old.company_id,
+              old.environment,
+              old.name,
+              k.prefix,
+              k.hash,
+              old.scopes,
+              old.expires_at,
+              p.userId,
+            ],
           );
           await audit(m, {
             organizationId: p.organizationId,

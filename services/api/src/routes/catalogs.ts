@@ -79,7 +79,8 @@ export function catalogRoutes(deps: ApiDeps): RouteDef[] {
               [ctx.params.id, p.organizationId, p.companyId],
             )
           : [];
-        if (!rows[0]) throw new ApiError('empresa.not_found', 'No company with that id in this organization.');
+        if (!rows[0])
+          throw new ApiError('empresa.not_found', 'No company with that id in this organization.');
         ctx.body = rows[0];
       },
     },
@@ -161,7 +162,13 @@ export function catalogRoutes(deps: ApiDeps): RouteDef[] {
       errors: ['empresa.not_found'],
       handler: async (ctx) => {
         const p = principalOf(ctx);
-        const b = ctx.state.body as { rut_emisor?: string; nombre: string; direccion: string; comuna: string; codigo_sii?: number };
+        const b = ctx.state.body as {
+          rut_emisor?: string;
+          nombre: string;
+          direccion: string;
+          comuna: string;
+          codigo_sii?: number;
+        };
         const rut = b.rut_emisor ? normalizeRut(b.rut_emisor) : null;
         const companies: { id: string; rut: string }[] = await db.query(
           `SELECT id, rut FROM companies WHERE organization_id = $1 AND ($2::uuid IS NULL OR id = $2)
@@ -169,7 +176,10 @@ export function catalogRoutes(deps: ApiDeps): RouteDef[] {
           [p.organizationId, p.companyId, rut],
         );
         if (companies.length !== 1) {
-          throw new ApiError('empresa.not_found', rut ? `No company ${rut} here.` : 'Say rut_emisor: the organization has several companies.');
+          throw new ApiError(
+            'empresa.not_found',
+            rut ? `No company ${rut} here.` : 'Say rut_emisor: the organization has several companies.',
+          );
         }
         const rows = await db.query(
           `INSERT INTO branches (company_id, nombre, direccion, comuna, codigo_sii) VALUES ($1, $2, $3, $4, $5)
@@ -194,13 +204,15 @@ export function catalogRoutes(deps: ApiDeps): RouteDef[] {
       handler: async (ctx) => {
         const p = principalOf(ctx);
         const closed = isUuid(ctx.params.id)
-          ? returnedRows<{ id: string; closed_at: Date }>(await db.query(
-              `UPDATE branches b SET closed_at = now() FROM companies c
+          ? returnedRows<{ id: string; closed_at: Date }>(
+              await db.query(
+                `UPDATE branches b SET closed_at = now() FROM companies c
                 WHERE b.id = $1 AND c.id = b.company_id AND c.organization_id = $2
                   AND ($3::uuid IS NULL OR c.id = $3) AND b.closed_at IS NULL
                 RETURNING b.id, b.closed_at`,
-              [ctx.params.id, p.organizationId, p.companyId],
-            ))
+                [ctx.params.id, p.organizationId, p.companyId],
+              ),
+            )
           : [];
         if (!closed[0]) throw new ApiError('not_found', 'No current branch with that id.');
         ctx.body = { id: closed[0].id, closed_at: new Date(closed[0].closed_at).toISOString() };
@@ -218,10 +230,10 @@ export function catalogRoutes(deps: ApiDeps): RouteDef[] {
       errors: [],
       handler: async (ctx) => {
         const p = principalOf(ctx);
-        const rows: CounterpartRow[] = await db.query(`${COUNTERPARTS} ORDER BY c.rut, x.razon_social, x.rut`, [
-          p.organizationId,
-          p.companyId,
-        ]);
+        const rows: CounterpartRow[] = await db.query(
+          `${COUNTERPARTS} ORDER BY c.rut, x.razon_social, x.rut`,
+          [p.organizationId, p.companyId],
+        );
         ctx.body = { data: rows.map(showCounterpart) };
       },
     },
@@ -235,7 +247,9 @@ export function catalogRoutes(deps: ApiDeps): RouteDef[] {
       scope: 'dte:write',
       roles: ['owner', 'admin'],
       body: { kind: 'json', schema: 'counterpart-update.schema.json' },
-      query: { company_id: { description: 'session only: the company', schema: { type: 'string', format: 'uuid' } } },
+      query: {
+        company_id: { description: 'session only: the company', schema: { type: 'string', format: 'uuid' } },
+      },
       responses: { 200: { description: 'the counterpart' } },
       errors: ['empresa.not_found'],
       handler: async (ctx) => {
@@ -246,14 +260,18 @@ export function catalogRoutes(deps: ApiDeps): RouteDef[] {
             issues: [{ path: '/rut', message: 'must be 12345678-5 with a right check digit' }],
           });
         }
-        const wanted = p.companyId ?? (typeof ctx.query.company_id === 'string' ? ctx.query.company_id : null);
+        const wanted =
+          p.companyId ?? (typeof ctx.query.company_id === 'string' ? ctx.query.company_id : null);
         if (wanted !== null && !isUuid(wanted)) throw new ApiError('empresa.not_found', 'No such company.');
         const companies: { id: string }[] = await db.query(
           `SELECT id FROM companies WHERE organization_id = $1 AND ($2::uuid IS NULL OR id = $2) LIMIT 2`,
           [p.organizationId, wanted],
         );
         if (!companies[0] || (!wanted && companies.length > 1)) {
-          throw new ApiError('empresa.not_found', wanted ? 'No such company in this organization.' : 'Say company_id.');
+          throw new ApiError(
+            'empresa.not_found',
+            wanted ? 'No such company in this organization.' : 'Say company_id.',
+          );
         }
         const b = ctx.state.body as Record<string, string | null | undefined>;
         await db.query(
@@ -261,7 +279,15 @@ export function catalogRoutes(deps: ApiDeps): RouteDef[] {
            VALUES ($1, $2, $3, $4, $5, $6, $7, now())
            ON CONFLICT (company_id, rut) DO UPDATE SET razon_social = EXCLUDED.razon_social, giro = EXCLUDED.giro,
              direccion = EXCLUDED.direccion, comuna = EXCLUDED.comuna, correo = EXCLUDED.correo, updated_at = now()`,
-          [companies[0].id, rut, b.razon_social, b.giro ?? null, b.direccion ?? null, b.comuna ?? null, b.correo ?? null],
+          [
+            companies[0].id,
+            rut,
+            b.razon_social,
+            b.giro ?? null,
+            b.direccion ?? null,
+            b.comuna ?? null,
+            b.correo ?? null,
+          ],
         );
         const rows: CounterpartRow[] = await db.query(`${COUNTERPARTS} AND x.rut = $3`, [
           p.organizationId,

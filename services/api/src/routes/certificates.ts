@@ -22,7 +22,13 @@ async function auditCertificate(
   detail: Record<string, unknown>,
 ): Promise<void> {
   const p = principalOf(ctx);
-  await audit(deps.dataSource, { organizationId: p.organizationId, actor: p.actorId, action, detail, ip: ctx.ip });
+  await audit(deps.dataSource, {
+    organizationId: p.organizationId,
+    actor: p.actorId,
+    action,
+    detail,
+    ip: ctx.ip,
+  });
 }
 
 export function certificateRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {

@@ -1,8 +1,4 @@
-import {
-  consultarSituacionTributaria,
-  SituacionError,
-  type SituacionTributaria,
-} from '@dte/sii-client';
+import { consultarSituacionTributaria, SituacionError, type SituacionTributaria } from '@dte/sii-client';
 import {
   createOrganization,
   decideAccess,
@@ -47,13 +43,24 @@ export function organizationRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
       auth: 'session_user',
       body: { kind: 'json', schema: 'organization-create.schema.json' },
       responses: { 201: { description: 'organization created and chosen for this session' } },
-      errors: ['empresa.conflict', 'situacion_tributaria.bloqueada', 'situacion_tributaria.rate_limit', 'sii_unavailable'],
+      errors: [
+        'empresa.conflict',
+        'situacion_tributaria.bloqueada',
+        'situacion_tributaria.rate_limit',
+        'sii_unavailable',
+      ],
       handler: async (ctx) => {
         const p = principalOf(ctx);
-        const org = await createOrganization(deps.dataSource, situacion, p.userId!, ctx.state.body as NewOrganization, {
-          ip: ctx.ip,
-          now: now(),
-        });
+        const org = await createOrganization(
+          deps.dataSource,
+          situacion,
+          p.userId!,
+          ctx.state.body as NewOrganization,
+          {
+            ip: ctx.ip,
+            now: now(),
+          },
+        );
         await accountStores(deps).sessions.setOrganization(p.sessionId!, org.id);
         ctx.status = 201;
         ctx.body = org;
@@ -90,7 +97,12 @@ export function organizationRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
       auth: 'session',
       roles: ['owner', 'admin'],
       responses: { 200: { description: 'situation stored' } },
-      errors: ['org.rut_missing', 'situacion_tributaria.bloqueada', 'situacion_tributaria.rate_limit', 'sii_unavailable'],
+      errors: [
+        'org.rut_missing',
+        'situacion_tributaria.bloqueada',
+        'situacion_tributaria.rate_limit',
+        'sii_unavailable',
+      ],
       handler: async (ctx) => {
         const p = principalOf(ctx);
         ctx.body = await revalidateSituacion(deps.dataSource, situacion, p.organizationId, p.actorId, {
@@ -135,7 +147,9 @@ export function organizationRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
       responses: { 200: { description: 'pending requests' } },
       errors: [],
       handler: async (ctx) => {
-        ctx.body = { data: await listAccessRequests(deps.dataSource, principalOf(ctx).organizationId, now()) };
+        ctx.body = {
+          data: await listAccessRequests(deps.dataSource, principalOf(ctx).organizationId, now()),
+        };
       },
     },
     {
@@ -196,12 +210,20 @@ export function organizationRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
       handler: async (ctx) => {
         const limit = ctx.query.limit === undefined ? 50 : Number(ctx.query.limit);
         const cursor = typeof ctx.query.cursor === 'string' ? ctx.query.cursor : undefined;
-        if (!Number.isInteger(limit) || limit < 1 || limit > 100 || (cursor !== undefined && !/^\d{1,18}$/.test(cursor))) {
+        if (
+          !Number.isInteger(limit) ||
+          limit < 1 ||
+          limit > 100 ||
+          (cursor !== undefined && !/^\d{1,18}$/.test(cursor))
+        ) {
           throw new ApiError('validation_failed', 'limit must be 1-100 and cursor a next_cursor.', {
             issues: [{ path: '/limit', message: 'limit 1-100; cursor digits' }],
           });
         }
-        ctx.body = await readAudit(deps.dataSource, principalOf(ctx).organizationId, { limit, before: cursor });
+        ctx.body = await readAudit(deps.dataSource, principalOf(ctx).organizationId, {
+          limit,
+          before: cursor,
+        });
       },
     },
   ];
