@@ -1,5 +1,7 @@
 import { expect } from 'chai';
 import { execFile } from 'node:child_process';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import {
@@ -273,6 +275,29 @@ describe('accounts, onboarding, API keys, catalogs and audit (issue 14)', functi
         org.id,
       ]);
       expect(stored[0].situacion_estado).to.equal('sin_inicio_actividades');
+    });
+
+    it('answers situacion_tributaria.rate_limit (429) when the SII limits queries, and writes nothing', async () => {
+      const server = http.createServer((_req, res) => res.writeHead(429, { 'Retry-After': '30' }).end());
+      await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+      const limited = await startTestApi({
+        env: { SII_BASE_URL: `http://127.0.0.1:${(server.address() as AddressInfo).port}` },
+      });
+      try {
+        const u = await signUp(limited);
+        const res = await call(limited.url, 'POST', '/organizations', {
+          cookie: u.cookie,
+          json: { rut: newRut() },
+          headers: ORIGIN,
+        });
+        expect(res.status).to.equal(429);
+        expect(res.body.code).to.equal('situacion_tributaria.rate_limit');
+        expect(res.body.detail).to.include({ retry_after_seconds: 30 });
+        expect(await count(limited, 'organizations')).to.equal(0);
+      } finally {
+        await limited.close();
+        server.close();
+      }
     });
 
     it('answers org.rut_missing when revalidating an organization without RUT', async () => {
