@@ -11,6 +11,8 @@ export type AuditAction =
   | 'organization.situacion_revalidada'
   | 'organization.production_enabled'
   | 'company.updated'
+  | 'member.role_changed'
+  | 'member.removed'
   | 'access_request.created'
   | 'access_request.approved'
   | 'access_request.rejected'

@@ -210,6 +210,24 @@ describe('dashboard in headless Chromium (issue 14)', function () {
     await shot('api-keys');
   });
 
+  it('uses an API key typed into the webhooks page (Bearer only) and shows the api refusing a non-public URL', async () => {
+    await page.goto(`${origin}/dashboard/api-keys`);
+    await ready();
+    await page.getByLabel('Nombre').fill('Webhooks');
+    await page.getByRole('button', { name: 'Crear API key' }).click();
+    const key = (await page.locator('#key-valor').textContent()) ?? '';
+    await page.goto(`${origin}/dashboard/webhooks`);
+    await ready();
+    await page.getByLabel('API key').fill(key);
+    await page.getByRole('button', { name: 'Ver webhooks' }).click();
+    await page.locator('#tabla-webhooks td', { hasText: 'Sin suscripciones.' }).waitFor();
+    await page.getByLabel('URL (https)').fill('https://127.0.0.1/hook');
+    await page.getByRole('button', { name: 'Crear suscripción' }).click();
+    await page.locator('#aviso.error').waitFor();
+    expect(await notice().textContent()).to.include('invalid_webhook_url');
+    await shot('webhooks');
+  });
+
   it('shows the members and the audit log to the owner', async () => {
     await page.goto(`${origin}/dashboard/miembros`);
     await ready();

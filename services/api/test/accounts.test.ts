@@ -546,6 +546,47 @@ describe('accounts, onboarding, API keys, catalogs and audit (issue 14)', functi
       expect(res.status).to.equal(401);
     });
 
+    it('lets an owner change roles and remove members, never the last owner; a member may not (403)', async () => {
+      const owner = await signUp(t);
+      const { org } = await onboard(t, owner.cookie);
+      const other = await signUp(t);
+      await t.db.dataSource.query(
+        `INSERT INTO memberships (user_id, organization_id, role) VALUES ($1, $2, 'member')`,
+        [other.userId, org.id],
+      );
+      const otherCookie = await t.sessionCookie(other.userId, org.id);
+      let res = await call(t.url, 'DELETE', `/organizations/me/miembros/${owner.userId}`, {
+        cookie: otherCookie,
+        headers: ORIGIN,
+      });
+      expect(res.status).to.equal(403);
+      res = await call(t.url, 'PUT', `/organizations/me/miembros/${owner.userId}`, {
+        cookie: owner.cookie,
+        json: { rol: 'admin' },
+        headers: ORIGIN,
+      });
+      expect(res.status).to.equal(400);
+      expect(res.body.code).to.equal('validation_failed');
+      res = await call(t.url, 'PUT', `/organizations/me/miembros/${other.userId}`, {
+        cookie: owner.cookie,
+        json: { rol: 'admin' },
+        headers: ORIGIN,
+      });
+      expect(res.status, res.text).to.equal(200);
+      expect(res.body).to.include({ user_id: other.userId, role: 'admin' });
+      // the role is read on each request: the admin may now list API keys
+      expect((await call(t.url, 'GET', '/api-keys', { cookie: otherCookie })).status).to.equal(200);
+      res = await call(t.url, 'DELETE', `/organizations/me/miembros/${other.userId}`, {
+        cookie: owner.cookie,
+        headers: ORIGIN,
+      });
+      expect(res.status).to.equal(200);
+      // removed: the session no longer acts in the organization
+      const after = await call(t.url, 'GET', '/api-keys', { cookie: otherCookie });
+      expect(after.status).to.equal(412);
+      expect(after.body.code).to.equal('org.required');
+    });
+
     it('enables production with the operator command, audited with the operator name', async () => {
       const owner = await signUp(t);
       const { org } = await onboard(t, owner.cookie);

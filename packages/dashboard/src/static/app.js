@@ -773,6 +773,34 @@
   PAGES['/miembros'] = async (me) => {
     const res = await api('GET', '/organizations/me/miembros', { noEnv: true });
     if (!res.ok) return notice('error', describe(res));
+    const mine = me && me.organizaciones.find((o) => o.organization_id === me.organizacion_actual);
+    const isOwner = !!mine && mine.role === 'owner';
+    const change = async (m, rol) => {
+      const r = rol
+        ? await api('PUT', `/organizations/me/miembros/${m.user_id}`, { noEnv: true, json: { rol } })
+        : await api('DELETE', `/organizations/me/miembros/${m.user_id}`, { noEnv: true });
+      if (!r.ok) return notice('error', describe(r));
+      notice('ok', rol ? `Rol de ${m.email}: ${rol}.` : `${m.email} ya no es miembro.`);
+      PAGES['/miembros'](me);
+    };
+    const roleCell = (m) => {
+      if (!isOwner || m.user_id === me.user.id) return m.role;
+      const sel = h(
+        'select',
+        { 'aria-label': `Rol de ${m.email}`, onchange: (e) => change(m, e.target.value) },
+        ...['owner', 'admin', 'member'].map((r) => h('option', { value: r, selected: r === m.role }, r)),
+      );
+      const quitar = h(
+        'button',
+        {
+          type: 'button',
+          class: 'peligro',
+          onclick: () => confirm(`¿Quitar a ${m.email}?`) && change(m, null),
+        },
+        'Quitar',
+      );
+      return h('span', { class: 'actions' }, sel, quitar);
+    };
     fill(
       $('#tabla-miembros tbody'),
       res.body.data.map((m) =>
@@ -781,13 +809,12 @@
           {},
           h('td', {}, m.email),
           h('td', {}, m.name || '—'),
-          h('td', {}, m.role),
+          h('td', {}, roleCell(m)),
           h('td', {}, fecha(m.since)),
         ),
       ),
       'Sin miembros.',
     );
-    const mine = me && me.organizaciones.find((o) => o.organization_id === me.organizacion_actual);
     if (!mine || mine.role !== 'owner') {
       fill($('#tabla-solicitudes tbody'), [], 'Solo los dueños ven y deciden las solicitudes.');
       return;

@@ -1,5 +1,6 @@
 import { consultarSituacionTributaria, SituacionError, type SituacionTributaria } from '@dte/sii-client';
 import {
+  changeMember,
   createOrganization,
   decideAccess,
   listAccessRequests,
@@ -14,7 +15,13 @@ import { isServiceError } from '@dte/error-catalog';
 import type { ApiDeps, RouteDef } from '../context';
 import { accountStores } from '../auth/session';
 import { ApiError } from '../http/api-error';
+import { isUuid } from '../db/pg-errors';
 import { principalOf } from './route-kit';
+
+const memberId = (raw: string): string => {
+  if (!isUuid(raw)) throw new ApiError('not_found', 'No such member in this organization.');
+  return raw;
+};
 
 /** The SII situation source of the api: the deps' own, or the simulator's register at SII_BASE_URL. */
 export function situacionSource(deps: ApiDeps): SituacionSource {
@@ -191,6 +198,52 @@ export function organizationRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
       errors: [],
       handler: async (ctx) => {
         ctx.body = { data: await listMembers(deps.dataSource, principalOf(ctx).organizationId) };
+      },
+    },
+    {
+      method: 'put',
+      path: '/organizations/me/miembros/:userId',
+      operationId: 'changeMemberRole',
+      summary: "Change a member's role (owners; the last owner keeps the role)",
+      tag: 'organizations',
+      auth: 'session',
+      roles: ['owner'],
+      body: { kind: 'json', schema: 'member-update.schema.json' },
+      responses: { 200: { description: 'the member' } },
+      errors: ['not_found'],
+      handler: async (ctx) => {
+        const p = principalOf(ctx);
+        ctx.body = await changeMember(
+          deps.dataSource,
+          {
+            orgId: p.organizationId,
+            actorUserId: p.userId!,
+            userId: memberId(ctx.params.userId),
+            role: (ctx.state.body as { rol: 'owner' | 'admin' | 'member' }).rol,
+          },
+          ctx.ip,
+        );
+      },
+    },
+    {
+      method: 'delete',
+      path: '/organizations/me/miembros/:userId',
+      operationId: 'removeMember',
+      summary: 'Remove a member from the organization (owners; not the last owner)',
+      tag: 'organizations',
+      auth: 'session',
+      roles: ['owner'],
+      responses: { 200: { description: '{user_id, removed: true}' } },
+      errors: ['not_found'],
+      handler: async (ctx) => {
+        const p = principalOf(ctx);
+        const userId = memberId(ctx.params.userId);
+        await changeMember(
+          deps.dataSource,
+          { orgId: p.organizationId, actorUserId: p.userId!, userId, role: null },
+          ctx.ip,
+        );
+        ctx.body = { user_id: userId, removed: true };
       },
     },
     {
