@@ -194,6 +194,48 @@ describe('accounts, onboarding, API keys, catalogs and audit (issue 14)', functi
     });
   });
 
+  describe('cookie flags on https, and the dashboard pages', () => {
+    it('names the cookie __Host-dte_session with Secure when SESSION_COOKIE_SECURE, and reads only that name', async () => {
+      const secure = await startTestApi({ env: { SESSION_COOKIE_SECURE: 'true' } });
+      try {
+        const res = await call(secure.url, 'POST', '/auth/signup', {
+          json: { email: newEmail(), password: PASSWORD },
+          headers: ORIGIN,
+        });
+        expect(res.status).to.equal(201);
+        const set = res.headers.getSetCookie()[0];
+        expect(set).to.match(
+          /^__Host-dte_session=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Strict; Max-Age=\d+; Secure$/,
+        );
+        const id = set.split(';')[0].split('=')[1];
+        const ok = await fetch(`${secure.url}/auth/me`, { headers: { Cookie: `__Host-dte_session=${id}` } });
+        expect(ok.status).to.equal(200);
+        const plain = await fetch(`${secure.url}/auth/me`, { headers: { Cookie: `dte_session=${id}` } });
+        expect(plain.status).to.equal(401);
+      } finally {
+        await secure.close();
+      }
+    });
+
+    it('serves the dashboard pages in es-CL with a strict Content-Security-Policy', async () => {
+      const origin = new URL(t.url).origin;
+      const res = await fetch(`${origin}/dashboard/ingresar`);
+      expect(res.status).to.equal(200);
+      expect(res.headers.get('content-type')).to.match(/^text\/html/);
+      expect(res.headers.get('content-security-policy'))
+        .to.include("script-src 'self'")
+        .and.include("frame-ancestors 'none'");
+      const html = await res.text();
+      expect(html).to.include('<html lang="es-CL">').and.include('Crear una cuenta');
+      const js = await fetch(`${origin}/dashboard/static/app.js`);
+      expect(js.headers.get('content-type')).to.match(/^text\/javascript/);
+      const home = await fetch(`${origin}/dashboard`, { redirect: 'manual' });
+      expect(home.status).to.equal(302);
+      expect(home.headers.get('location')).to.equal('/dashboard/documentos');
+      expect((await fetch(`${origin}/dashboard/no-existe`)).status).to.equal(404);
+    });
+  });
+
   describe('onboarding', () => {
     it('creates the organization of an active RUT: the caller is owner and the session acts in it', async () => {
       const { cookie } = await signUp(t);
