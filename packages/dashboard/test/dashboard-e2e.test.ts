@@ -204,6 +204,8 @@ describe('dashboard in headless Chromium (issue 14)', function () {
     await page.getByRole('button', { name: 'Crear API key' }).click();
     const key = (await page.locator('#key-valor').textContent()) ?? '';
     expect(key).to.match(/^sk_cert_[A-Za-z0-9_-]{43}$/);
+    // the list reloads after the creation: wait for the new key's row
+    await page.locator('#tabla-keys code', { hasText: `${key.slice(0, 16)}…` }).waitFor();
     const table = (await page.locator('#tabla-keys').textContent()) ?? '';
     expect(table).to.include(`${key.slice(0, 16)}…`);
     expect(table).to.not.include(key);
@@ -228,6 +230,28 @@ describe('dashboard in headless Chromium (issue 14)', function () {
     await shot('webhooks');
   });
 
+  it('activates a second certificate and deletes the first from the certificates page', async () => {
+    await page.goto(`${origin}/dashboard/certificados`);
+    await ready();
+    await page.getByLabel('Archivo .p12 o .pfx').setInputFiles({
+      name: 'respaldo.p12',
+      mimeType: 'application/x-pkcs12',
+      buffer: createTestP12({ rut, password: 'otra', name: 'Firma de respaldo' }),
+    });
+    await page.getByLabel('Contraseña del certificado').fill('otra');
+    await page.getByLabel('Etiqueta').fill('Firma respaldo');
+    await page.getByRole('button', { name: 'Subir certificado' }).click();
+    await page.locator('#tabla-certificados td', { hasText: 'Firma respaldo' }).waitFor();
+    const row = (label: string) => page.locator('#tabla-certificados tr', { hasText: label });
+    await row('Firma respaldo').getByRole('button', { name: 'Activar' }).click();
+    await page.locator('#aviso.ok', { hasText: 'Certificado activado.' }).waitFor();
+    await row('Firma respaldo').locator('td', { hasText: /^Sí$/ }).waitFor();
+    page.once('dialog', (d) => void d.accept());
+    await row('Firma principal').getByRole('button', { name: 'Eliminar' }).click();
+    await page.locator('#aviso.ok', { hasText: 'Certificado eliminado.' }).waitFor();
+    await row('Firma principal').waitFor({ state: 'detached' });
+  });
+
   it('shows the members and the audit log to the owner', async () => {
     await page.goto(`${origin}/dashboard/miembros`);
     await ready();
@@ -236,7 +260,13 @@ describe('dashboard in headless Chromium (issue 14)', function () {
     await page.goto(`${origin}/dashboard/auditoria`);
     await ready();
     const log = (await page.locator('#tabla-auditoria').textContent()) ?? '';
-    for (const action of ['organization.created', 'certificate.uploaded', 'api_key.created'])
+    for (const action of [
+      'organization.created',
+      'certificate.uploaded',
+      'certificate.activated',
+      'certificate.deleted',
+      'api_key.created',
+    ])
       expect(log).to.include(action);
     await shot('auditoria');
   });
