@@ -121,6 +121,8 @@ describe('dashboard in headless Chromium (issue 14)', function () {
     expect(await notice().textContent()).to.include('1–8');
     const row = page.locator('#tabla-resumen tbody tr').first();
     await row.locator('td', { hasText: /^8$/ }).waitFor();
+    // 8 folios are at or below the low-folio threshold (20 by default): the page alerts
+    expect(await page.locator('#alertas-folios').textContent()).to.include('Quedan pocos folios del tipo 33');
     await shot('folios');
   });
 
