@@ -10,6 +10,8 @@
  * 3. the certificate uploaded with POST /certificates;
  * 4. folios for types 33, 34, 56, 61 and 52 requested with POST /caf/request (the simulator grants
  *    them, signed with its SII key).
+ * 5. a dashboard user DEMO_EMAIL / DEMO_PASSWORD, owner of the organization (the seed command's
+ *    --owner-email/--owner-password): open DTE_DASHBOARD_URL and sign in with it.
  * The values a client needs are written to .stack/demo.env and printed.
  */
 import { execFileSync } from 'node:child_process';
@@ -26,12 +28,18 @@ const DEMO_RUT = process.env.DEMO_RUT ?? '76086428-5';
 const DEMO_SIGNER_RUT = process.env.DEMO_SIGNER_RUT ?? '11111111-1';
 const DEMO_TYPES = [33, 34, 56, 61, 52];
 const P12_PASSWORD = 'demo';
+const DEMO_EMAIL = process.env.DEMO_EMAIL ?? 'demo@demo.cl';
+const DEMO_PASSWORD = process.env.DEMO_PASSWORD ?? 'demo-dashboard-1';
+const DASHBOARD_URL = `${new URL(API_URL).origin}/dashboard`;
 
 interface DemoValues {
   DTE_API_URL: string;
   DTE_API_KEY: string;
   DTE_CERT_ID: string;
   DTE_RUT_EMISOR: string;
+  DTE_DASHBOARD_URL: string;
+  DTE_DASHBOARD_EMAIL: string;
+  DTE_DASHBOARD_PASSWORD: string;
 }
 
 async function main(): Promise<void> {
@@ -74,6 +82,10 @@ async function main(): Promise<void> {
       '0',
       '--resolucion-fecha',
       '2024-01-15',
+      '--owner-email',
+      DEMO_EMAIL,
+      '--owner-password',
+      DEMO_PASSWORD,
       '--print',
       'json',
     ],
@@ -127,6 +139,9 @@ async function main(): Promise<void> {
     DTE_API_KEY: key,
     DTE_CERT_ID: cert.id,
     DTE_RUT_EMISOR: DEMO_RUT,
+    DTE_DASHBOARD_URL: DASHBOARD_URL,
+    DTE_DASHBOARD_EMAIL: DEMO_EMAIL,
+    DTE_DASHBOARD_PASSWORD: DEMO_PASSWORD,
   };
   fs.mkdirSync(STACK_DIR, { recursive: true });
   fs.writeFileSync(
@@ -149,6 +164,7 @@ function readDemoEnv(): DemoValues | null {
     if (m) out[m[1]!] = m[2]!;
   }
   if (!out.DTE_API_KEY || !out.DTE_CERT_ID || !out.DTE_RUT_EMISOR || out.DTE_API_URL !== API_URL) return null;
+  if (!out.DTE_DASHBOARD_EMAIL) return null; // written before the dashboard existed: seed the user too
   return out as unknown as DemoValues;
 }
 

@@ -46,3 +46,5 @@ export type { AccionDoc, RegisterAnswer, RegisterDocRef, RegisterEvent, Register
 export { DEFAULT_TIMEOUT_MS, DEFAULT_UPLOAD_TIMEOUT_MS, DEFAULT_USER_AGENT } from './transport';
 export type { CallOptions, SiiTransport } from './transport';
 export type { HttpReply } from './http';
+export { consultarSituacionTributaria, SituacionError } from './situacion';
+export type { SituacionEstado, SituacionTributaria } from './situacion';

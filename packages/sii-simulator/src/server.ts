@@ -25,6 +25,7 @@ import { rcv } from './routes/rcv';
 import { registerService } from './routes/register';
 import { dteUpload } from './routes/upload';
 import { serveWsdl, WSDL_SERVICES } from './routes/wsdl';
+import { taxpayerRoutes } from './routes/taxpayers';
 import type { Sim } from './sim';
 import { SimulatorState } from './state';
 import { REGISTER_PATH, SII_ENVS, SII_IDK, type SiiEnv } from './types';
@@ -67,6 +68,7 @@ export function createApp(sim: Sim): Koa {
   });
   adminRoutes(sim, router);
   purchaseCessionRoutes(sim, router);
+  taxpayerRoutes(sim, router);
 
   app.use(async (ctx, next) => {
     try {

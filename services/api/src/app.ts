@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Router from '@koa/router';
 import Koa from 'koa';
+import { dashboard } from '@dte/dashboard';
 import type { ApiDeps, RouteDef } from './context';
 import { errorEnvelope } from './http/error-envelope';
 import { healthProbes } from './http/health';
@@ -19,6 +20,10 @@ import { dteHelperRoutes } from './routes/dte-helpers';
 import { webhookRoutes } from './routes/webhooks';
 import { recepcionRoutes } from './routes/recepcion';
 import { rcvRoutes } from './routes/rcv';
+import { accountRoutes } from './routes/accounts';
+import { organizationRoutes } from './routes/organizations';
+import { apiKeyAdminRoutes } from './routes/api-key-admin';
+import { catalogRoutes } from './routes/catalogs';
 
 export const BASE_PATH = '/api/v1';
 
@@ -36,6 +41,10 @@ export function apiRoutes(deps: ApiDeps): RouteDef[] {
     ...dteRoutes(deps, kit.now),
     ...recepcionRoutes(deps, kit.now),
     ...rcvRoutes(deps, kit.now),
+    ...accountRoutes(deps, kit.now),
+    ...organizationRoutes(deps, kit.now),
+    ...apiKeyAdminRoutes(deps, kit.now),
+    ...catalogRoutes(deps),
   ];
   let doc: unknown;
   const openApi = () =>
@@ -72,6 +81,7 @@ export function createApp(deps: ApiDeps): ApiApp {
   app.use(requestId());
   app.use(healthProbes(deps));
   app.use(errorEnvelope({ catalogUrl: catalogUrl(deps), logger: deps.logger }));
+  app.use(dashboard()); // the web UI under /dashboard (@dte/dashboard), a client of the routes below
   app.use(router.routes());
   return { app, router, routes };
 }

@@ -13,8 +13,17 @@ export interface Config {
   masterKey: string;
   /** names the master key inside each sealed secret, so a rotation can tell old from new */
   masterKeyId: string;
-  /** HMAC key of the dashboard session cookie (at least 32 characters) */
-  sessionSecret: string;
+  /** no longer used (sessions are server-side in Redis since issue 14); accepted so old env files start */
+  sessionSecret?: string;
+  /** dashboard sessions end after this many seconds without a request */
+  sessionIdleSec: number;
+  /** and at the latest this many seconds after login */
+  sessionAbsoluteSec: number;
+  /** Secure flag and __Host- prefix on the session cookie (default: PUBLIC_BASE_URL is https) */
+  sessionCookieSecure: boolean;
+  /** wrong passwords in a row that lock an account, and for how long */
+  loginMaxFailures: number;
+  loginLockSec: number;
   /** origins allowed to send session-authenticated mutations (the dashboard) */
   dashboardOrigins: string[];
   /** absolute URL of the api's base path, used for docs_url links */
@@ -82,7 +91,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       redisUrl: { env: 'REDIS_URL', default: 'redis://127.0.0.1:16379', parse: url },
       masterKey: { env: 'MASTER_KEY', parse: base64Key },
       masterKeyId: { env: 'MASTER_KEY_ID', default: 'mk1' },
-      sessionSecret: { env: 'SESSION_SECRET', parse: secret },
+      sessionSecret: { env: 'SESSION_SECRET', parse: secret, required: false },
+      sessionIdleSec: { env: 'SESSION_IDLE_SEC', default: 1800, parse: positive },
+      sessionAbsoluteSec: { env: 'SESSION_ABSOLUTE_SEC', default: 43200, parse: positive },
+      sessionCookieSecure: {
+        env: 'SESSION_COOKIE_SECURE',
+        default: (env.PUBLIC_BASE_URL ?? '').startsWith('https:'),
+        parse: parse.bool,
+      },
+      loginMaxFailures: { env: 'LOGIN_MAX_FAILURES', default: 5, parse: positive },
+      loginLockSec: { env: 'LOGIN_LOCK_SEC', default: 900, parse: positive },
       dashboardOrigins: { env: 'DASHBOARD_ORIGINS', default: ['http://127.0.0.1:5173'], parse: parse.list },
       publicBaseUrl: { env: 'PUBLIC_BASE_URL', default: `http://127.0.0.1:${port}/api/v1`, parse: url },
       rateLimitMax: { env: 'RATE_LIMIT_MAX', default: 600, parse: positive },

@@ -23,6 +23,9 @@ export interface Principal {
   role: MemberRole | null;
   /** api key id or user id, the rate-limit bucket */
   actorId: string;
+  /** the session's user and session id (sessions only) */
+  userId?: string;
+  sessionId?: string;
 }
 
 /** Everything the api needs from outside, so a test builds the app with real or local parts. */
@@ -40,11 +43,17 @@ export interface ApiDeps {
    * api-core routes, and given the building blocks (authentication, scopes, body parsing).
    */
   mountExtraRoutes?: (router: Router, kit: import('./routes/route-kit').RouteKit) => void;
+  /** the SII situation of a RUT (default: the SII simulator's taxpayer register at SII_BASE_URL) */
+  situacion?: import('@dte/accounts').SituacionSource;
 }
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'delete';
 
-export type Auth = 'none' | 'bearer' | 'bearer_or_session';
+/**
+ * none; bearer (API key only); bearer_or_session; session (dashboard session only, with an
+ * organization); session_user (dashboard session only, organization optional: onboarding).
+ */
+export type Auth = 'none' | 'bearer' | 'bearer_or_session' | 'session' | 'session_user';
 
 export interface RouteResponse {
   description: string;

@@ -14,7 +14,7 @@ export { ApiError } from './http/api-error';
 export { parseJsonBody } from './http/json-body';
 export { validateBody } from './http/validate';
 export { generateApiKey, hashApiKey, parseApiKey, API_KEY_PATTERN } from './auth/api-key-format';
-export { signSession, verifySession, SESSION_COOKIE } from './auth/session';
+export { SESSION_COOKIE, SECURE_SESSION_COOKIE, sessionCookieName } from './auth/session';
 export { SCOPES, type Scope, type SiiEnv } from './auth/scopes';
 export { seedOrganization, type SeedInput, type SeedResult } from './seed';
 export type { FolioGrantClient, FolioGrantRequest } from './caf/folio-grant-client';

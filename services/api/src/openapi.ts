@@ -87,7 +87,12 @@ const JSON_BODY_ERRORS = ['invalid_json', 'validation_failed'];
 export function routeErrorCodes(def: RouteDef): string[] {
   const codes = new Set<string>();
   if (def.auth !== 'none') COMMON_AUTH_ERRORS.forEach((c) => codes.add(c));
-  if (def.auth === 'bearer_or_session') SESSION_ERRORS.forEach((c) => codes.add(c));
+  if (def.auth === 'bearer_or_session' || def.auth === 'session') SESSION_ERRORS.forEach((c) => codes.add(c));
+  if (def.auth === 'session_user')
+    SESSION_ERRORS.filter((c) => c !== 'org.required').forEach((c) => codes.add(c));
+  if (def.auth === 'session' || def.auth === 'session_user') {
+    ['invalid_api_key', 'api_key_expired', 'api_key_revoked'].forEach((c) => codes.delete(c));
+  }
   if (def.body?.kind === 'json') JSON_BODY_ERRORS.forEach((c) => codes.add(c));
   def.errors.forEach((c) => codes.add(c));
   codes.add('internal_error');
@@ -109,7 +114,7 @@ export function buildOpenApi(routes: RouteDef[], opts: { serverUrl: string; cata
       parameters.push({ name, in: 'header', required: false, description, schema: { type: 'string' } });
     }
     const query = { ...(def.query ?? {}) };
-    if (def.auth === 'bearer_or_session' && !query.sii_env) {
+    if ((def.auth === 'bearer_or_session' || def.auth === 'session') && !query.sii_env) {
       query.sii_env = {
         description: 'session only: environment to act in (default cert); an API key uses its own',
         schema: { type: 'string', enum: ['cert', 'prod'] },
@@ -157,7 +162,9 @@ export function buildOpenApi(routes: RouteDef[], opts: { serverUrl: string; cata
           ? []
           : def.auth === 'bearer'
             ? [{ bearer: [] }]
-            : [{ bearer: [] }, { session: [] }],
+            : def.auth === 'bearer_or_session'
+              ? [{ bearer: [] }, { session: [] }]
+              : [{ session: [] }],
     };
     if (def.scope) op['x-required-scope'] = def.scope;
     if (def.roles) op['x-session-roles'] = def.roles;

@@ -5,7 +5,7 @@
  *   npm run -s seed -w @dte/api -- --org "Demo SpA" --rut 76086428-5 --env cert \
  *     [--razon-social "DEMO SPA"] [--giro ...] [--direccion ...] [--comuna ...] [--actividad 620200] \
  *     [--signer-rut 11111111-1,...] [--scopes dte:read,dte:write,...] [--expires-days 90] \
- *     [--owner-email a@b.cl] [--resolucion-numero 0 --resolucion-fecha 2024-01-01] [--sii-oficina "SANTIAGO ORIENTE"]
+ *     [--owner-email a@b.cl [--owner-password …]] [--resolucion-numero 0 --resolucion-fecha 2024-01-01] [--sii-oficina "SANTIAGO ORIENTE"]
  *     [--branch "Casa Matriz|Av. Uno 1|Santiago|12345"]... [--print json|key]
  *     [--prod-enabled] [--prod-tipos 33,34,56,61]
  *
@@ -13,16 +13,17 @@
  * --prod-tipos opens it too and adds those document types to the ones the company is certified
  * to issue in production (see production-gates.ts). Neither is ever closed by this command.
  *
- * Prints one JSON line {organization_id, company_id, environment, api_key, scopes[, session_cookie]}
- * (or only the key with --print key). With --owner-email it also creates that user as owner and
- * prints a signed session cookie value valid 12 hours (needs SESSION_SECRET).
+ * Prints one JSON line {organization_id, company_id, environment, api_key, scopes[, user_id]}
+ * (or only the key with --print key). With --owner-email it also creates that user as owner;
+ * with --owner-password (or OWNER_PASSWORD) too, that user can sign in to the dashboard
+ * (POST /auth/login); the password is stored as an scrypt hash (@dte/accounts).
  */
 import { parseArgs } from 'node:util';
 import { DTE_ENDPOINT_TIPOS, type TipoDte } from '@dte/engine';
 import type { DataSource } from 'typeorm';
 import { generateApiKey } from './auth/api-key-format';
 import { SCOPES, isScope, type Scope, type SiiEnv } from './auth/scopes';
-import { signSession } from './auth/session';
+import { hashPassword } from '@dte/accounts';
 import { openApiDatabase } from './db/data-source';
 import { normalizeRut } from './rut';
 
@@ -39,6 +40,8 @@ export interface SeedInput {
   scopes?: Scope[];
   expiresAt?: Date | null;
   ownerEmail?: string;
+  /** the dashboard password of ownerEmail (set or replaced) */
+  ownerPassword?: string;
   /** the role of ownerEmail (owner by default) */
   ownerRole?: 'owner' | 'admin' | 'member';
   /** SII resolution authorizing the company in `env` */
@@ -75,6 +78,7 @@ export async function seedOrganization(db: DataSource, input: SeedInput): Promis
     return n;
   });
   const scopes = input.scopes ?? [...SCOPES];
+  const passwordHash = input.ownerPassword ? await hashPassword(input.ownerPassword) : null;
   return db.transaction(async (m) => {
     await m.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`seed:${input.org}`]);
     let org: { id: string }[] = await m.query(
@@ -84,6 +88,12 @@ export async function seedOrganization(db: DataSource, input: SeedInput): Promis
     if (!org[0])
       org = await m.query('INSERT INTO organizations (name) VALUES ($1) RETURNING id', [input.org]);
     const organizationId = org[0].id;
+    // the organization's onboarding RUT, unless another organization holds it already
+    await m.query(
+      `UPDATE organizations SET rut = $2 WHERE id = $1 AND rut IS NULL
+          AND NOT EXISTS (SELECT 1 FROM organizations WHERE rut = $2)`,
+      [organizationId, rut],
+    );
     const company: { id: string }[] = await m.query(
       `INSERT INTO companies (organization_id, rut, razon_social, giro, direccion, comuna, actividad_economica, signer_ruts)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
@@ -154,8 +164,9 @@ export async function seedOrganization(db: DataSource, input: SeedInput): Promis
     };
     if (input.ownerEmail) {
       const user: { id: string }[] = await m.query(
-        `INSERT INTO users (email) VALUES ($1) ON CONFLICT (email) DO UPDATE SET email = EXCLUDED.email RETURNING id`,
-        [input.ownerEmail],
+        `INSERT INTO users (email, password_hash) VALUES (lower($1), $2) ON CONFLICT (email)
+         DO UPDATE SET password_hash = COALESCE(EXCLUDED.password_hash, users.password_hash) RETURNING id`,
+        [input.ownerEmail, passwordHash],
       );
       await m.query(
         `INSERT INTO memberships (user_id, organization_id, role) VALUES ($1, $2, $3)
@@ -183,6 +194,7 @@ async function cli(): Promise<void> {
       scopes: { type: 'string' },
       'expires-days': { type: 'string' },
       'owner-email': { type: 'string' },
+      'owner-password': { type: 'string' },
       'resolucion-numero': { type: 'string' },
       'resolucion-fecha': { type: 'string' },
       'sii-oficina': { type: 'string' },
@@ -239,6 +251,7 @@ async function cli(): Promise<void> {
         ? new Date(Date.now() + Number(values['expires-days']) * 86400_000)
         : null,
       ownerEmail: values['owner-email'],
+      ownerPassword: values['owner-password'] ?? process.env.OWNER_PASSWORD,
       resolucion: resNum && resFecha ? { numero: Number(resNum), fecha: resFecha } : undefined,
       branches,
       ...(values['sii-oficina'] ? { siiOficina: values['sii-oficina'] } : {}),
@@ -246,14 +259,6 @@ async function cli(): Promise<void> {
       prodTipos,
     });
     const out: Record<string, unknown> = { ...res };
-    if (res.user_id) {
-      const secret = process.env.SESSION_SECRET;
-      if (!secret) throw new Error('--owner-email needs SESSION_SECRET to sign the session cookie');
-      out.session_cookie = signSession(
-        { uid: res.user_id, org: res.organization_id, exp: Math.floor(Date.now() / 1000) + 12 * 3600 },
-        secret,
-      );
-    }
     process.stdout.write(values.print === 'key' ? `${res.api_key}\n` : `${JSON.stringify(out)}\n`);
   } finally {
     await db.destroy();

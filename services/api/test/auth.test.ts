@@ -115,13 +115,13 @@ describe('api authentication, scopes, sessions, CSRF and rate limit', function (
     });
 
     it('reads with a session of the organization', async () => {
-      const res = await call(t.url, 'GET', '/certificates', { cookie: t.sessionCookie(owner, org) });
+      const res = await call(t.url, 'GET', '/certificates', { cookie: await t.sessionCookie(owner, org) });
       expect(res.status).to.equal(200);
       expect(res.body).to.deep.equal({ data: [], next_cursor: null });
     });
 
     it('answers 412 org.required when the session has no organization', async () => {
-      const res = await call(t.url, 'GET', '/caf', { cookie: t.sessionCookie(owner, null) });
+      const res = await call(t.url, 'GET', '/caf', { cookie: await t.sessionCookie(owner, null) });
       expect(res.status).to.equal(412);
       expect(res.body.code).to.equal('org.required');
       expect(res.body).to.not.have.property('next_action');
@@ -136,7 +136,7 @@ describe('api authentication, scopes, sessions, CSRF and rate limit', function (
         [owner, o.id],
       );
       const res = await call(t.url, 'PUT', '/caf/auto', {
-        cookie: t.sessionCookie(owner, o.id),
+        cookie: await t.sessionCookie(owner, o.id),
         json: { tipo_dte: 33, enabled: true },
         headers: { Origin: DASHBOARD_ORIGIN },
       });
@@ -145,7 +145,7 @@ describe('api authentication, scopes, sessions, CSRF and rate limit', function (
       const prod = await fetch(`${t.url}/caf/auto?sii_env=prod`, {
         method: 'PUT',
         headers: {
-          Cookie: `dte_session=${t.sessionCookie(owner, o.id)}`,
+          Cookie: `dte_session=${await t.sessionCookie(owner, o.id)}`,
           Origin: DASHBOARD_ORIGIN,
           'Content-Type': 'application/json',
         },
@@ -156,9 +156,9 @@ describe('api authentication, scopes, sessions, CSRF and rate limit', function (
     });
 
     it('refuses forged or expired cookies with 401 unauthorized', async () => {
-      const good = t.sessionCookie(owner, org);
+      const good = await t.sessionCookie(owner, org);
       const forged = good.slice(0, -2) + (good.endsWith('AA') ? 'BB' : 'AA');
-      for (const cookie of [forged, t.sessionCookie(owner, org, -10)]) {
+      for (const cookie of [forged, await t.sessionCookie(owner, org, -10)]) {
         const res = await call(t.url, 'GET', '/certificates', { cookie });
         expect(res.status).to.equal(401);
         expect(res.body.code).to.equal('unauthorized');
@@ -167,7 +167,7 @@ describe('api authentication, scopes, sessions, CSRF and rate limit', function (
 
     it('needs role owner or admin to upload, with 403 forbidden (role cause, no next_action)', async () => {
       const res = await call(t.url, 'POST', '/caf/request', {
-        cookie: t.sessionCookie(member, org),
+        cookie: await t.sessionCookie(member, org),
         json: { tipo_dte: 33, cantidad: 10 },
         headers: { Origin: DASHBOARD_ORIGIN },
       });
@@ -178,7 +178,7 @@ describe('api authentication, scopes, sessions, CSRF and rate limit', function (
     });
 
     it('blocks cross-origin session mutations: csrf_origin_mismatch and csrf_blocked', async () => {
-      const cookie = t.sessionCookie(owner, org);
+      const cookie = await t.sessionCookie(owner, org);
       const json = { tipo_dte: 33, cantidad: 10 };
       let res = await call(t.url, 'POST', '/caf/request', {
         cookie,

@@ -4,8 +4,15 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { createDataSource, runMigrations } from '@dte/database';
 import { freshSchema, testStack } from '../../../test/support/env';
-import { verifySession } from '../src/auth/session';
-import { call, newRut, p12Form, startTestApi, testP12, type TestApi } from './support/test-api';
+import {
+  DASHBOARD_ORIGIN,
+  call,
+  newRut,
+  p12Form,
+  startTestApi,
+  testP12,
+  type TestApi,
+} from './support/test-api';
 
 const execFileP = promisify(execFile);
 const apiDir = path.resolve(__dirname, '..');
@@ -28,13 +35,13 @@ describe('seed command', function () {
         cwd: apiDir,
         env,
       });
-    const first = JSON.parse((await run('--owner-email', 'owner@demo.cl')).stdout.trim());
+    const first = JSON.parse(
+      (await run('--owner-email', 'owner@demo.cl', '--owner-password', 'demo-password-1')).stdout.trim(),
+    );
     expect(first.api_key).to.match(/^sk_cert_/);
     expect(first.environment).to.equal('cert');
-    expect(verifySession(first.session_cookie, 'x'.repeat(40), new Date())).to.include({
-      uid: first.user_id,
-      org: first.organization_id,
-    });
+    expect(first.user_id).to.be.a('string');
+    expect(first).to.not.have.property('session_cookie');
     const second = (await run('--print', 'key')).stdout.trim();
     expect(second).to.match(/^sk_cert_[A-Za-z0-9_-]{43}$/);
     expect(second).to.not.equal(first.api_key);
@@ -61,6 +68,13 @@ describe('seed command', function () {
         const res = await call(t.url, 'GET', '/caf', { key });
         expect(res.status).to.equal(200);
       }
+      // the seeded owner signs in to the dashboard with the password given to the seed
+      const login = await call(t.url, 'POST', '/auth/login', {
+        json: { email: 'owner@demo.cl', password: 'demo-password-1' },
+        headers: { Origin: DASHBOARD_ORIGIN },
+      });
+      expect(login.status, login.text).to.equal(200);
+      expect(login.body.organizacion_actual).to.equal(first.organization_id);
     } finally {
       await t.close();
     }

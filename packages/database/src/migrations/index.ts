@@ -17,6 +17,7 @@ import { RcvReception1763804000000 } from './1763804000000-rcv-reception';
 import { DtesIdempotencyPerCompany1763809000000 } from './1763809000000-dtes-idempotency-per-company';
 import { CompaniesSiiOficina1763802000000 } from './1763802000000-companies-sii-oficina';
 import { DteDeliveries1763802100000 } from './1763802100000-dte-deliveries';
+import { Accounts1763806000000 } from './1763806000000-accounts';
 
 export const migrations: (new () => MigrationInterface)[] = [
   ProcessedEvents1763780000000,
@@ -35,4 +36,5 @@ export const migrations: (new () => MigrationInterface)[] = [
   DtesIdempotencyPerCompany1763809000000,
   CompaniesSiiOficina1763802000000,
   DteDeliveries1763802100000,
+  Accounts1763806000000,
 ];

@@ -4,7 +4,7 @@ import { ApiError } from '../http/api-error';
 import type { MemberRole, Principal } from '../context';
 import { hashApiKey, parseApiKey } from './api-key-format';
 import { isScope, type Scope, type SiiEnv } from './scopes';
-import { SESSION_COOKIE, verifySession } from './session';
+import type { SessionStore } from '@dte/accounts';
 
 interface KeyRow {
   id: string;
@@ -14,7 +14,11 @@ interface KeyRow {
   scopes: string[];
   expires_at: Date | null;
   revoked_at: Date | null;
+  last_used_at: Date | null;
 }
+
+/** last_used_at is written at most once a minute per key, so reads stay cheap. */
+const LAST_USED_RESOLUTION_MS = 60_000;
 
 /** Resolves `Authorization: Bearer <key>` to its key, with the spec's 401 codes. */
 export async function authenticateApiKey(db: DataSource, header: string, now: Date): Promise<Principal> {
@@ -31,7 +35,7 @@ export async function authenticateApiKey(db: DataSource, header: string, now: Da
     });
   if (!parseApiKey(key)) throw invalid();
   const rows: KeyRow[] = await db.query(
-    `SELECT id, organization_id, company_id, environment, scopes, expires_at, revoked_at
+    `SELECT id, organization_id, company_id, environment, scopes, expires_at, revoked_at, last_used_at
        FROM api_keys WHERE key_hash = $1`,
     [hashApiKey(key)],
   );
@@ -47,6 +51,9 @@ export async function authenticateApiKey(db: DataSource, header: string, now: Da
       detail: { expiredAt: new Date(row.expires_at).toISOString() },
     });
   }
+  if (!row.last_used_at || now.getTime() - new Date(row.last_used_at).getTime() >= LAST_USED_RESOLUTION_MS) {
+    await db.query('UPDATE api_keys SET last_used_at = $2 WHERE id = $1', [row.id, now]);
+  }
   return {
     kind: 'api_key',
     organizationId: row.organization_id,
@@ -59,63 +66,84 @@ export async function authenticateApiKey(db: DataSource, header: string, now: Da
 }
 
 /**
- * Resolves the dashboard session cookie. The role comes from the membership row, not the
- * cookie. The environment of a session request is the `sii_env` query parameter (cert by default).
+ * Resolves the dashboard session cookie (an id of a Redis session, see session.ts). The role
+ * comes from the membership row, not the session. The environment of a session request is the
+ * `sii_env` query parameter (cert by default). `requireOrg` false (routes with auth
+ * 'session_user': sign-out, onboarding) lets a session without organization through, with an
+ * empty organizationId and no role.
  */
 export async function authenticateSession(
   db: DataSource,
-  cookie: string,
-  secret: string,
+  sessions: SessionStore,
+  sessionId: string,
   now: Date,
   envParam: string | undefined,
+  requireOrg = true,
 ): Promise<Principal> {
-  const claims = verifySession(cookie, secret, now);
-  if (!claims) {
+  const s = await sessions.get(sessionId, now);
+  if (!s) {
     throw new ApiError('unauthorized', 'The session is invalid or has expired; sign in again.', {
       hint: 'Or send an API key as Authorization: Bearer <API_KEY>.',
     });
-  }
-  if (!claims.org) throw new ApiError('org.required', 'Choose an organization for this session first.');
-  const rows: { role: MemberRole }[] = await db.query(
-    `SELECT m.role FROM memberships m JOIN users u ON u.id = m.user_id
-      WHERE m.user_id = $1 AND m.organization_id = $2`,
-    [claims.uid, claims.org],
-  );
-  if (!rows[0]) {
-    throw new ApiError(
-      'org.required',
-      'The session user is not a member of its organization; choose another.',
-    );
   }
   if (envParam !== undefined && envParam !== 'cert' && envParam !== 'prod') {
     throw new ApiError('validation_failed', 'sii_env must be cert or prod.', {
       issues: [{ path: '/sii_env', message: 'should be equal to one of the allowed values: cert, prod' }],
     });
   }
-  return {
-    kind: 'session',
-    organizationId: claims.org,
+  const base = {
+    kind: 'session' as const,
     companyId: null,
     environment: (envParam as SiiEnv | undefined) ?? 'cert',
     scopes: null,
-    role: rows[0].role,
-    actorId: `user:${claims.uid}`,
+    actorId: `user:${s.uid}`,
+    userId: s.uid,
+    sessionId,
   };
+  if (!s.org) {
+    if (!requireOrg) return { ...base, organizationId: '', role: null };
+    throw new ApiError('org.required', 'Choose an organization for this session first.');
+  }
+  const rows: { role: MemberRole }[] = await db.query(
+    `SELECT m.role FROM memberships m JOIN users u ON u.id = m.user_id
+      WHERE m.user_id = $1 AND m.organization_id = $2`,
+    [s.uid, s.org],
+  );
+  if (!rows[0]) {
+    if (!requireOrg) return { ...base, organizationId: '', role: null };
+    throw new ApiError(
+      'org.required',
+      'The session user is not a member of its organization; choose another.',
+    );
+  }
+  return { ...base, organizationId: s.org, role: rows[0].role };
 }
 
 export async function authenticate(
   ctx: Context,
   db: DataSource,
-  opts: { allowSession: boolean; sessionSecret: string; now: Date },
+  opts: {
+    allowBearer: boolean;
+    allowSession: boolean;
+    requireOrg: boolean;
+    sessions: SessionStore;
+    sessionId: string | undefined;
+    now: Date;
+  },
 ): Promise<Principal> {
   const header = ctx.get('Authorization');
-  if (header) return authenticateApiKey(db, header, opts.now);
-  const cookie = opts.allowSession ? ctx.cookies.get(SESSION_COOKIE) : undefined;
+  if (header && opts.allowBearer) return authenticateApiKey(db, header, opts.now);
+  const cookie = opts.allowSession ? opts.sessionId : undefined;
   if (cookie) {
     const env = typeof ctx.query.sii_env === 'string' ? ctx.query.sii_env : undefined;
-    return authenticateSession(db, cookie, opts.sessionSecret, opts.now, env);
+    return authenticateSession(db, opts.sessions, cookie, opts.now, env, opts.requireOrg);
   }
-  throw new ApiError('unauthorized', 'Authentication required: send Authorization: Bearer <API_KEY>.');
+  throw new ApiError(
+    'unauthorized',
+    opts.allowBearer
+      ? 'Authentication required: send Authorization: Bearer <API_KEY>.'
+      : 'Sign in to the dashboard first (this route takes only the session cookie).',
+  );
 }
 
 /** 403 forbidden unless the principal may use the route: scope for keys, role for sessions. */

@@ -17,6 +17,8 @@ function originOf(value: string): string | null {
  * - `Sec-Fetch-Site: cross-site` → csrf_blocked;
  * - an Origin (or, without it, a Referer) outside the allowed origins → csrf_origin_mismatch;
  * - neither Origin nor Referer → csrf_blocked (the request's origin cannot be proven).
+ * The api's own origin (the dashboard it serves under /dashboard) is always allowed: a browser
+ * sends the Host it connects to, so a cross-site page cannot make Origin equal it.
  */
 export function checkSessionCsrf(ctx: Context, allowedOrigins: readonly string[]): void {
   if (SAFE_METHODS.has(ctx.method)) return;
@@ -31,7 +33,8 @@ export function checkSessionCsrf(ctx: Context, allowedOrigins: readonly string[]
       hint: 'Browsers send Origin on POST, PUT and DELETE; scripts should use an API key instead.',
     });
   }
-  if (!claimed || !allowedOrigins.includes(claimed)) {
+  const own = `${ctx.protocol}://${ctx.host}`;
+  if (!claimed || (claimed !== own && !allowedOrigins.includes(claimed))) {
     throw new ApiError('csrf_origin_mismatch', 'The request origin is not the dashboard.', {
       detail: { origin: claimed ?? referer },
     });

@@ -1,46 +1,72 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { Context } from 'koa';
+import type { Redis } from 'ioredis';
+import { DEFAULT_LOGIN_GUARD, LoginGuard, SessionStore } from '@dte/accounts';
+import type { Config } from '../config';
 
 /**
- * The dashboard session cookie: `dte_session=<payload>.<mac>` where payload is base64url JSON
- * `{uid, org, exp}` (user id, current organization or null, expiry in unix seconds) and mac is
- * base64url HMAC-SHA256 of the payload with SESSION_SECRET. The cookie proves who the user is
- * and which organization they chose; the role is NOT trusted from the cookie: each request
- * reads the membership (user, organization) from the database, so removing a member or
- * changing a role takes effect at once. Whoever runs the dashboard login issues the cookie
- * with `signSession` (HttpOnly, Secure, SameSite=Lax); this api only verifies it.
+ * The dashboard session cookie (one mechanism, issued by POST /auth/login and /auth/signup):
+ * its value is an opaque random id of a server-side session kept in Redis by @dte/accounts'
+ * SessionStore ({uid, org}, idle and absolute timeouts). The role is never in the session: each
+ * request reads the membership (user, organization) from the database, so removing a member or
+ * changing a role takes effect at once, and logout deletes the session everywhere.
+ *
+ * Flags: HttpOnly, SameSite=Strict, Path=/; on https (SESSION_COOKIE_SECURE, on by default when
+ * PUBLIC_BASE_URL is https) also Secure and the `__Host-` name prefix, which browsers accept only
+ * from a secure origin, without Domain, for Path=/ (so no subdomain can plant or shadow it).
  */
 export const SESSION_COOKIE = 'dte_session';
+export const SECURE_SESSION_COOKIE = `__Host-${SESSION_COOKIE}`;
 
-export interface SessionClaims {
-  uid: string;
-  org: string | null;
-  exp: number;
+export function sessionCookieName(config: Pick<Config, 'sessionCookieSecure'>): string {
+  return config.sessionCookieSecure ? SECURE_SESSION_COOKIE : SESSION_COOKIE;
 }
 
-function mac(payload: string, secret: string): string {
-  return createHmac('sha256', secret).update(payload).digest('base64url');
+function cookieHeader(config: Config, value: string, maxAgeSec: number): string {
+  const parts = [
+    `${sessionCookieName(config)}=${value}`,
+    'Path=/',
+    'HttpOnly',
+    'SameSite=Strict',
+    `Max-Age=${maxAgeSec}`,
+  ];
+  if (config.sessionCookieSecure) parts.push('Secure');
+  return parts.join('; ');
 }
 
-export function signSession(claims: SessionClaims, secret: string): string {
-  const payload = Buffer.from(JSON.stringify(claims)).toString('base64url');
-  return `${payload}.${mac(payload, secret)}`;
+export function setSessionCookie(ctx: Context, config: Config, id: string): void {
+  ctx.append('Set-Cookie', cookieHeader(config, id, config.sessionAbsoluteSec));
+  ctx.set('Cache-Control', 'no-store');
 }
 
-/** Claims of a valid unexpired cookie value, or null for anything forged, malformed or expired. */
-export function verifySession(value: string, secret: string, now: Date): SessionClaims | null {
-  const [payload, sig, extra] = value.split('.');
-  if (!payload || !sig || extra !== undefined) return null;
-  const expected = Buffer.from(mac(payload, secret));
-  const given = Buffer.from(sig);
-  if (expected.length !== given.length || !timingSafeEqual(expected, given)) return null;
-  let claims: SessionClaims;
-  try {
-    claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as SessionClaims;
-  } catch {
-    return null;
+export function clearSessionCookie(ctx: Context, config: Config): void {
+  ctx.append('Set-Cookie', cookieHeader(config, '', 0));
+}
+
+export function readSessionCookie(ctx: Context, config: Config): string | undefined {
+  return ctx.cookies.get(sessionCookieName(config)) || undefined;
+}
+
+const stores = new WeakMap<Redis, { sessions: SessionStore; guard: LoginGuard }>();
+
+/** The session store and login guard of an api (one per Redis connection). */
+export function accountStores(deps: { redis: Redis; config: Config }): {
+  sessions: SessionStore;
+  guard: LoginGuard;
+} {
+  let s = stores.get(deps.redis);
+  if (!s) {
+    s = {
+      sessions: new SessionStore(deps.redis, {
+        idleSec: deps.config.sessionIdleSec,
+        absoluteSec: deps.config.sessionAbsoluteSec,
+      }),
+      guard: new LoginGuard(deps.redis, {
+        ...DEFAULT_LOGIN_GUARD,
+        maxFailures: deps.config.loginMaxFailures,
+        lockSec: deps.config.loginLockSec,
+      }),
+    };
+    stores.set(deps.redis, s);
   }
-  if (typeof claims.uid !== 'string' || typeof claims.exp !== 'number') return null;
-  if (claims.org !== null && typeof claims.org !== 'string') return null;
-  if (claims.exp * 1000 <= now.getTime()) return null;
-  return claims;
+  return s;
 }

@@ -164,31 +164,29 @@ export async function emitDte(
       ],
     });
   }
-  if (!principal.companyId) throw new ApiError('forbidden', 'Emission needs an API key of a company.');
+  // an API key issues for its company; a dashboard session for the organization's company named
+  // by rut_emisor (or its only company)
+  const companyId = principal.companyId ?? (await sessionCompanyId(db, principal.organizationId, req.body));
+  const scoped = { ...principal, companyId };
   const hash = bodyHash(req.body);
-  const known = await byIdempotencyKey(db, principal, key);
+  const known = await byIdempotencyKey(db, scoped, key);
   if (known) return replay(known, hash);
 
-  const { company, input } = await validateForEmission(
-    db,
-    { ...principal, companyId: principal.companyId },
-    req.body,
-    now,
-  );
+  const { company, input } = await validateForEmission(db, scoped, req.body, now);
   const certId =
     req.certIdHeader?.trim() || (typeof input.certificate_id === 'string' ? input.certificate_id : undefined);
   const cert = await resolveSigningCertificate(db, principal.organizationId, certId, {
     path: 'dte',
     now,
-    companyId: principal.companyId,
+    companyId,
   });
   const rateOpt = await exchangeRateFor(input, opts);
 
   return db.transaction(async (m) => {
     await m.query('SELECT pg_advisory_xact_lock(hashtext($1))', [
-      `dte-idem:${principal.companyId}:${principal.environment}:${key}`,
+      `dte-idem:${companyId}:${principal.environment}:${key}`,
     ]);
-    const raced = await byIdempotencyKey(m, principal, key);
+    const raced = await byIdempotencyKey(m, scoped, key);
     if (raced) return replay(raced, hash);
     // notes over our own documents, guías (note-rules.ts): refused before the folio is taken
     const refScope = {
@@ -282,4 +280,24 @@ export async function emitDte(
     ]);
     return { row: rows[0], created: true };
   });
+}
+
+/** The company a dashboard session issues for: rut_emisor among the organization's, or its only one. */
+async function sessionCompanyId(db: DataSource, organizationId: string, body: unknown): Promise<string> {
+  const rut = body && typeof body === 'object' ? (body as { rut_emisor?: unknown }).rut_emisor : undefined;
+  const wanted = typeof rut === 'string' ? normalizeRut(rut) : null;
+  const rows: { id: string; rut: string }[] = await db.query(
+    'SELECT id, rut FROM companies WHERE organization_id = $1 ORDER BY created_at, id',
+    [organizationId],
+  );
+  const match = wanted ? rows.filter((r) => normalizeRut(r.rut) === wanted) : rows;
+  if (match.length !== 1) {
+    throw new ApiError(
+      'empresa.not_found',
+      wanted
+        ? `No company ${wanted} in this organization.`
+        : 'Say rut_emisor: the organization has several companies (or none).',
+    );
+  }
+  return match[0].id;
 }

@@ -60,11 +60,7 @@ export function errorEnvelope(opts: { catalogUrl: string; logger: Logger }): Mid
   const write = (ctx: Context, err: unknown) => {
     const { status, body } = toEnvelope(err, ctx.state.requestId as string, opts.catalogUrl);
     if (status >= 500) opts.logger.error({ err, requestId: ctx.state.requestId, path: ctx.path }, body.code);
-    if (
-      err instanceof ApiError &&
-      err.code === 'rate_limit' &&
-      typeof err.detail?.retryAfterSec === 'number'
-    ) {
+    if (isServiceError(err) && err.code === 'rate_limit' && typeof err.detail?.retryAfterSec === 'number') {
       ctx.set('Retry-After', String(err.detail.retryAfterSec));
     }
     ctx.status = status;

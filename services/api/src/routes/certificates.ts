@@ -1,3 +1,5 @@
+import { audit } from '@dte/accounts';
+import type { Context } from 'koa';
 import type { ApiDeps, RouteDef } from '../context';
 import { ApiError } from '../http/api-error';
 import { parseMultipart } from '../http/multipart';
@@ -11,6 +13,23 @@ import {
 import { principalOf } from './route-kit';
 
 const OWNER_ADMIN = ['owner', 'admin'] as const;
+
+/** Certificate changes are security-relevant: written to the audit log (issue 14). */
+async function auditCertificate(
+  deps: ApiDeps,
+  ctx: Context,
+  action: 'certificate.uploaded' | 'certificate.activated' | 'certificate.deleted',
+  detail: Record<string, unknown>,
+): Promise<void> {
+  const p = principalOf(ctx);
+  await audit(deps.dataSource, {
+    organizationId: p.organizationId,
+    actor: p.actorId,
+    action,
+    detail,
+    ip: ctx.ip,
+  });
+}
 
 export function certificateRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
   return [
@@ -63,6 +82,7 @@ export function certificateRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
           now(),
           principal.companyId,
         );
+        await auditCertificate(deps, ctx, 'certificate.uploaded', { certificate_id: row.id, label: label! });
         ctx.status = 201;
         ctx.body = certificateRecord(row, now());
       },
@@ -103,6 +123,7 @@ export function certificateRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
           now(),
           principalOf(ctx).companyId,
         );
+        await auditCertificate(deps, ctx, 'certificate.activated', { certificate_id: row.id });
         ctx.body = certificateRecord(row, now());
       },
     },
@@ -125,6 +146,7 @@ export function certificateRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
           now(),
           principalOf(ctx).companyId,
         );
+        await auditCertificate(deps, ctx, 'certificate.deleted', { certificate_id: row.id });
         ctx.body = { id: row.id, deleted_at: new Date(row.deleted_at!).toISOString() };
       },
     },

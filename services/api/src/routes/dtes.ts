@@ -41,7 +41,7 @@ export function dteRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
       summary:
         'Issue a DTE (33, 34, 46, 52, 56, 61, 110, 112): folio assigned and queued for signing and sending',
       tag: 'dtes',
-      auth: 'bearer',
+      auth: 'bearer_or_session',
       scope: 'dte:write',
       body: { kind: 'json', schema: 'dte-emission-body.schema.json' },
       headers: {
@@ -130,7 +130,7 @@ export function dteRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
       operationId: 'listDtes',
       summary: 'List documents: filters, sort, dir and an opaque keyset cursor ({data, next_cursor})',
       tag: 'dtes',
-      auth: 'bearer',
+      auth: 'bearer_or_session',
       scope: 'dte:read',
       query: {
         limit: { description: '1-100, default 20 (clamped)', schema: { type: 'integer' } },
@@ -177,7 +177,7 @@ export function dteRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
       operationId: 'getDte',
       summary: 'Detail of a document with its EstadoDte block',
       tag: 'dtes',
-      auth: 'bearer',
+      auth: 'bearer_or_session',
       scope: 'dte:read',
       responses: { 200: { description: 'the document', schema: 'dte-detail.schema.json' } },
       errors: ['not_found'],
@@ -191,7 +191,7 @@ export function dteRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
       operationId: 'getDteEvents',
       summary: "Chronological feed of the document's status changes with the SII's gloss",
       tag: 'dtes',
-      auth: 'bearer',
+      auth: 'bearer_or_session',
       scope: 'dte:read',
       responses: { 200: { description: 'the feed, oldest first', schema: 'dte-events.schema.json' } },
       errors: ['not_found'],
@@ -205,7 +205,7 @@ export function dteRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
       operationId: 'getDteXml',
       summary: 'The signed document (application/xml)',
       tag: 'dtes',
-      auth: 'bearer',
+      auth: 'bearer_or_session',
       scope: 'dte:read',
       responses: { 200: { description: 'signed DTE XML', contentType: 'application/xml' } },
       errors: ['not_found', 'dte.xml.not_yet_available'],
@@ -223,7 +223,7 @@ export function dteRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
       operationId: 'refreshDteStatus',
       summary: 'Re-poll the SII for a stuck or sin_permiso_sii document',
       tag: 'dtes',
-      auth: 'bearer',
+      auth: 'bearer_or_session',
       scope: 'dte:write',
       headers: { 'X-Cert-Id': 'accepted as on every /dtes POST; the re-poll uses the active certificate' },
       responses: {

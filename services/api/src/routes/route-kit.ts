@@ -2,6 +2,7 @@ import type { Context, Middleware } from 'koa';
 import type { ApiDeps, Principal, RouteDef } from '../context';
 import { authenticate, authorize } from '../auth/authenticate';
 import { checkSessionCsrf } from '../auth/csrf';
+import { accountStores, readSessionCookie } from '../auth/session';
 import { enforceRateLimit, recordAuthFailure, refuseAddressAfterFailures } from '../auth/rate-limit';
 import { ApiError } from '../http/api-error';
 
@@ -30,9 +31,13 @@ export function createRouteKit(deps: ApiDeps): RouteKit {
         const at = now();
         // an address that keeps failing is refused before any key lookup
         await refuseAddressAfterFailures(deps.redis, ctx.ip, deps.config.authFailureMax, at);
+        const sessionOnly = def.auth === 'session' || def.auth === 'session_user';
         const principal = await authenticate(ctx, deps.dataSource, {
-          allowSession: def.auth === 'bearer_or_session',
-          sessionSecret: deps.config.sessionSecret,
+          allowBearer: !sessionOnly,
+          allowSession: def.auth !== 'bearer',
+          requireOrg: def.auth !== 'session_user',
+          sessions: accountStores(deps).sessions,
+          sessionId: readSessionCookie(ctx, deps.config),
           now: at,
         }).catch(async (err: unknown) => {
           if (err instanceof ApiError && AUTH_FAILURES.has(err.code)) {

@@ -19,7 +19,7 @@ import { LocalKeyWrapper, type KeyWrapper } from '../../src/crypto/envelope';
 import { SqlCafDocumentsProbe } from '../../src/caf/documents-probe';
 import { SiiFolioGrantClient } from '../../src/caf/sii-folio-grant-client';
 import { seedOrganization, type SeedInput, type SeedResult } from '../../src/seed';
-import { signSession } from '../../src/auth/session';
+import { accountStores } from '../../src/auth/session';
 import { rutCheckDigit } from '@dte/engine';
 
 export const DASHBOARD_ORIGIN = 'https://dashboard.test';
@@ -35,7 +35,11 @@ export interface TestApi {
   /** shifts the api's clock (ms) */
   advanceClock(ms: number): void;
   seed(input?: Partial<SeedInput>): Promise<SeedResult>;
-  sessionCookie(userId: string, org: string | null, expSec?: number): string;
+  /**
+   * A dashboard session of the user in Redis (as POST /auth/login makes), its cookie value;
+   * `expSec` <= 0 gives one already past its absolute lifetime.
+   */
+  sessionCookie(userId: string, org: string | null, expSec?: number): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -113,8 +117,12 @@ export async function startTestApi(
         env: 'cert',
         ...input,
       }),
-    sessionCookie: (uid, org, expSec = 3600) =>
-      signSession({ uid, org, exp: Math.floor(Date.now() / 1000) + expSec }, config.sessionSecret),
+    sessionCookie: (uid, org, expSec = 3600) => {
+      const { sessions } = accountStores(deps);
+      const at = deps.clock!();
+      const created = expSec > 0 ? at : new Date(at.getTime() - (config.sessionAbsoluteSec - expSec) * 1000);
+      return sessions.create(uid, org, created);
+    },
     async close() {
       await api.close();
       await sim.close();

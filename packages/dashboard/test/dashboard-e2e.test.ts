@@ -1,0 +1,282 @@
+/**
+ * The dashboard end to end in headless Chromium, against the real pipeline (api, signer,
+ * sii-uploader, sii-poller as processes, the SII simulator, Kafka, PostgreSQL, Redis): sign up,
+ * onboard a company, upload its certificate, request folios from the SII, issue an invoice with
+ * the live preview, watch it reach EPR on the status timeline, download its XML. Screenshots of
+ * each page go to the pipeline's log directory (printed).
+ */
+import { expect } from 'chai';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { createTestP12 } from '@dte/engine';
+import {
+  randomRut,
+  startPipelineProcesses,
+  type RunningPipeline,
+} from '../../../test/support/pipeline-harness';
+import { launchChromium } from '../src/browser';
+
+const FCH_RESOL = '2024-01-15';
+
+describe('dashboard in headless Chromium (issue 14)', function () {
+  this.timeout(240_000);
+  let pipe: RunningPipeline;
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  let origin: string;
+  let shots: string;
+  const rut = randomRut();
+  const email = `duena-${Date.now()}@empresa.cl`;
+  let documentUrl = '';
+
+  const ready = () => page.locator('body[data-ready="true"]').waitFor();
+  const shot = (name: string) => page.screenshot({ path: path.join(shots, `${name}.png`), fullPage: true });
+  const notice = () => page.locator('#aviso');
+
+  before(async () => {
+    pipe = await startPipelineProcesses({ label: 'dashboard', sim: { registerMs: 300, stepMs: 80 } });
+    origin = new URL(pipe.apiUrl).origin;
+    shots = path.join(pipe.logDir, 'screenshots');
+    fs.mkdirSync(shots, { recursive: true });
+    console.log(`      dashboard screenshots: ${shots}`);
+    // the company exists at the SII (certification) and its own certificate may send for it
+    await pipe.simAdmin('PUT', `/admin/cert/companies/${rut}`, {
+      razonSocial: 'FERRETERIA DEMO SPA',
+      fchResol: FCH_RESOL,
+      nroResol: 0,
+      senders: [rut],
+    });
+    browser = await launchChromium();
+    context = await browser.newContext({ acceptDownloads: true, locale: 'es-CL' });
+    page = await context.newPage();
+  });
+  after(async () => {
+    await browser?.close();
+    await pipe?.close();
+  });
+
+  it('sends a visitor to the login page, and signs up', async () => {
+    await page.goto(`${origin}/dashboard`);
+    await page.waitForURL('**/dashboard/ingresar');
+    expect(await page.locator('html').getAttribute('lang')).to.equal('es-CL');
+    await shot('ingresar');
+    await page.getByLabel('Correo electrónico').nth(1).fill(email);
+    await page.getByLabel('Contraseña', { exact: true }).nth(1).fill('corta');
+    await page.getByRole('button', { name: 'Crear cuenta' }).click();
+    // live validation refuses a short password before anything is sent
+    await expect(await page.locator('#signup-password-error').textContent()).to.include('10');
+    await page.getByLabel('Contraseña', { exact: true }).nth(1).fill('una-clave-segura-1');
+    await page.getByRole('button', { name: 'Crear cuenta' }).click();
+    await page.waitForURL('**/dashboard/organizacion');
+    await ready();
+    const cookies = await context.cookies();
+    const session = cookies.find((c) => c.name === 'dte_session');
+    expect(session).to.include({ httpOnly: true, sameSite: 'Strict' });
+  });
+
+  it('refuses a RUT with a wrong check digit as it is typed, then onboards the company', async () => {
+    const bad = `${rut.slice(0, -1)}${rut.endsWith('1') ? '2' : '1'}`;
+    await page.getByLabel('RUT de la empresa').first().fill(bad);
+    expect(await page.locator('#org-rut-error').textContent()).to.include('dígito verificador');
+    expect(await page.locator('#org-rut').getAttribute('aria-invalid')).to.equal('true');
+    await page.getByLabel('RUT de la empresa').first().fill(rut);
+    await page.getByLabel('Giro').fill('Venta de ferretería');
+    await page.getByLabel('Dirección').fill('Av. Providencia 1234');
+    await page.getByLabel('Comuna').fill('Providencia');
+    await page.getByLabel('Código de actividad económica').fill('467300');
+    await page.getByLabel('N° resolución de certificación SII').fill('0');
+    await page.getByLabel('Fecha de la resolución').fill(FCH_RESOL);
+    await shot('organizacion');
+    await page.getByRole('button', { name: 'Registrar empresa' }).click();
+    await page.waitForURL('**/dashboard/documentos');
+    await ready();
+    expect(await page.locator('#usuario').textContent()).to.include('FERRETERIA DEMO SPA (owner)');
+  });
+
+  it('uploads the certificate (.p12)', async () => {
+    await page.getByRole('link', { name: 'Certificados' }).click();
+    await ready();
+    await page.getByLabel('Archivo .p12 o .pfx').setInputFiles({
+      name: 'firma.p12',
+      mimeType: 'application/x-pkcs12',
+      buffer: createTestP12({ rut, password: 'secreto' }),
+    });
+    await page.getByLabel('Contraseña del certificado').fill('secreto');
+    await page.getByLabel('Etiqueta').fill('Firma principal');
+    await page.getByRole('button', { name: 'Subir certificado' }).click();
+    await page.locator('#aviso.ok').waitFor();
+    await page.locator('#tabla-certificados td', { hasText: 'Firma principal' }).waitFor();
+    await shot('certificados');
+  });
+
+  it('requests folios from the SII and shows the inventory', async () => {
+    await page.getByRole('link', { name: 'Folios' }).click();
+    await ready();
+    await page.getByLabel('Tipo de documento').selectOption('33');
+    await page.getByLabel('Cantidad').fill('8');
+    await page.getByRole('button', { name: 'Solicitar folios' }).click();
+    await page.locator('#aviso.ok').waitFor();
+    expect(await notice().textContent()).to.include('1–8');
+    const row = page.locator('#tabla-resumen tbody tr').first();
+    await row.locator('td', { hasText: /^8$/ }).waitFor();
+    // 8 folios are at or below the low-folio threshold (20 by default): the page alerts
+    expect(await page.locator('#alertas-folios').textContent()).to.include('Quedan pocos folios del tipo 33');
+    await shot('folios');
+  });
+
+  it('issues an invoice with a live preview of the totals', async () => {
+    await page.getByRole('link', { name: 'Emitir' }).click();
+    await ready();
+    await page.getByLabel('RUT', { exact: true }).fill('77777777-8');
+    expect(await page.locator('#e-rut-error').textContent()).to.include('dígito verificador');
+    await page.getByLabel('RUT', { exact: true }).fill('77777777-7');
+    await page.getByLabel('Razón social').fill('Cliente de Prueba SpA');
+    await page.getByLabel('Giro').fill('Servicios informáticos');
+    await page.getByLabel('Dirección').fill('Calle Falsa 123');
+    await page.getByLabel('Comuna').fill('Ñuñoa');
+    await page.getByLabel('Nombre').fill('Martillo');
+    await page.getByLabel('Cantidad').fill('2');
+    await page.getByLabel('Precio unitario').fill('10000');
+    expect(await page.locator('#v-neto').textContent()).to.equal('$20.000');
+    expect(await page.locator('#v-iva').textContent()).to.equal('$3.800');
+    expect(await page.locator('#v-total').textContent()).to.equal('$23.800');
+    await shot('emitir');
+    await page.getByRole('button', { name: 'Emitir factura' }).click();
+    await page.waitForURL(/\/dashboard\/documentos\/[0-9a-f-]{36}$/);
+    documentUrl = page.url();
+    await ready();
+    expect(await page.locator('#doc-titulo').textContent()).to.equal('Documento tipo 33 N° 1');
+  });
+
+  it('shows the document reaching EPR on its status timeline', async () => {
+    const deadline = Date.now() + 120_000;
+    for (;;) {
+      const estado = (await page.locator('#doc-estado').textContent()) ?? '';
+      if (estado.startsWith('EPR')) break;
+      if (Date.now() > deadline) throw new Error(`the document stayed at ${estado}`);
+      await page.waitForTimeout(1000);
+      await page.getByRole('button', { name: 'Actualizar estado' }).click();
+      await page.locator('#doc-estado').waitFor();
+    }
+    const timeline = (await page.locator('#doc-eventos').textContent()) ?? '';
+    expect(timeline).to.include('EPR');
+    await shot('documento');
+    await page.getByRole('link', { name: '← Documentos' }).click();
+    await ready();
+    await page.locator('#tabla-documentos td', { hasText: '$23.800' }).waitFor();
+    expect(await page.locator('#tabla-documentos tbody tr').count()).to.equal(1);
+    await shot('documentos');
+  });
+
+  it('remembers the receiver from the emission and offers it when issuing again', async () => {
+    await page.getByRole('link', { name: 'Emitir' }).click();
+    await ready();
+    await page.getByLabel('RUT', { exact: true }).fill('77777777-7');
+    await page.getByLabel('RUT', { exact: true }).dispatchEvent('change');
+    expect(await page.getByLabel('Razón social').inputValue()).to.equal('Cliente de Prueba SpA');
+    expect(await page.getByLabel('Comuna').inputValue()).to.equal('Ñuñoa');
+  });
+
+  it('downloads the signed XML of the document', async () => {
+    await page.goto(documentUrl);
+    await ready();
+    const [download] = await Promise.all([page.waitForEvent('download'), page.locator('#doc-xml').click()]);
+    const xml = fs.readFileSync(await download.path(), 'latin1');
+    expect(xml).to.match(/<Folio>1<\/Folio>/);
+    expect(xml).to.include(`<RUTEmisor>${rut}</RUTEmisor>`);
+    expect(xml).to.include('<Signature');
+  });
+
+  // ── PDF download (issue 8). `/api/v1/dtes/:id/pdf` is built in parallel on another branch: the
+  // ── integrator enables this `it` (remove `.skip`) once both are merged.
+  it.skip('INTEGRATOR: downloads the PDF of the document (needs issue 8 merged)', async () => {
+    await page.goto(documentUrl);
+    await ready();
+    const [download] = await Promise.all([page.waitForEvent('download'), page.locator('#doc-pdf').click()]);
+    const pdf = fs.readFileSync(await download.path());
+    expect(pdf.subarray(0, 5).toString('latin1')).to.equal('%PDF-');
+  });
+
+  it('creates an API key shown once, and lists it by prefix only', async () => {
+    await page.goto(`${origin}/dashboard/api-keys`);
+    await ready();
+    await page.getByLabel('Nombre').fill('ERP');
+    await page.getByRole('button', { name: 'Crear API key' }).click();
+    const key = (await page.locator('#key-valor').textContent()) ?? '';
+    expect(key).to.match(/^sk_cert_[A-Za-z0-9_-]{43}$/);
+    // the list reloads after the creation: wait for the new key's row
+    await page.locator('#tabla-keys code', { hasText: `${key.slice(0, 16)}…` }).waitFor();
+    const table = (await page.locator('#tabla-keys').textContent()) ?? '';
+    expect(table).to.include(`${key.slice(0, 16)}…`);
+    expect(table).to.not.include(key);
+    await shot('api-keys');
+  });
+
+  it('uses an API key typed into the webhooks page (Bearer only) and shows the api refusing a non-public URL', async () => {
+    await page.goto(`${origin}/dashboard/api-keys`);
+    await ready();
+    await page.getByLabel('Nombre').fill('Webhooks');
+    await page.getByRole('button', { name: 'Crear API key' }).click();
+    const key = (await page.locator('#key-valor').textContent()) ?? '';
+    await page.goto(`${origin}/dashboard/webhooks`);
+    await ready();
+    await page.getByLabel('API key').fill(key);
+    await page.getByRole('button', { name: 'Ver webhooks' }).click();
+    await page.locator('#tabla-webhooks td', { hasText: 'Sin suscripciones.' }).waitFor();
+    await page.getByLabel('URL (https)').fill('https://127.0.0.1/hook');
+    await page.getByRole('button', { name: 'Crear suscripción' }).click();
+    await page.locator('#aviso.error').waitFor();
+    expect(await notice().textContent()).to.include('invalid_webhook_url');
+    await shot('webhooks');
+  });
+
+  it('activates a second certificate and deletes the first from the certificates page', async () => {
+    await page.goto(`${origin}/dashboard/certificados`);
+    await ready();
+    await page.getByLabel('Archivo .p12 o .pfx').setInputFiles({
+      name: 'respaldo.p12',
+      mimeType: 'application/x-pkcs12',
+      buffer: createTestP12({ rut, password: 'otra', name: 'Firma de respaldo' }),
+    });
+    await page.getByLabel('Contraseña del certificado').fill('otra');
+    await page.getByLabel('Etiqueta').fill('Firma respaldo');
+    await page.getByRole('button', { name: 'Subir certificado' }).click();
+    await page.locator('#tabla-certificados td', { hasText: 'Firma respaldo' }).waitFor();
+    const row = (label: string) => page.locator('#tabla-certificados tr', { hasText: label });
+    await row('Firma respaldo').getByRole('button', { name: 'Activar' }).click();
+    await page.locator('#aviso.ok', { hasText: 'Certificado activado.' }).waitFor();
+    await row('Firma respaldo').locator('td', { hasText: /^Sí$/ }).waitFor();
+    page.once('dialog', (d) => void d.accept());
+    await row('Firma principal').getByRole('button', { name: 'Eliminar' }).click();
+    await page.locator('#aviso.ok', { hasText: 'Certificado eliminado.' }).waitFor();
+    await row('Firma principal').waitFor({ state: 'detached' });
+  });
+
+  it('shows the members and the audit log to the owner', async () => {
+    await page.goto(`${origin}/dashboard/miembros`);
+    await ready();
+    await page.locator('#tabla-miembros td', { hasText: email }).waitFor();
+    await shot('miembros');
+    await page.goto(`${origin}/dashboard/auditoria`);
+    await ready();
+    const log = (await page.locator('#tabla-auditoria').textContent()) ?? '';
+    for (const action of [
+      'organization.created',
+      'certificate.uploaded',
+      'certificate.activated',
+      'certificate.deleted',
+      'api_key.created',
+    ])
+      expect(log).to.include(action);
+    await shot('auditoria');
+  });
+
+  it('logs out: the session no longer opens the dashboard', async () => {
+    await page.getByRole('button', { name: 'Salir' }).click();
+    await page.waitForURL('**/dashboard/ingresar');
+    await page.goto(`${origin}/dashboard/documentos`);
+    await page.waitForURL('**/dashboard/ingresar');
+  });
+});
