@@ -15,6 +15,8 @@ import { createRouteKit } from './routes/route-kit';
 import { dteRoutes } from './routes/dtes';
 import { dteHelperRoutes } from './routes/dte-helpers';
 import { webhookRoutes } from './routes/webhooks';
+import { pendingActionRoutes } from './routes/pending-actions';
+import { agentsGatewayFor } from './agents/gateway';
 
 export const BASE_PATH = '/api/v1';
 
@@ -28,6 +30,7 @@ export function apiRoutes(deps: ApiDeps): RouteDef[] {
     ...webhookRoutes(deps, kit.now),
     ...dteHelperRoutes(deps, kit.now),
     ...dteRoutes(deps, kit.now),
+    ...pendingActionRoutes(deps),
   ];
   let doc: unknown;
   const openApi = () =>
@@ -63,6 +66,8 @@ export function createApp(deps: ApiDeps): ApiApp {
 
   app.use(requestId());
   app.use(healthProbes(deps));
+  // OAuth server ({auth_url}/oauth, metadata) and the MCP server (/mcp), issue 15
+  app.use(agentsGatewayFor(deps).middleware);
   app.use(errorEnvelope({ catalogUrl: catalogUrl(deps), logger: deps.logger }));
   app.use(router.routes());
   return { app, router, routes };

@@ -33,6 +33,16 @@ export interface Config {
   /** the exchange-rate source of export documents (GET {url}/tipo-cambio/...); defaults to SII_BASE_URL */
   exchangeRateUrl?: string;
   siiTimeoutMs: number;
+  /** `{auth_url}` of the OAuth server (issuer; routes under /oauth); default the origin of PUBLIC_BASE_URL */
+  authUrl?: string;
+  /** lifetime of OAuth access tokens of the MCP server, seconds */
+  oauthAccessTokenTtlSec: number;
+  /** dashboard login page (the consent step links to it with ?return_to=) */
+  dashboardLoginUrl?: string;
+  /** default MCP caps per connection and minute (emit, borrador, reenvio); a company may set its own */
+  mcpCapEmitPerMinute: number;
+  mcpCapBorradorPerMinute: number;
+  mcpCapReenvioPerMinute: number;
 }
 
 const base64Key = (raw: string): string => {
@@ -76,6 +86,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       siiBaseUrl: { env: 'SII_BASE_URL', parse: url, required: false },
       exchangeRateUrl: { env: 'EXCHANGE_RATE_URL', parse: url, required: false },
       siiTimeoutMs: { env: 'SII_TIMEOUT_MS', default: 15000, parse: positive },
+      authUrl: { env: 'AUTH_URL', parse: url, required: false },
+      oauthAccessTokenTtlSec: { env: 'OAUTH_ACCESS_TOKEN_TTL_SEC', default: 600, parse: positive },
+      dashboardLoginUrl: { env: 'DASHBOARD_LOGIN_URL', parse: url, required: false },
+      mcpCapEmitPerMinute: { env: 'MCP_CAP_EMIT_PER_MINUTE', default: 20, parse: positive },
+      mcpCapBorradorPerMinute: { env: 'MCP_CAP_BORRADOR_PER_MINUTE', default: 60, parse: positive },
+      mcpCapReenvioPerMinute: { env: 'MCP_CAP_REENVIO_PER_MINUTE', default: 10, parse: positive },
     },
     env,
   );

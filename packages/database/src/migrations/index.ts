@@ -13,6 +13,7 @@ import { SiiReconciliation1763800900000 } from './1763800900000-sii-reconciliati
 import { ProductionGates1763801000000 } from './1763801000000-production-gates';
 import { WebhookSecretsSealed1763801100000 } from './1763801100000-webhook-secrets-sealed';
 import { DteReferencesIndex1763803000000 } from './1763803000000-dte-references-index';
+import { AgentsOauthMcp1763810000000 } from './1763810000000-agents-oauth-mcp';
 
 export const migrations: (new () => MigrationInterface)[] = [
   ProcessedEvents1763780000000,
@@ -27,4 +28,5 @@ export const migrations: (new () => MigrationInterface)[] = [
   ProductionGates1763801000000,
   WebhookSecretsSealed1763801100000,
   DteReferencesIndex1763803000000,
+  AgentsOauthMcp1763810000000,
 ];
