@@ -13,7 +13,12 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { UnauthorizedError, refreshAuthorization, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import {
+  UnauthorizedError,
+  discoverAuthorizationServerMetadata,
+  refreshAuthorization,
+  type OAuthClientProvider,
+} from '@modelcontextprotocol/sdk/client/auth.js';
 import type {
   OAuthClientInformationMixed,
   OAuthClientMetadata,
@@ -134,7 +139,10 @@ describe('MCP server behind OAuth 2.1 (issue 15)', function () {
   });
 
   /** The user, signed in to the dashboard, approves the consent page; returns the code. */
-  async function consent(url: URL, opts: { expectScopes?: string[]; grant?: string[] } = {}): Promise<string> {
+  async function consent(
+    url: URL,
+    opts: { expectScopes?: string[]; grant?: string[] } = {},
+  ): Promise<string> {
     const context = await browser.newContext();
     await context.addCookies([{ name: 'dte_session', value: cookie, url: origin }]);
     const page = await context.newPage();
@@ -143,9 +151,12 @@ describe('MCP server behind OAuth 2.1 (issue 15)', function () {
       await page.goto(url.href);
       await page.waitForSelector('#approve');
       expect(await page.textContent('h1')).to.contain('Agente de prueba');
-      const scopes = await page.$$eval('li[data-scope]', (els) => els.map((e) => e.getAttribute('data-scope')));
+      const scopes = await page.$$eval('li[data-scope]', (els) =>
+        els.map((e) => e.getAttribute('data-scope')),
+      );
       if (opts.expectScopes) expect(scopes).to.deep.equal(opts.expectScopes);
-      if (scopes.includes('dte:write')) expect(await page.textContent('ul.scopes')).to.contain('Emitir facturas');
+      if (scopes.includes('dte:write'))
+        expect(await page.textContent('ul.scopes')).to.contain('Emitir facturas');
       if (opts.grant) {
         for (const s of scopes) {
           if (!opts.grant.includes(s!)) await page.uncheck(`li[data-scope="${s}"] input`);
@@ -174,15 +185,25 @@ describe('MCP server behind OAuth 2.1 (issue 15)', function () {
   }
 
   it('without a token /mcp answers 401 pointing at the protected-resource metadata; metadata advertise S256 only', async () => {
-    const res = await fetch(mcpUrl, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{}' });
+    const res = await fetch(mcpUrl, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: '{}',
+    });
     expect(res.status).to.equal(401);
     const www = res.headers.get('www-authenticate')!;
     expect(www).to.match(/^Bearer /);
     expect(www).to.contain(`resource_metadata="${origin}/.well-known/oauth-protected-resource/mcp"`);
-    const prm = (await (await fetch(`${origin}/.well-known/oauth-protected-resource/mcp`)).json()) as Record<string, unknown>;
+    const prm = (await (await fetch(`${origin}/.well-known/oauth-protected-resource/mcp`)).json()) as Record<
+      string,
+      unknown
+    >;
     expect(prm).to.include({ resource: mcpUrl });
     expect(prm.authorization_servers).to.deep.equal([origin]);
-    const as = (await (await fetch(`${origin}/.well-known/oauth-authorization-server`)).json()) as Record<string, unknown>;
+    const as = (await (await fetch(`${origin}/.well-known/oauth-authorization-server`)).json()) as Record<
+      string,
+      unknown
+    >;
     expect(as).to.include({
       issuer: origin,
       authorization_endpoint: `${origin}/oauth/authorize`,
@@ -215,18 +236,40 @@ describe('MCP server behind OAuth 2.1 (issue 15)', function () {
 
     // the SDK asks for every scope the resource lists; the user grants four of them
     const code = await consent(authUrl, {
-      expectScopes: ['dte:read', 'rcv:read', 'empresas:read', 'certificates:read', 'billing:read', 'recepcion:read', 'dte:write', 'recepcion:write'],
+      expectScopes: [
+        'dte:read',
+        'rcv:read',
+        'empresas:read',
+        'certificates:read',
+        'billing:read',
+        'recepcion:read',
+        'dte:write',
+        'recepcion:write',
+      ],
       grant: ['dte:read', 'dte:write', 'empresas:read', 'certificates:read'],
     });
     await transport.finishAuth(code);
     expect(main.saved?.access_token).to.be.a('string');
     expect(main.saved?.refresh_token).to.be.a('string');
-    expect(main.saved?.scope?.split(' ').sort()).to.deep.equal(['certificates:read', 'dte:read', 'dte:write', 'empresas:read']);
+    expect(main.saved?.scope?.split(' ').sort()).to.deep.equal([
+      'certificates:read',
+      'dte:read',
+      'dte:write',
+      'empresas:read',
+    ]);
 
     const client = await connectedClient(main);
     const { tools } = await client.listTools();
     const names = tools.map((t) => t.name);
-    expect(names).to.include.members(['emitir_dte', 'derivar_dte', 'obtener_dte', 'listar_dtes', 'eventos_dte', 'totales_dte', 'consultar_accion_pendiente']);
+    expect(names).to.include.members([
+      'emitir_dte',
+      'derivar_dte',
+      'obtener_dte',
+      'listar_dtes',
+      'eventos_dte',
+      'totales_dte',
+      'consultar_accion_pendiente',
+    ]);
     expect(names.filter((n) => /webhook/i.test(n))).to.deep.equal([]);
     // the emission tool's document is the REST body's schema
     const emit = tools.find((t) => t.name === 'emitir_dte')!;
@@ -243,7 +286,11 @@ describe('MCP server behind OAuth 2.1 (issue 15)', function () {
     const client = await connectedClient(main);
     const res = await client.callTool({
       name: 'emitir_dte',
-      arguments: { idempotency_key: randomUUID(), certificate_id: p.o.certId, documento: body(33, p.o.rut, 25000) },
+      arguments: {
+        idempotency_key: randomUUID(),
+        certificate_id: p.o.certId,
+        documento: body(33, p.o.rut, 25000),
+      },
     });
     expect(res.isError, JSON.stringify(res.structuredContent)).to.equal(false);
     const doc = res.structuredContent as { id: string; tipo_dte: number; folio: number };
@@ -264,13 +311,15 @@ describe('MCP server behind OAuth 2.1 (issue 15)', function () {
       arguments: { idempotency_key: randomUUID(), documento: { ...body(33, p.o.rut), items: [] } },
     });
     expect(bad.isError).to.equal(true);
-    expect((bad.structuredContent as { code: string }).code).to.be.oneOf(['items_empty', 'validation_failed']);
+    expect((bad.structuredContent as { code: string }).code).to.be.oneOf([
+      'items_empty',
+      'validation_failed',
+    ]);
     const after = await p.t.db.dataSource.query('SELECT count(*)::int AS n FROM dtes');
     expect(after[0].n).to.equal(before[0].n);
 
-    const audit: { tool: string; outcome: string; error_code: string | null }[] = await p.t.db.dataSource.query(
-      `SELECT tool, outcome, error_code FROM mcp_audit_log ORDER BY id`,
-    );
+    const audit: { tool: string; outcome: string; error_code: string | null }[] =
+      await p.t.db.dataSource.query(`SELECT tool, outcome, error_code FROM mcp_audit_log ORDER BY id`);
     expect(audit.map((a) => `${a.tool}:${a.outcome}`)).to.include.members([
       'obtener_empresa:ok',
       'emitir_dte:ok',
@@ -282,7 +331,8 @@ describe('MCP server behind OAuth 2.1 (issue 15)', function () {
 
   it('an annulment waits as a pending action until the user approves it in the dashboard', async () => {
     const client = await connectedClient(main);
-    const count = async () => (await p.t.db.dataSource.query('SELECT count(*)::int AS n FROM dtes'))[0].n as number;
+    const count = async () =>
+      (await p.t.db.dataSource.query('SELECT count(*)::int AS n FROM dtes'))[0].n as number;
     const n0 = await count();
     const res = await client.callTool({
       name: 'derivar_dte',
@@ -294,13 +344,22 @@ describe('MCP server behind OAuth 2.1 (issue 15)', function () {
       },
     });
     expect(res.isError, JSON.stringify(res.structuredContent)).to.equal(false);
-    const pending = (res.structuredContent as { pending_action: { id: string; status: string } }).pending_action;
+    const pending = (res.structuredContent as { pending_action: { id: string; status: string } })
+      .pending_action;
     expect(pending.status).to.equal('pending');
     expect(await count(), 'nothing issued before approval').to.equal(n0);
 
-    const state = await client.callTool({ name: 'consultar_accion_pendiente', arguments: { id: pending.id } });
-    expect((state.structuredContent as { pending_action: { status: string } }).pending_action.status).to.equal('pending');
-    const missing = await client.callTool({ name: 'consultar_accion_pendiente', arguments: { id: randomUUID() } });
+    const state = await client.callTool({
+      name: 'consultar_accion_pendiente',
+      arguments: { id: pending.id },
+    });
+    expect(
+      (state.structuredContent as { pending_action: { status: string } }).pending_action.status,
+    ).to.equal('pending');
+    const missing = await client.callTool({
+      name: 'consultar_accion_pendiente',
+      arguments: { id: randomUUID() },
+    });
     expect(missing.isError).to.equal(true);
     expect((missing.structuredContent as { code: string }).code).to.equal('pending_action_not_found');
 
@@ -309,17 +368,28 @@ describe('MCP server behind OAuth 2.1 (issue 15)', function () {
     expect(withKey.status).to.equal(403);
     expect(await count()).to.equal(n0);
     const session = { Cookie: `dte_session=${cookie}`, Origin: DASHBOARD_ORIGIN };
-    const approved = await fetch(`${p.t.url}/pending-actions/${pending.id}/approve`, { method: 'POST', headers: session });
-    const ab = (await approved.json()) as { pending_action: { status: string; result: { id: string; tipo_dte: number } } };
+    const approved = await fetch(`${p.t.url}/pending-actions/${pending.id}/approve`, {
+      method: 'POST',
+      headers: session,
+    });
+    const ab = (await approved.json()) as {
+      pending_action: { status: string; result: { id: string; tipo_dte: number } };
+    };
     expect(approved.status, JSON.stringify(ab)).to.equal(200);
     expect(ab.pending_action.status).to.equal('approved');
     expect(ab.pending_action.result.tipo_dte).to.equal(61);
     expect(await count()).to.equal(n0 + 1);
     // a second approval runs nothing again
-    const again = await fetch(`${p.t.url}/pending-actions/${pending.id}/approve`, { method: 'POST', headers: session });
+    const again = await fetch(`${p.t.url}/pending-actions/${pending.id}/approve`, {
+      method: 'POST',
+      headers: session,
+    });
     expect(again.status).to.equal(200);
     expect(await count()).to.equal(n0 + 1);
-    const unknown = await fetch(`${p.t.url}/pending-actions/${randomUUID()}/reject`, { method: 'POST', headers: session });
+    const unknown = await fetch(`${p.t.url}/pending-actions/${randomUUID()}/reject`, {
+      method: 'POST',
+      headers: session,
+    });
     expect(unknown.status).to.equal(404);
     expect(((await unknown.json()) as { code: string }).code).to.equal('pending_action_not_found');
     await client.close();
@@ -327,8 +397,11 @@ describe('MCP server behind OAuth 2.1 (issue 15)', function () {
 
   it('rotates the refresh token; reusing the old one revokes the whole family', async () => {
     const asUrl = origin;
+    const metadata = await discoverAuthorizationServerMetadata(asUrl);
+    expect(metadata?.token_endpoint).to.equal(`${origin}/oauth/token`);
     const old = main.saved!;
     const rotated = await refreshAuthorization(asUrl, {
+      metadata,
       clientInformation: main.info!,
       refreshToken: old.refresh_token!,
       resource: mcpUrl,
@@ -340,9 +413,12 @@ describe('MCP server behind OAuth 2.1 (issue 15)', function () {
     await client.close();
 
     let reuse: unknown;
-    await refreshAuthorization(asUrl, { clientInformation: main.info!, refreshToken: old.refresh_token!, resource: mcpUrl }).catch(
-      (e) => (reuse = e),
-    );
+    await refreshAuthorization(asUrl, {
+      metadata,
+      clientInformation: main.info!,
+      refreshToken: old.refresh_token!,
+      resource: mcpUrl,
+    }).catch((e) => (reuse = e));
     expect(String(reuse)).to.match(/invalid_grant|InvalidGrant/i);
     // the family is gone: the rotated access token and refresh token no longer work
     const r = await fetch(mcpUrl, {
@@ -356,9 +432,12 @@ describe('MCP server behind OAuth 2.1 (issue 15)', function () {
     });
     expect(r.status).to.equal(401);
     let again: unknown;
-    await refreshAuthorization(asUrl, { clientInformation: main.info!, refreshToken: rotated.refresh_token!, resource: mcpUrl }).catch(
-      (e) => (again = e),
-    );
+    await refreshAuthorization(asUrl, {
+      metadata,
+      clientInformation: main.info!,
+      refreshToken: rotated.refresh_token!,
+      resource: mcpUrl,
+    }).catch((e) => (again = e));
     expect(String(again)).to.match(/invalid_grant|InvalidGrant/i);
   });
 
@@ -384,19 +463,27 @@ describe('MCP server behind OAuth 2.1 (issue 15)', function () {
         ...params,
       })}`;
 
-    const plain = await fetch(authorize({ code_challenge: verifier, code_challenge_method: 'plain' }), { redirect: 'manual' });
+    const plain = await fetch(authorize({ code_challenge: verifier, code_challenge_method: 'plain' }), {
+      redirect: 'manual',
+    });
     const plainAt = new URL(plain.headers.get('location') ?? 'http://none/', origin);
     expect(plainAt.searchParams.get('error')).to.equal('invalid_request');
 
     const foreign = await fetch(
-      authorize({ code_challenge: challenge, code_challenge_method: 'S256', redirect_uri: 'http://127.0.0.1:1/evil' }),
+      authorize({
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+        redirect_uri: 'http://127.0.0.1:1/evil',
+      }),
       { redirect: 'manual' },
     );
     expect(foreign.status).to.equal(400);
     expect(foreign.headers.get('location')).to.equal(null);
     expect(await foreign.text()).to.contain('redirect_uri');
 
-    const code = await consent(new URL(authorize({ code_challenge: challenge, code_challenge_method: 'S256' })));
+    const code = await consent(
+      new URL(authorize({ code_challenge: challenge, code_challenge_method: 'S256' })),
+    );
     const token = (v: string) =>
       fetch(`${origin}/oauth/token`, {
         method: 'POST',

@@ -83,7 +83,8 @@ function buildServer(opts: McpServerOptions, caller: McpCaller): Server {
         body: { error: { code: 'not_found', message: `Unknown tool ${req.params.name}.` } },
       });
     }
-    if (!caller.scopes.includes(tool.scope)) return toResult(await opts.forbidden(tool.name, tool.scope, caller));
+    if (!caller.scopes.includes(tool.scope))
+      return toResult(await opts.forbidden(tool.name, tool.scope, caller));
     return toResult(await opts.callTool(tool.name, req.params.arguments ?? {}, caller));
   });
   return server;
@@ -144,7 +145,10 @@ export function createMcpHttp(opts: McpServerOptions): McpHttp {
   };
 
   const middleware: Middleware = async (ctx, next) => {
-    if (ctx.path === resourceMetadataUrl.slice(origin.length) || ctx.path === '/.well-known/oauth-protected-resource') {
+    if (
+      ctx.path === resourceMetadataUrl.slice(origin.length) ||
+      ctx.path === '/.well-known/oauth-protected-resource'
+    ) {
       ctx.set('Access-Control-Allow-Origin', '*');
       ctx.body = metadata;
       return;
@@ -169,7 +173,9 @@ export function createMcpHttp(opts: McpServerOptions): McpHttp {
       } catch {
         ctx.res.statusCode = 400;
         ctx.res.setHeader('Content-Type', 'application/json');
-        ctx.res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32700, message: 'Parse error' }, id: null }));
+        ctx.res.end(
+          JSON.stringify({ jsonrpc: '2.0', error: { code: -32700, message: 'Parse error' }, id: null }),
+        );
         return;
       }
     }

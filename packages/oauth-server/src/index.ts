@@ -235,8 +235,7 @@ export function createAuthorizationServer(opts: AuthorizationServerOptions): Aut
       scopes: granted,
     });
     const grant = new provider.Grant({ accountId: connectionId, clientId });
-    const resource =
-      typeof details.params.resource === 'string' ? details.params.resource : opts.mcpResource;
+    const resource = typeof details.params.resource === 'string' ? details.params.resource : opts.mcpResource;
     grant.addResourceScope(resource, granted.join(' '));
     const refused = scopes.filter((s) => !granted.includes(s));
     if (refused.length) {

@@ -16,7 +16,12 @@ const MAX_CAP = 10_000;
 export async function enforceMcpCap(
   db: DataSource,
   redis: Redis,
-  opts: { connectionId: string; companyId: string; type: McpActionType; defaults: Record<McpActionType, number> },
+  opts: {
+    connectionId: string;
+    companyId: string;
+    type: McpActionType;
+    defaults: Record<McpActionType, number>;
+  },
   now: Date,
 ): Promise<void> {
   const rows: { mcp_rate_limits: Record<string, unknown> | null }[] = await db.query(
@@ -44,7 +49,14 @@ export async function enforceMcpCap(
     throw new ApiError(
       `mcp.${opts.type}_rate_limited`,
       `This MCP connection reached its cap of ${cap} ${opts.type} actions per minute.`,
-      { detail: { action_type: opts.type, limit: cap, retry_after_seconds: retryAfter, retryAfterSec: retryAfter } },
+      {
+        detail: {
+          action_type: opts.type,
+          limit: cap,
+          retry_after_seconds: retryAfter,
+          retryAfterSec: retryAfter,
+        },
+      },
     );
   }
 }

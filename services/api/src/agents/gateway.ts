@@ -8,7 +8,13 @@ import { ApiError } from '../http/api-error';
 import { toEnvelope } from '../http/error-envelope';
 import { auditMcpCall } from './audit';
 import { enforceMcpCap } from './caps';
-import { activeConnection, connectionPrincipal, createConnection, grantableCompanies, type McpConnection } from './connections';
+import {
+  activeConnection,
+  connectionPrincipal,
+  createConnection,
+  grantableCompanies,
+  type McpConnection,
+} from './connections';
 import { currentDashboardUser } from './current-user';
 import { getPendingAction, parkAction, pendingRecord } from './pending-actions';
 import { AGENT_TOOLS, agentTool, type AgentTool, type ToolEnv } from './tools';
@@ -31,7 +37,11 @@ export interface AgentsGateway {
   middleware: Middleware;
   authServer: AuthorizationServer;
   /** runs a parked call once approved (pending-actions route) */
-  runApproved(connectionId: string, tool: string, args: Record<string, unknown>): Promise<{ ok: boolean; body: Record<string, unknown> }>;
+  runApproved(
+    connectionId: string,
+    tool: string,
+    args: Record<string, unknown>,
+  ): Promise<{ ok: boolean; body: Record<string, unknown> }>;
   issuer: string;
   mcpUrl: string;
 }
@@ -80,7 +90,11 @@ export function createAgentsGateway(deps: ApiDeps): AgentsGateway {
 
   const connectionOf = async (caller: McpCaller): Promise<McpConnection> => {
     const c = await activeConnection(db, caller.connectionId);
-    if (!c) throw new ApiError('unauthorized', 'This MCP connection was revoked or its user left the organization.');
+    if (!c)
+      throw new ApiError(
+        'unauthorized',
+        'This MCP connection was revoked or its user left the organization.',
+      );
     return c;
   };
 
@@ -106,7 +120,12 @@ export function createAgentsGateway(deps: ApiDeps): AgentsGateway {
       const tool = agentTool(name)!;
       tool.validate(args);
       if (tool.capType) {
-        await enforceMcpCap(db, deps.redis, { connectionId: conn.id, companyId: conn.company_id, type: tool.capType, defaults: capDefaults }, now());
+        await enforceMcpCap(
+          db,
+          deps.redis,
+          { connectionId: conn.id, companyId: conn.company_id, type: tool.capType, defaults: capDefaults },
+          now(),
+        );
       }
       if (tool.irreversible?.(args)) {
         const row = await parkAction(db, conn, name, args, tool.summary?.(args) ?? name);
@@ -133,7 +152,9 @@ export function createAgentsGateway(deps: ApiDeps): AgentsGateway {
   const forbidden = async (name: string, scope: string, caller: McpCaller): Promise<McpToolOutcome> => {
     const conn = await connectionOf(caller);
     const body = errorBody(
-      new ApiError('forbidden', `This connection was not granted the scope ${scope}.`, { detail: { requiredScope: scope } }),
+      new ApiError('forbidden', `This connection was not granted the scope ${scope}.`, {
+        detail: { requiredScope: scope },
+      }),
     ) as Record<string, unknown>;
     await auditMcpCall(db, conn, { tool: name, args: null, outcome: 'error', errorCode: 'forbidden' });
     return { isError: true, body };
@@ -157,15 +178,22 @@ export function createAgentsGateway(deps: ApiDeps): AgentsGateway {
       {
         name: PENDING_TOOL,
         title: 'Estado de una acción pendiente',
-        description: 'Estado de una acción irreversible que espera la aprobación del usuario, y su resultado una vez decidida',
+        description:
+          'Estado de una acción irreversible que espera la aprobación del usuario, y su resultado una vez decidida',
         scope: 'dte:read',
-        inputSchema: { type: 'object', additionalProperties: false, required: ['id'], properties: { id: { type: 'string', format: 'uuid' } } },
+        inputSchema: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['id'],
+          properties: { id: { type: 'string', format: 'uuid' } },
+        },
         readOnly: true,
       },
     ],
     verifyToken: async (token) => {
       const t = await authServer.verifyAccessToken(token);
-      if (!(await activeConnection(db, t.connectionId))) throw new Error('The connection of this token was revoked.');
+      if (!(await activeConnection(db, t.connectionId)))
+        throw new Error('The connection of this token was revoked.');
       return { connectionId: t.connectionId, clientId: t.clientId, scopes: t.scopes };
     },
     callTool,
@@ -184,12 +212,23 @@ export function createAgentsGateway(deps: ApiDeps): AgentsGateway {
     async runApproved(connectionId, name, args) {
       const conn = await activeConnection(db, connectionId);
       if (!conn) {
-        return { ok: false, body: errorBody(new ApiError('unauthorized', 'The MCP connection of this action was revoked.')) as Record<string, unknown> };
+        return {
+          ok: false,
+          body: errorBody(
+            new ApiError('unauthorized', 'The MCP connection of this action was revoked.'),
+          ) as Record<string, unknown>,
+        };
       }
       const tool = agentTool(name);
-      if (!tool) return { ok: false, body: errorBody(new Error(`unknown tool ${name}`)) as Record<string, unknown> };
+      if (!tool)
+        return { ok: false, body: errorBody(new Error(`unknown tool ${name}`)) as Record<string, unknown> };
       const out = await execute(tool, args, connectionPrincipal(conn));
-      await auditMcpCall(db, conn, { tool: name, args, outcome: out.ok ? 'ok' : 'error', errorCode: out.ok ? undefined : String(out.body.code) });
+      await auditMcpCall(db, conn, {
+        tool: name,
+        args,
+        outcome: out.ok ? 'ok' : 'error',
+        errorCode: out.ok ? undefined : String(out.body.code),
+      });
       return out;
     },
   };

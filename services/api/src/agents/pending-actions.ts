@@ -1,3 +1,4 @@
+import { returnedRows } from '@dte/database';
 import type { DataSource } from 'typeorm';
 import { ApiError } from '../http/api-error';
 import type { McpConnection } from './connections';
@@ -59,7 +60,11 @@ const notFound = (id: string) =>
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-export async function getPendingAction(db: DataSource, organizationId: string, id: string): Promise<PendingRow> {
+export async function getPendingAction(
+  db: DataSource,
+  organizationId: string,
+  id: string,
+): Promise<PendingRow> {
   if (!UUID.test(id)) throw notFound(id);
   const rows: PendingRow[] = await db.query(
     `SELECT ${COLUMNS} FROM pending_actions WHERE id = $1 AND organization_id = $2`,
@@ -69,7 +74,11 @@ export async function getPendingAction(db: DataSource, organizationId: string, i
   return rows[0];
 }
 
-export async function listPendingActions(db: DataSource, organizationId: string, status: PendingStatus | undefined) {
+export async function listPendingActions(
+  db: DataSource,
+  organizationId: string,
+  status: PendingStatus | undefined,
+) {
   const rows: PendingRow[] = await db.query(
     `SELECT ${COLUMNS} FROM pending_actions WHERE organization_id = $1 AND ($2::text IS NULL OR status = $2)
       ORDER BY created_at DESC LIMIT 100`,
@@ -95,18 +104,23 @@ export async function decidePendingAction(
 ) {
   const current = await getPendingAction(db, organizationId, id);
   if (current.status !== 'pending') return pendingRecord(current);
-  const claimed: PendingRow[] = await db.query(
-    `UPDATE pending_actions SET status = $3, decided_by = $4, decided_at = now()
+  const claimed = returnedRows<PendingRow>(
+    await db.query(
+      `UPDATE pending_actions SET status = $3, decided_by = $4, decided_at = now()
       WHERE id = $1 AND organization_id = $2 AND status = 'pending' RETURNING ${COLUMNS}`,
-    [id, organizationId, decision === 'approve' ? 'approved' : 'rejected', userId],
+      [id, organizationId, decision === 'approve' ? 'approved' : 'rejected', userId],
+    ),
   );
   const row = claimed[0];
   if (!row) return pendingRecord(await getPendingAction(db, organizationId, id));
   if (decision === 'reject') return pendingRecord(row);
   const out = await run(row);
-  const done: PendingRow[] = await db.query(
-    `UPDATE pending_actions SET status = $2, result = $3 WHERE id = $1 RETURNING ${COLUMNS}`,
-    [id, out.ok ? 'approved' : 'failed', JSON.stringify(out.body)],
+  const done = returnedRows<PendingRow>(
+    await db.query(`UPDATE pending_actions SET status = $2, result = $3 WHERE id = $1 RETURNING ${COLUMNS}`, [
+      id,
+      out.ok ? 'approved' : 'failed',
+      JSON.stringify(out.body),
+    ]),
   );
   return pendingRecord(done[0]);
 }

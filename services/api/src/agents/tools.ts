@@ -61,7 +61,12 @@ const IDEMPOTENCY_KEY = {
 const CERT_ID = { type: 'string', format: 'uuid', description: 'the X-Cert-Id of the REST route (optional)' };
 
 /** An object schema whose property `bodyProp` is the (bundled) REST body schema `file`. */
-function withBody(file: string, bodyProp: string, extra: Record<string, unknown>, required: string[]): JsonSchema {
+function withBody(
+  file: string,
+  bodyProp: string,
+  extra: Record<string, unknown>,
+  required: string[],
+): JsonSchema {
   const { definitions, ...body } = bundledSchema(file);
   return {
     type: 'object',
@@ -130,9 +135,13 @@ export const AGENT_TOOLS: AgentTool[] = [
       validateNested('dte-emission-body.schema.json', 'documento', args);
       const tipo = (args.documento as { tipo_dte?: unknown }).tipo_dte;
       if (!MCP_TIPOS.includes(Number(tipo))) {
-        throw new ApiError('dte.tipo_not_supported', `Over MCP, tipo_dte must be one of ${MCP_TIPOS.join(', ')}.`, {
-          detail: { tipo_dte: tipo, soportados: MCP_TIPOS },
-        });
+        throw new ApiError(
+          'dte.tipo_not_supported',
+          `Over MCP, tipo_dte must be one of ${MCP_TIPOS.join(', ')}.`,
+          {
+            detail: { tipo_dte: tipo, soportados: MCP_TIPOS },
+          },
+        );
       }
     },
     async run(args, principal, env) {
@@ -237,7 +246,8 @@ export const AGENT_TOOLS: AgentTool[] = [
   {
     name: 'eventos_dte',
     title: 'Eventos de un documento',
-    description: 'Historial cronológico de los cambios de estado con la glosa del SII (como GET /dtes/:id/events)',
+    description:
+      'Historial cronológico de los cambios de estado con la glosa del SII (como GET /dtes/:id/events)',
     scope: 'dte:read',
     readOnly: true,
     inputSchema: objectSchema({ id: ID }, ['id']),
@@ -268,15 +278,17 @@ export const AGENT_TOOLS: AgentTool[] = [
     inputSchema: objectSchema({ periodo: { type: 'string', pattern: '^\\d{4}-\\d{2}$' } }),
     validate: () => undefined,
     run: async (args, principal, env) =>
-      (await dteTotales(env.db, scopeOf(principal), parsePeriodo(args.periodo, env.now))) as unknown as Record<
-        string,
-        unknown
-      >,
+      (await dteTotales(
+        env.db,
+        scopeOf(principal),
+        parsePeriodo(args.periodo, env.now),
+      )) as unknown as Record<string, unknown>,
   },
   {
     name: 'listar_certificados',
     title: 'Certificados digitales',
-    description: 'Metadatos de los certificados vigentes (nunca el archivo .p12 ni su clave), como GET /certificates',
+    description:
+      'Metadatos de los certificados vigentes (nunca el archivo .p12 ni su clave), como GET /certificates',
     scope: 'certificates:read',
     readOnly: true,
     inputSchema: objectSchema({}),

@@ -1,6 +1,12 @@
 import type { Context } from 'koa';
 import { agentsGatewayFor } from '../agents/gateway';
-import { decidePendingAction, getPendingAction, listPendingActions, pendingRecord, type PendingStatus } from '../agents/pending-actions';
+import {
+  decidePendingAction,
+  getPendingAction,
+  listPendingActions,
+  pendingRecord,
+  type PendingStatus,
+} from '../agents/pending-actions';
 import type { ApiDeps, Principal, RouteDef } from '../context';
 import { ApiError } from '../http/api-error';
 import { principalOf } from './route-kit';
@@ -11,9 +17,13 @@ const STATUSES: PendingStatus[] = ['pending', 'approved', 'rejected', 'failed'];
 function sessionUser(ctx: Context): Principal & { userId: string } {
   const p = principalOf(ctx);
   if (p.kind !== 'session') {
-    throw new ApiError('forbidden', 'Pending actions are approved or rejected by a user in the dashboard session.', {
-      withoutNextAction: true,
-    });
+    throw new ApiError(
+      'forbidden',
+      'Pending actions are approved or rejected by a user in the dashboard session.',
+      {
+        withoutNextAction: true,
+      },
+    );
   }
   return { ...p, userId: p.actorId.replace(/^user:/, '') };
 }
@@ -27,12 +37,18 @@ export function pendingActionRoutes(deps: ApiDeps): RouteDef[] {
   const db = deps.dataSource;
   const mayDecide = async (p: Principal & { userId: string }, connectionId: string) => {
     if (p.role === 'owner' || p.role === 'admin') return;
-    const rows: { user_id: string }[] = await db.query('SELECT user_id FROM mcp_connections WHERE id = $1', [connectionId]);
+    const rows: { user_id: string }[] = await db.query('SELECT user_id FROM mcp_connections WHERE id = $1', [
+      connectionId,
+    ]);
     if (rows[0]?.user_id !== p.userId) {
-      throw new ApiError('forbidden', 'Only an owner, an admin or the user who connected the agent can decide this action.', {
-        detail: { role: p.role },
-        withoutNextAction: true,
-      });
+      throw new ApiError(
+        'forbidden',
+        'Only an owner, an admin or the user who connected the agent can decide this action.',
+        {
+          detail: { role: p.role },
+          withoutNextAction: true,
+        },
+      );
     }
   };
   const decide = (decision: 'approve' | 'reject') => async (ctx: Context) => {
@@ -59,9 +75,10 @@ export function pendingActionRoutes(deps: ApiDeps): RouteDef[] {
       errors: [],
       handler: async (ctx) => {
         const p = sessionUser(ctx);
-        const status = typeof ctx.query.status === 'string' && (STATUSES as string[]).includes(ctx.query.status)
-          ? (ctx.query.status as PendingStatus)
-          : undefined;
+        const status =
+          typeof ctx.query.status === 'string' && (STATUSES as string[]).includes(ctx.query.status)
+            ? (ctx.query.status as PendingStatus)
+            : undefined;
         ctx.body = { pending_actions: await listPendingActions(db, p.organizationId, status) };
       },
     },
@@ -76,7 +93,9 @@ export function pendingActionRoutes(deps: ApiDeps): RouteDef[] {
       errors: ['pending_action_not_found'],
       handler: async (ctx) => {
         const p = sessionUser(ctx);
-        ctx.body = { pending_action: pendingRecord(await getPendingAction(db, p.organizationId, String(ctx.params.id))) };
+        ctx.body = {
+          pending_action: pendingRecord(await getPendingAction(db, p.organizationId, String(ctx.params.id))),
+        };
       },
     },
     {
@@ -86,7 +105,9 @@ export function pendingActionRoutes(deps: ApiDeps): RouteDef[] {
       summary: 'Approve a pending MCP action: it runs now with the connection that asked for it',
       tag: 'agents',
       auth: 'bearer_or_session',
-      responses: { 200: { description: '{pending_action} approved (with result) or failed (with the error)' } },
+      responses: {
+        200: { description: '{pending_action} approved (with result) or failed (with the error)' },
+      },
       errors: ['pending_action_not_found'],
       handler: decide('approve'),
     },
