@@ -395,6 +395,48 @@ describe('MCP server behind OAuth 2.1 (issue 15)', function () {
     await client.close();
   });
 
+  it("applies the company's per-minute MCP emission cap per connection; an invalid cap value is refused; nothing issued", async () => {
+    const db = p.t.db.dataSource;
+    const client = await connectedClient(main);
+    const count = async () => (await db.query('SELECT count(*)::int AS n FROM dtes'))[0].n as number;
+    const emit = () =>
+      client.callTool({
+        name: 'emitir_dte',
+        arguments: {
+          idempotency_key: randomUUID(),
+          certificate_id: p.o.certId,
+          documento: body(33, p.o.rut, 1000),
+        },
+      });
+    await db.query(`UPDATE companies SET mcp_rate_limits = '{"emit": 0}' WHERE id = $1`, [p.o.companyId]);
+    const n0 = await count();
+    const invalid = await emit();
+    expect(invalid.isError).to.equal(true);
+    expect(invalid.structuredContent).to.include({
+      code: 'mcp.emit_rate_limit_invalid',
+      next_action: 'fix_org_mcp_rate_limit',
+    });
+    expect(await count()).to.equal(n0);
+
+    // cap 1 per minute: of three calls in a row (at most one minute boundary between them) at
+    // least one is refused, and only the accepted ones issued a document
+    await db.query(`UPDATE companies SET mcp_rate_limits = '{"emit": 1}' WHERE id = $1`, [p.o.companyId]);
+    const answers = [await emit(), await emit(), await emit()];
+    const limited = answers.filter((a) => a.isError);
+    expect(limited.length).to.be.greaterThan(0);
+    for (const a of limited) {
+      expect(a.structuredContent).to.include({
+        code: 'mcp.emit_rate_limited',
+        next_action: 'wait_and_retry',
+      });
+      const detail = (a.structuredContent as { detail: { retry_after_seconds: number } }).detail;
+      expect(detail.retry_after_seconds).to.be.within(1, 60);
+    }
+    expect(await count()).to.equal(n0 + answers.length - limited.length);
+    await db.query(`UPDATE companies SET mcp_rate_limits = NULL WHERE id = $1`, [p.o.companyId]);
+    await client.close();
+  });
+
   it('rotates the refresh token; reusing the old one revokes the whole family', async () => {
     const asUrl = origin;
     const metadata = await discoverAuthorizationServerMetadata(asUrl);
