@@ -523,6 +523,29 @@ describe('MCP server behind OAuth 2.1 (issue 15)', function () {
     expect(foreign.headers.get('location')).to.equal(null);
     expect(await foreign.text()).to.contain('redirect_uri');
 
+    // a resource other than the MCP server: no token can name another audience
+    const target = await fetch(
+      authorize({
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+        resource: 'https://otro.example/mcp',
+      }),
+      { redirect: 'manual' },
+    );
+    expect(new URL(target.headers.get('location') ?? 'http://none/').searchParams.get('error')).to.equal(
+      'invalid_target',
+    );
+
+    // without a dashboard session the page asks to sign in and nothing is granted
+    const anonymous = await browser.newContext();
+    const page = await anonymous.newPage();
+    const hits = cb.hits.length;
+    await page.goto(authorize({ code_challenge: challenge, code_challenge_method: 'S256' }));
+    expect(await page.textContent('h1')).to.equal('Inicia sesión para continuar');
+    expect(await page.$('#approve')).to.equal(null);
+    expect(cb.hits.length).to.equal(hits);
+    await anonymous.close();
+
     const code = await consent(
       new URL(authorize({ code_challenge: challenge, code_challenge_method: 'S256' })),
     );
