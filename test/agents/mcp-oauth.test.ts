@@ -584,4 +584,48 @@ describe('MCP server behind OAuth 2.1 (issue 15)', function () {
     expect((await p.t.db.dataSource.query('SELECT count(*)::int AS n FROM dtes'))[0].n).to.equal(n0);
     await client.close();
   });
+  it('a user removed from the organization stops their agents at once; revoking the refresh token ends the grant', async () => {
+    const db = p.t.db.dataSource;
+    const a = new AgentOAuth(cb.url, 'dte:read');
+    const t = new StreamableHTTPClientTransport(new URL(mcpUrl), { authProvider: a });
+    await new Client({ name: 'lector', version: '1.0.0' }).connect(t).catch(() => undefined);
+    await t.finishAuth(await consent(a.authorizationUrl!, { grant: ['dte:read'] }));
+    const tokens = a.saved!;
+    const list = () =>
+      fetch(mcpUrl, {
+        method: 'POST',
+        headers: {
+          'Content-Type': 'application/json',
+          Accept: 'application/json, text/event-stream',
+          Authorization: `Bearer ${tokens.access_token}`,
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+      });
+    expect((await list()).status).to.equal(200);
+
+    await db.query('DELETE FROM memberships WHERE user_id = $1 AND organization_id = $2', [
+      userId,
+      p.o.orgId,
+    ]);
+    const removed = await list();
+    expect(removed.status).to.equal(401);
+    expect(removed.headers.get('www-authenticate')).to.contain('error="invalid_token"');
+    await db.query(`INSERT INTO memberships (user_id, organization_id, role) VALUES ($1, $2, 'owner')`, [
+      userId,
+      p.o.orgId,
+    ]);
+    expect((await list()).status).to.equal(200);
+
+    const revoke = await fetch(`${origin}/oauth/revoke`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        token: tokens.refresh_token!,
+        token_type_hint: 'refresh_token',
+        client_id: a.info!.client_id,
+      }),
+    });
+    expect(revoke.status).to.equal(200);
+    expect((await list()).status).to.equal(401);
+  });
 });
