@@ -130,7 +130,11 @@ export function createAuthorizationServer(opts: AuthorizationServerOptions): Aut
     features: {
       devInteractions: { enabled: false },
       registration: { enabled: true },
-      revocation: { enabled: true },
+      // a client revokes only its own tokens (a public client cannot authenticate otherwise)
+      revocation: {
+        enabled: true,
+        allowedPolicy: (_ctx, client, token) => token.clientId === client.clientId,
+      },
       introspection: { enabled: false },
       userinfo: { enabled: false },
       rpInitiatedLogout: { enabled: false },
