@@ -169,6 +169,9 @@ describe('MCP server behind OAuth 2.1 (issue 15)', function () {
     const empresa = await client.callTool({ name: 'obtener_empresa', arguments: {} });
     expect(empresa.isError).to.equal(false);
     expect(empresa.structuredContent).to.include({ rut: p.o.rut, sii_env: 'cert' });
+    const branches = await client.callTool({ name: 'listar_sucursales', arguments: {} });
+    const rest = await call(p.t.url, 'GET', '/sucursales', { key: p.o.key });
+    expect(branches.structuredContent).to.deep.equal(rest.body);
     await client.close();
   });
 

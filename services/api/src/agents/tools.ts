@@ -1,5 +1,6 @@
 import type { DataSource } from 'typeorm';
 import { certificateRecord, listCertificates } from '../certificates/certificates';
+import { listCurrentBranches } from '../routes/branches';
 import type { Principal } from '../context';
 import { loadCompanyProfile } from '../dtes/company-profile';
 import { deriveDte, type DeriveBody } from '../dtes/derive';
@@ -310,6 +311,17 @@ export const AGENT_TOOLS: AgentTool[] = [
       const c = await loadCompanyProfile(env.db, principal.organizationId, principal.companyId!);
       return { ...c, sii_env: principal.environment } as unknown as Record<string, unknown>;
     },
+  },
+  {
+    name: 'listar_sucursales',
+    title: 'Sucursales de la empresa',
+    description: 'Sucursales vigentes de la empresa de esta conexión (como GET /sucursales)',
+    scope: 'empresas:read',
+    readOnly: true,
+    inputSchema: objectSchema({}),
+    validate: () => undefined,
+    run: async (_args, principal, env) =>
+      listCurrentBranches(env.db, principal.organizationId, principal.companyId),
   },
 ];
 
