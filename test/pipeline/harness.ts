@@ -77,10 +77,12 @@ export async function enrol(t: TestApi, o: DteOrg): Promise<void> {
   if (!res.ok) throw new Error(`simulator enrolment failed: ${res.status} ${await res.text()}`);
 }
 
-export async function startPipeline(): Promise<Pipeline> {
+export async function startPipeline(
+  opts: { api?: Omit<Parameters<typeof startTestApi>[0], 'sim'>; tipos?: number[] } = {},
+): Promise<Pipeline> {
   const logger = pino({ level: process.env.PIPELINE_TEST_LOG ?? 'silent' });
-  const t = await startTestApi({ sim: { timings: { registerMs: 300, stepMs: 80 } } });
-  const o = await orgWithCafs(t, { tipos: [33, 34], hasta: 200 });
+  const t = await startTestApi({ ...opts.api, sim: { timings: { registerMs: 300, stepMs: 80 } } });
+  const o = await orgWithCafs(t, { tipos: opts.tipos ?? [33, 34], hasta: 200 });
   await enrol(t, o);
   const msg = await testMessaging('pipeline');
   const messaging = msg.messaging;

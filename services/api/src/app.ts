@@ -24,6 +24,8 @@ import { accountRoutes } from './routes/accounts';
 import { organizationRoutes } from './routes/organizations';
 import { apiKeyAdminRoutes } from './routes/api-key-admin';
 import { catalogRoutes } from './routes/catalogs';
+import { pendingActionRoutes } from './routes/pending-actions';
+import { agentsGatewayFor } from './agents/gateway';
 
 export const BASE_PATH = '/api/v1';
 
@@ -45,6 +47,7 @@ export function apiRoutes(deps: ApiDeps): RouteDef[] {
     ...organizationRoutes(deps, kit.now),
     ...apiKeyAdminRoutes(deps, kit.now),
     ...catalogRoutes(deps),
+    ...pendingActionRoutes(deps),
   ];
   let doc: unknown;
   const openApi = () =>
@@ -80,6 +83,8 @@ export function createApp(deps: ApiDeps): ApiApp {
 
   app.use(requestId());
   app.use(healthProbes(deps));
+  // OAuth server ({auth_url}/oauth, metadata) and the MCP server (/mcp), issue 15
+  app.use(agentsGatewayFor(deps).middleware);
   app.use(errorEnvelope({ catalogUrl: catalogUrl(deps), logger: deps.logger }));
   app.use(dashboard()); // the web UI under /dashboard (@dte/dashboard), a client of the routes below
   app.use(router.routes());

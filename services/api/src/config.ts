@@ -59,6 +59,16 @@ export interface Config {
   muestrasMailTo?: string;
   /** seconds between receptor-delivery sweeps (intercambio mail once the SII accepts); 0 disables them here */
   deliveryIntervalSec: number;
+  /** `{auth_url}` of the OAuth server (issuer; routes under /oauth); default the origin of PUBLIC_BASE_URL */
+  authUrl?: string;
+  /** lifetime of OAuth access tokens of the MCP server, seconds */
+  oauthAccessTokenTtlSec: number;
+  /** dashboard login page (the consent step links to it with ?return_to=) */
+  dashboardLoginUrl?: string;
+  /** default MCP caps per connection and minute (emit, borrador, reenvio); a company may set its own */
+  mcpCapEmitPerMinute: number;
+  mcpCapBorradorPerMinute: number;
+  mcpCapReenvioPerMinute: number;
 }
 
 const base64Key = (raw: string): string => {
@@ -117,6 +127,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       mailFrom: { env: 'MAIL_FROM', default: 'DTE <no-reply@localhost>' },
       muestrasMailTo: { env: 'MUESTRAS_MAIL_TO', required: false },
       deliveryIntervalSec: { env: 'DELIVERY_INTERVAL_SEC', default: 30, parse: parse.int },
+      authUrl: { env: 'AUTH_URL', parse: url, required: false },
+      oauthAccessTokenTtlSec: { env: 'OAUTH_ACCESS_TOKEN_TTL_SEC', default: 600, parse: positive },
+      dashboardLoginUrl: { env: 'DASHBOARD_LOGIN_URL', parse: url, required: false },
+      mcpCapEmitPerMinute: { env: 'MCP_CAP_EMIT_PER_MINUTE', default: 20, parse: positive },
+      mcpCapBorradorPerMinute: { env: 'MCP_CAP_BORRADOR_PER_MINUTE', default: 60, parse: positive },
+      mcpCapReenvioPerMinute: { env: 'MCP_CAP_REENVIO_PER_MINUTE', default: 10, parse: positive },
     },
     env,
   );

@@ -13,7 +13,7 @@ export type MemberRole = 'owner' | 'admin' | 'member';
 
 /** Who is calling: an API key of a company, or a dashboard user inside an organization. */
 export interface Principal {
-  kind: 'api_key' | 'session';
+  kind: 'api_key' | 'session' | 'oauth';
   organizationId: string;
   /** the API key's company; null for a session (which acts for the whole organization) */
   companyId: string | null;
@@ -21,7 +21,7 @@ export interface Principal {
   /** API key scopes; null for a session (sessions are checked by role) */
   scopes: ReadonlySet<Scope> | null;
   role: MemberRole | null;
-  /** api key id or user id, the rate-limit bucket */
+  /** api key id, user id or MCP connection id (`mcp:<id>`), the rate-limit bucket */
   actorId: string;
   /** the session's user and session id (sessions only) */
   userId?: string;

@@ -18,6 +18,7 @@ import { DtesIdempotencyPerCompany1763809000000 } from './1763809000000-dtes-ide
 import { CompaniesSiiOficina1763802000000 } from './1763802000000-companies-sii-oficina';
 import { DteDeliveries1763802100000 } from './1763802100000-dte-deliveries';
 import { Accounts1763806000000 } from './1763806000000-accounts';
+import { AgentsOauthMcp1763810000000 } from './1763810000000-agents-oauth-mcp';
 
 export const migrations: (new () => MigrationInterface)[] = [
   ProcessedEvents1763780000000,
@@ -37,4 +38,5 @@ export const migrations: (new () => MigrationInterface)[] = [
   CompaniesSiiOficina1763802000000,
   DteDeliveries1763802100000,
   Accounts1763806000000,
+  AgentsOauthMcp1763810000000,
 ];

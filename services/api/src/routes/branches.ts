@@ -45,6 +45,21 @@ export async function currentBranch(db: DataSource | EntityManager, companyId: s
   return record(rows[0]);
 }
 
+/** GET /sucursales (and the MCP tool listar_sucursales): current branches of one company or of all. */
+export async function listCurrentBranches(
+  db: Pick<ApiDeps['dataSource'], 'query'>,
+  organizationId: string,
+  companyId: string | null,
+) {
+  const rows: BranchRow[] = await db.query(
+    `SELECT ${COLUMNS} FROM branches b JOIN companies c ON c.id = b.company_id
+      WHERE c.organization_id = $1 AND ($2::uuid IS NULL OR c.id = $2) AND b.closed_at IS NULL
+      ORDER BY c.rut, b.codigo_sii NULLS FIRST, b.nombre, b.id`,
+    [organizationId, companyId],
+  );
+  return { data: rows.map(record), next_cursor: null };
+}
+
 export function branchRoutes(deps: ApiDeps): RouteDef[] {
   return [
     {
@@ -59,13 +74,7 @@ export function branchRoutes(deps: ApiDeps): RouteDef[] {
       errors: [],
       handler: async (ctx) => {
         const p = principalOf(ctx);
-        const rows: BranchRow[] = await deps.dataSource.query(
-          `SELECT ${COLUMNS} FROM branches b JOIN companies c ON c.id = b.company_id
-            WHERE c.organization_id = $1 AND ($2::uuid IS NULL OR c.id = $2) AND b.closed_at IS NULL
-            ORDER BY c.rut, b.codigo_sii NULLS FIRST, b.nombre, b.id`,
-          [p.organizationId, p.companyId],
-        );
-        ctx.body = { data: rows.map(record), next_cursor: null };
+        ctx.body = await listCurrentBranches(deps.dataSource, p.organizationId, p.companyId);
       },
     },
   ];

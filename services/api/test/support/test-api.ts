@@ -61,6 +61,8 @@ export async function startTestApi(
     sim?: Parameters<typeof startSiiSimulator>[0];
     /** an existing migrated schema instead of a fresh one */
     db?: MigratedDatabase;
+    /** a fixed port (e.g. when PUBLIC_BASE_URL must name it: the OAuth issuer); default a free one */
+    port?: number;
   } = {},
 ): Promise<TestApi> {
   const stack = await testStack();
@@ -98,7 +100,7 @@ export async function startTestApi(
     clock: () => new Date(Date.now() + offset),
     ...opts.deps,
   };
-  const api = await startApi(deps, { port: 0 });
+  const api = await startApi(deps, { port: opts.port ?? 0 });
   return {
     url: api.url,
     api,

@@ -1,0 +1,330 @@
+import type { DataSource } from 'typeorm';
+import { certificateRecord, listCertificates } from '../certificates/certificates';
+import { listCurrentBranches } from '../routes/branches';
+import type { Principal } from '../context';
+import { loadCompanyProfile } from '../dtes/company-profile';
+import { deriveDte, type DeriveBody } from '../dtes/derive';
+import type { DteScope } from '../dtes/dte-row';
+import { emitDte } from '../dtes/emission';
+import type { ExchangeRateSource } from '../dtes/exchange-rate';
+import { listDtes, LIST_SORTS, parseListQuery, RECEPTOR_ESTADOS } from '../dtes/list';
+import { detailRecord, emissionResponse } from '../dtes/records';
+import { dteEvents, getDteOr404 } from '../dtes/reads';
+import { refreshStatus } from '../dtes/refresh-status';
+import { dteTotales, parsePeriodo } from '../dtes/totales';
+import { ApiError } from '../http/api-error';
+import { validateBody, type JsonSchema } from '../http/validate';
+import type { McpActionType } from './caps';
+import { bundledSchema } from './tool-schemas';
+
+export interface ToolEnv {
+  db: DataSource;
+  rates: ExchangeRateSource;
+  now: Date;
+}
+
+/**
+ * One MCP tool: the scope it declares (spec, Authentication 5), its input schema (the REST body's
+ * schemas/http file, bundled, plus what REST carries in headers or the path), and `run`, which
+ * calls THE service function of the REST route (no HTTP loopback, no second copy of the rules).
+ */
+export interface AgentTool {
+  name: string;
+  title: string;
+  description: string;
+  scope: string;
+  readOnly: boolean;
+  inputSchema: JsonSchema;
+  /** the MCP cap that counts this tool (Limits: MCP action caps) */
+  capType?: McpActionType;
+  /** irreversible calls wait for the user's approval (pending_actions) */
+  irreversible?(args: Record<string, unknown>): boolean;
+  /** one line the approval page shows */
+  summary?(args: Record<string, unknown>): string;
+  /** checks the arguments against the same schema as the REST route (400 validation_failed) */
+  validate(args: Record<string, unknown>): void;
+  run(args: Record<string, unknown>, principal: Principal, env: ToolEnv): Promise<Record<string, unknown>>;
+}
+
+const scopeOf = (p: Principal): DteScope => ({
+  organizationId: p.organizationId,
+  environment: p.environment,
+  companyId: p.companyId,
+});
+
+const ID = { type: 'string', format: 'uuid', description: 'the document id' };
+const IDEMPOTENCY_KEY = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 255,
+  description: 'the Idempotency-Key of the REST route: the same key and body return the same document',
+};
+const CERT_ID = { type: 'string', format: 'uuid', description: 'the X-Cert-Id of the REST route (optional)' };
+
+/** An object schema whose property `bodyProp` is the (bundled) REST body schema `file`. */
+function withBody(
+  file: string,
+  bodyProp: string,
+  extra: Record<string, unknown>,
+  required: string[],
+): JsonSchema {
+  const { definitions, ...body } = bundledSchema(file);
+  return {
+    type: 'object',
+    additionalProperties: false,
+    required: [...required, bodyProp],
+    properties: { ...extra, [bodyProp]: body },
+    definitions,
+  };
+}
+
+function objectSchema(properties: Record<string, unknown>, required: string[] = []): JsonSchema {
+  return { type: 'object', additionalProperties: false, required, properties };
+}
+
+/** Checks the non-body arguments (what REST takes from the path and headers). */
+function checkArgs(args: Record<string, unknown>, spec: Record<string, 'uuid' | 'key' | 'uuid?'>): void {
+  const issues: { path: string; message: string }[] = [];
+  const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+  for (const [name, kind] of Object.entries(spec)) {
+    const v = args[name];
+    if (kind === 'uuid?' && v === undefined) continue;
+    if (kind === 'key') {
+      if (typeof v !== 'string' || v.trim() === '' || v.length > 255) {
+        issues.push({ path: `/${name}`, message: 'should be a string of 1 to 255 characters' });
+      }
+    } else if (typeof v !== 'string' || !uuid.test(v)) {
+      issues.push({ path: `/${name}`, message: 'should be a uuid' });
+    }
+  }
+  if (issues.length) throw new ApiError('validation_failed', 'The tool arguments are not valid.', { issues });
+}
+
+/** Prefixes the issue paths of a body validated on its own with the tool argument holding it. */
+function validateNested(file: string, prop: string, args: Record<string, unknown>): void {
+  try {
+    validateBody(file, args[prop]);
+  } catch (err) {
+    if (err instanceof ApiError && err.issues) {
+      throw new ApiError('validation_failed', err.message, {
+        issues: err.issues.map((i) => ({ ...i, path: `/${prop}${i.path}` })),
+      });
+    }
+    throw err;
+  }
+}
+
+const MCP_TIPOS = [33, 34, 46, 52, 56, 61];
+
+export const AGENT_TOOLS: AgentTool[] = [
+  {
+    name: 'emitir_dte',
+    title: 'Emitir un documento tributario',
+    description:
+      'Emite una factura (33), factura exenta (34), factura de compra (46), guía de despacho (52), nota de débito (56) o nota de crédito (61): folio asignado, firmado y enviado al SII. `documento` es el mismo cuerpo que POST /dtes',
+    scope: 'dte:write',
+    readOnly: false,
+    capType: 'emit',
+    inputSchema: withBody(
+      'dte-emission-body.schema.json',
+      'documento',
+      { idempotency_key: IDEMPOTENCY_KEY, certificate_id: CERT_ID },
+      ['idempotency_key'],
+    ),
+    validate(args) {
+      checkArgs(args, { idempotency_key: 'key', certificate_id: 'uuid?' });
+      validateNested('dte-emission-body.schema.json', 'documento', args);
+      const tipo = (args.documento as { tipo_dte?: unknown }).tipo_dte;
+      if (!MCP_TIPOS.includes(Number(tipo))) {
+        throw new ApiError(
+          'dte.tipo_not_supported',
+          `Over MCP, tipo_dte must be one of ${MCP_TIPOS.join(', ')}.`,
+          {
+            detail: { tipo_dte: tipo, soportados: MCP_TIPOS },
+          },
+        );
+      }
+    },
+    async run(args, principal, env) {
+      const { row } = await emitDte(
+        env.db,
+        principal,
+        {
+          body: args.documento,
+          idempotencyKey: String(args.idempotency_key),
+          certIdHeader: args.certificate_id as string | undefined,
+        },
+        env.now,
+        { rates: env.rates },
+      );
+      return emissionResponse(row) as unknown as Record<string, unknown>;
+    },
+  },
+  {
+    name: 'derivar_dte',
+    title: 'Derivar un documento (copia, anulación, corrección)',
+    description:
+      'Emite un documento derivado de otro: copy, anular (nota de crédito que anula; irreversible, espera la aprobación del usuario), corregir-nc, corregir-nd, corregir-texto. `derivacion` es el mismo cuerpo que POST /dtes/:id/derive',
+    scope: 'dte:write',
+    readOnly: false,
+    capType: 'emit',
+    inputSchema: withBody(
+      'dte-derive-body.schema.json',
+      'derivacion',
+      { id: ID, idempotency_key: IDEMPOTENCY_KEY, certificate_id: CERT_ID },
+      ['id', 'idempotency_key'],
+    ),
+    irreversible: (args) => (args.derivacion as DeriveBody).action === 'anular',
+    summary: (args) => `Anular el documento ${String(args.id)} con una nota de crédito`,
+    validate(args) {
+      checkArgs(args, { id: 'uuid', idempotency_key: 'key', certificate_id: 'uuid?' });
+      validateNested('dte-derive-body.schema.json', 'derivacion', args);
+    },
+    async run(args, principal, env) {
+      const body = args.derivacion as DeriveBody;
+      const { row } = await deriveDte(
+        env.db,
+        principal,
+        String(args.id),
+        {
+          body,
+          idempotencyKey: String(args.idempotency_key),
+          certIdHeader: args.certificate_id as string | undefined,
+        },
+        env.now,
+        { rates: env.rates },
+      );
+      return { ...emissionResponse(row), derived_from: String(args.id), action: body.action };
+    },
+  },
+  {
+    name: 'obtener_dte',
+    title: 'Ver un documento',
+    description: 'Detalle de un documento con su bloque EstadoDte (como GET /dtes/:id)',
+    scope: 'dte:read',
+    readOnly: true,
+    inputSchema: objectSchema({ id: ID }, ['id']),
+    validate: (args) => checkArgs(args, { id: 'uuid' }),
+    run: async (args, principal, env) =>
+      detailRecord(await getDteOr404(env.db, scopeOf(principal), String(args.id))) as unknown as Record<
+        string,
+        unknown
+      >,
+  },
+  {
+    name: 'listar_dtes',
+    title: 'Listar documentos',
+    description: 'Documentos emitidos con filtros, orden y cursor (como GET /dtes): {data, next_cursor}',
+    scope: 'dte:read',
+    readOnly: true,
+    inputSchema: objectSchema({
+      limit: { type: 'integer', minimum: 1, maximum: 100 },
+      sort: { type: 'string', enum: [...LIST_SORTS] },
+      dir: { type: 'string', enum: ['asc', 'desc'] },
+      cursor: { type: 'string' },
+      polled_since: { type: 'string' },
+      tipo_dte: { type: 'integer' },
+      folio: { type: 'integer' },
+      rut_receptor: { type: 'string' },
+      fecha_emision_desde: { type: 'string', format: 'date' },
+      fecha_emision_hasta: { type: 'string', format: 'date' },
+      receptor_estado: { type: 'string', enum: [...RECEPTOR_ESTADOS] },
+      sii_status: { type: 'string' },
+    }),
+    validate: () => undefined,
+    async run(args, principal, env) {
+      const query = Object.fromEntries(
+        Object.entries(args)
+          .filter(([, v]) => v !== undefined && v !== null)
+          .map(([k, v]) => [k, String(v)]),
+      );
+      return (await listDtes(env.db, scopeOf(principal), parseListQuery(query))) as unknown as Record<
+        string,
+        unknown
+      >;
+    },
+  },
+  {
+    name: 'eventos_dte',
+    title: 'Eventos de un documento',
+    description:
+      'Historial cronológico de los cambios de estado con la glosa del SII (como GET /dtes/:id/events)',
+    scope: 'dte:read',
+    readOnly: true,
+    inputSchema: objectSchema({ id: ID }, ['id']),
+    validate: (args) => checkArgs(args, { id: 'uuid' }),
+    run: async (args, principal, env) =>
+      (await dteEvents(env.db, scopeOf(principal), String(args.id))) as unknown as Record<string, unknown>,
+  },
+  {
+    name: 'refrescar_estado_dte',
+    title: 'Pedir al SII el estado de un documento',
+    description:
+      'Vuelve a consultar al SII un documento cuyo seguimiento se detuvo (como POST /dtes/:id/refresh-status)',
+    scope: 'dte:write',
+    readOnly: false,
+    inputSchema: objectSchema({ id: ID }, ['id']),
+    validate: (args) => checkArgs(args, { id: 'uuid' }),
+    async run(args, principal, env) {
+      const out = await refreshStatus(env.db, scopeOf(principal), String(args.id), env.now);
+      return out.body as unknown as Record<string, unknown>;
+    },
+  },
+  {
+    name: 'totales_dte',
+    title: 'Totales del período',
+    description: 'Totales de documentos de un período YYYY-MM (como GET /dtes/totales)',
+    scope: 'dte:read',
+    readOnly: true,
+    inputSchema: objectSchema({ periodo: { type: 'string', pattern: '^\\d{4}-\\d{2}$' } }),
+    validate: () => undefined,
+    run: async (args, principal, env) =>
+      (await dteTotales(
+        env.db,
+        scopeOf(principal),
+        parsePeriodo(args.periodo, env.now),
+      )) as unknown as Record<string, unknown>,
+  },
+  {
+    name: 'listar_certificados',
+    title: 'Certificados digitales',
+    description:
+      'Metadatos de los certificados vigentes (nunca el archivo .p12 ni su clave), como GET /certificates',
+    scope: 'certificates:read',
+    readOnly: true,
+    inputSchema: objectSchema({}),
+    validate: () => undefined,
+    async run(_args, principal, env) {
+      const rows = await listCertificates(env.db, principal.organizationId);
+      return { data: rows.map((r) => certificateRecord(r, env.now)) };
+    },
+  },
+  {
+    name: 'obtener_empresa',
+    title: 'Datos de la empresa',
+    description: 'La empresa de esta conexión: RUT, razón social, giro, dirección y resoluciones del SII',
+    scope: 'empresas:read',
+    readOnly: true,
+    inputSchema: objectSchema({}),
+    validate: () => undefined,
+    async run(_args, principal, env) {
+      const c = await loadCompanyProfile(env.db, principal.organizationId, principal.companyId!);
+      return { ...c, sii_env: principal.environment } as unknown as Record<string, unknown>;
+    },
+  },
+  {
+    name: 'listar_sucursales',
+    title: 'Sucursales de la empresa',
+    description: 'Sucursales vigentes de la empresa de esta conexión (como GET /sucursales)',
+    scope: 'empresas:read',
+    readOnly: true,
+    inputSchema: objectSchema({}),
+    validate: () => undefined,
+    run: async (_args, principal, env) =>
+      listCurrentBranches(env.db, principal.organizationId, principal.companyId),
+  },
+];
+
+export function agentTool(name: string): AgentTool | undefined {
+  return AGENT_TOOLS.find((t) => t.name === name);
+}
