@@ -24,3 +24,5 @@ export type { SeedVerification } from './seed';
 export { documentId, SII_NS } from './xml/dte-xml';
 export { createTestSiiKey, createTestCaf, createTestP12 } from './fixtures';
 export type { SiiKey, TestCafOptions, TestP12Options } from './fixtures';
+export * from './boleta';
+export type { EnvioSchema } from './schema';
