@@ -17,6 +17,7 @@ import { BodyTooLarge } from './http';
 import { withDefaults, type SimulatorOptions } from './options';
 import { crSeed, getTokenFromSeed } from './routes/auth';
 import { adminRoutes } from './routes/admin';
+import { boletaRestRoutes } from './routes/boleta-rest';
 import { exchangeRate } from './routes/exchange';
 import { requestFolios } from './routes/folios';
 import { queryEstDte, queryEstUp } from './routes/query';
@@ -64,6 +65,7 @@ export function createApp(sim: Sim): Koa {
   router.get('/healthz', (ctx) => {
     ctx.body = { status: 'ok' };
   });
+  boletaRestRoutes(sim, router);
   adminRoutes(sim, router);
 
   app.use(async (ctx, next) => {
