@@ -77,10 +77,21 @@ export async function enrol(t: TestApi, o: DteOrg): Promise<void> {
   if (!res.ok) throw new Error(`simulator enrolment failed: ${res.status} ${await res.text()}`);
 }
 
-export async function startPipeline(): Promise<Pipeline> {
+export async function startPipeline(
+  opts: {
+    /** extra api variables (e.g. BOLETAS_ENABLED) */
+    env?: Record<string, string>;
+    tipos?: number[];
+    hasta?: number;
+    uploader?: Partial<UploaderSettings>;
+  } = {},
+): Promise<Pipeline> {
   const logger = pino({ level: process.env.PIPELINE_TEST_LOG ?? 'silent' });
-  const t = await startTestApi({ sim: { timings: { registerMs: 300, stepMs: 80 } } });
-  const o = await orgWithCafs(t, { tipos: [33, 34], hasta: 200 });
+  const t = await startTestApi({
+    sim: { timings: { registerMs: 300, stepMs: 80 } },
+    ...(opts.env ? { env: opts.env } : {}),
+  });
+  const o = await orgWithCafs(t, { tipos: opts.tipos ?? [33, 34], hasta: opts.hasta ?? 200 });
   await enrol(t, o);
   const msg = await testMessaging('pipeline');
   const messaging = msg.messaging;
@@ -97,7 +108,13 @@ export async function startPipeline(): Promise<Pipeline> {
   const relay = await startOutboxRelay({ dataSource, messaging, logger, pollMs: 200 });
   const projector = await startProjector({ dataSource, messaging, logger });
   const signer = await startSigner({ dataSource, messaging, keys: t.deps.keys, logger });
-  const uploader = new Uploader({ dataSource, keys: t.deps.keys, sii, logger, settings: uploaderSettings });
+  const uploader = new Uploader({
+    dataSource,
+    keys: t.deps.keys,
+    sii,
+    logger,
+    settings: { ...uploaderSettings, ...opts.uploader },
+  });
   await uploader.start(messaging);
   const poller = new Poller({ dataSource, keys: t.deps.keys, sii, logger, settings: pollerSettings });
   await poller.start(messaging);

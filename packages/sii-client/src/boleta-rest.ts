@@ -289,3 +289,42 @@ export class BoletaRestClient {
     return reply;
   }
 }
+
+const perClient = new WeakMap<object, BoletaRestClient>();
+
+/**
+ * The boleta REST client that goes with a SiiClient: the real SII's boleta hosts when the client
+ * speaks to the real SII, else (a simulator or a proxy serving an environment under one base
+ * URL) `<baseUrl>/recursos/v1`. One per SiiClient, so its token cache is shared by its callers.
+ */
+export function boletaRestClientFor(sii: {
+  transport: {
+    endpoints: Record<SiiEnvironment, { baseUrl: string }>;
+    timeoutMs: number;
+    uploadTimeoutMs: number;
+    userAgent: string;
+  };
+}): BoletaRestClient {
+  let c = perClient.get(sii);
+  if (!c) {
+    const t = sii.transport;
+    const real = (env: SiiEnvironment) =>
+      t.endpoints[env].baseUrl.replace(/\/+$/, '') ===
+      (env === 'cert' ? 'https://maullin.sii.cl' : 'https://palena.sii.cl');
+    const at = (env: SiiEnvironment): BoletaRestEndpoints =>
+      real(env)
+        ? REAL_BOLETA_REST_ENDPOINTS[env]
+        : {
+            apiUrl: `${t.endpoints[env].baseUrl.replace(/\/+$/, '')}/recursos/v1`,
+            uploadUrl: `${t.endpoints[env].baseUrl.replace(/\/+$/, '')}/recursos/v1`,
+          };
+    c = new BoletaRestClient({
+      endpoints: { cert: at('cert'), prod: at('prod') },
+      timeoutMs: t.timeoutMs,
+      uploadTimeoutMs: t.uploadTimeoutMs,
+      userAgent: t.userAgent,
+    });
+    perClient.set(sii, c);
+  }
+  return c;
+}

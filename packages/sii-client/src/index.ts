@@ -44,7 +44,12 @@ export type { AccionDoc, RegisterAnswer, RegisterDocRef, RegisterEvent, Register
 export { DEFAULT_TIMEOUT_MS, DEFAULT_UPLOAD_TIMEOUT_MS, DEFAULT_USER_AGENT } from './transport';
 export type { CallOptions, SiiTransport } from './transport';
 export type { HttpReply } from './http';
-export { BoletaRestClient, REAL_BOLETA_REST_ENDPOINTS, boletaSimulatorEndpoints } from './boleta-rest';
+export {
+  BoletaRestClient,
+  REAL_BOLETA_REST_ENDPOINTS,
+  boletaRestClientFor,
+  boletaSimulatorEndpoints,
+} from './boleta-rest';
 export type {
   BoletaEnvioReceipt,
   BoletaEnvioStatus,

@@ -14,6 +14,7 @@ import { metaRoutes } from './routes/meta';
 import { createRouteKit } from './routes/route-kit';
 import { dteRoutes } from './routes/dtes';
 import { webhookRoutes } from './routes/webhooks';
+import { boletaRoutes } from './routes/boletas';
 
 export const BASE_PATH = '/api/v1';
 
@@ -26,6 +27,7 @@ export function apiRoutes(deps: ApiDeps): RouteDef[] {
     ...branchRoutes(deps),
     ...webhookRoutes(deps, kit.now),
     ...dteRoutes(deps, kit.now),
+    ...boletaRoutes(deps, kit.now),
   ];
   let doc: unknown;
   const openApi = () =>

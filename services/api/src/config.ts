@@ -1,4 +1,5 @@
 import { parse, readConfig } from '@dte/service-runtime';
+import { parseFeatureFlag, type FeatureFlag } from './boletas/flags';
 
 export interface Config {
   port: number;
@@ -33,6 +34,10 @@ export interface Config {
   /** the exchange-rate source of export documents (GET {url}/tipo-cambio/...); defaults to SII_BASE_URL */
   exchangeRateUrl?: string;
   siiTimeoutMs: number;
+  /** BOLETAS_ENABLED: SII environments where /boletas answers (empty: the spec's 404) */
+  boletasEnabled: FeatureFlag;
+  /** BHE_ENABLED: SII environments where /bhe answers (empty: the spec's 404) */
+  bheEnabled: FeatureFlag;
 }
 
 const base64Key = (raw: string): string => {
@@ -76,6 +81,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       siiBaseUrl: { env: 'SII_BASE_URL', parse: url, required: false },
       exchangeRateUrl: { env: 'EXCHANGE_RATE_URL', parse: url, required: false },
       siiTimeoutMs: { env: 'SII_TIMEOUT_MS', default: 15000, parse: positive },
+      boletasEnabled: { env: 'BOLETAS_ENABLED', default: new Set(), parse: parseFeatureFlag },
+      bheEnabled: { env: 'BHE_ENABLED', default: new Set(), parse: parseFeatureFlag },
     },
     env,
   );

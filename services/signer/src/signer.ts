@@ -14,7 +14,7 @@
  * down, master key unavailable) throw, and the command is redelivered.
  */
 import { claimEvent, statusChangeEntry, writeOutbox } from '@dte/database';
-import { stampAndSignDte, type Caf, type DteDocument } from '@dte/engine';
+import type { Caf, DteDocument } from '@dte/engine';
 import {
   PIPELINE_SCHEMAS,
   PIPELINE_TOPICS,
@@ -32,6 +32,7 @@ import {
 import type { Logger } from '@dte/service-runtime';
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
+import { signStoredDocument } from './sign-document';
 
 export const SIGNER_CONSUMER = 'signer';
 
@@ -158,7 +159,7 @@ export async function signCommand(deps: SignerDeps, cmd: EmitDteCommand): Promis
       });
       const caf = await loadCaf(db, deps.keys, doc.caf_id);
       try {
-        signedXml = stampAndSignDte(doc.document, { caf, credential, timestamp: now });
+        signedXml = signStoredDocument(doc.tipo_dte, doc.document, { caf, credential, timestamp: now });
       } catch (err) {
         // the engine's ServiceErrors (expired certificate or CAF, folio outside the CAF, ...)
         throw new CannotSign((err as Error).message);
