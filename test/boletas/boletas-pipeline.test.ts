@@ -62,13 +62,19 @@ describe('boletas 39/41 behind BOLETAS_ENABLED, through the whole pipeline and t
         ['GET', `/boletas/${randomUUID()}/xml`],
         ['POST', '/boletas/batch'],
         ['GET', `/boletas/batch/${randomUUID()}`],
+        ['POST', '/bhe'],
+        ['GET', '/bhe'],
+        ['GET', `/bhe/${randomUUID()}`],
+        ['POST', `/bhe/${randomUUID()}/anular`],
       ] as const) {
         const a = await call(t.url, m, p, { key: s.api_key, ...(m === 'POST' ? { json: {} } : {}) });
         expect(strip(a), `${m} ${p}`).to.deep.equal(none);
       }
       const doc = await call(t.url, 'GET', '/openapi.json');
       expect(
-        Object.keys((doc.body as { paths: object }).paths).some((k) => k.startsWith('/boletas')),
+        Object.keys((doc.body as { paths: object }).paths).some(
+          (k) => k.startsWith('/boletas') || k.startsWith('/bhe'),
+        ),
       ).to.equal(false);
     });
   });

@@ -18,6 +18,7 @@ import { withDefaults, type SimulatorOptions } from './options';
 import { crSeed, getTokenFromSeed } from './routes/auth';
 import { adminRoutes } from './routes/admin';
 import { boletaRestRoutes } from './routes/boleta-rest';
+import { bheRoutes } from './routes/bhe';
 import { exchangeRate } from './routes/exchange';
 import { requestFolios } from './routes/folios';
 import { queryEstDte, queryEstUp } from './routes/query';
@@ -66,6 +67,7 @@ export function createApp(sim: Sim): Koa {
     ctx.body = { status: 'ok' };
   });
   boletaRestRoutes(sim, router);
+  bheRoutes(sim, router);
   adminRoutes(sim, router);
 
   app.use(async (ctx, next) => {

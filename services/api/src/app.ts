@@ -15,6 +15,7 @@ import { createRouteKit } from './routes/route-kit';
 import { dteRoutes } from './routes/dtes';
 import { webhookRoutes } from './routes/webhooks';
 import { boletaRoutes } from './routes/boletas';
+import { bheRoutes } from './routes/bhe';
 
 export const BASE_PATH = '/api/v1';
 
@@ -28,6 +29,7 @@ export function apiRoutes(deps: ApiDeps): RouteDef[] {
     ...webhookRoutes(deps, kit.now),
     ...dteRoutes(deps, kit.now),
     ...boletaRoutes(deps, kit.now),
+    ...bheRoutes(deps, kit.now),
   ];
   let doc: unknown;
   const openApi = () =>
