@@ -170,6 +170,18 @@ describe('boletas 39/41 behind BOLETAS_ENABLED, through the whole pipeline and t
       expect((list.body.boletas as { id: string }[]).map((b) => b.id)).to.include(id);
     });
 
+    it('documents the boleta routes in the OpenAPI document when enabled', async () => {
+      const doc = await call(t().url, 'GET', '/openapi.json');
+      const paths = Object.keys((doc.body as { paths: object }).paths);
+      expect(paths).to.include.members([
+        '/boletas',
+        '/boletas/batch',
+        '/boletas/batch/{id}',
+        '/boletas/{id}',
+        '/boletas/{id}/xml',
+      ]);
+    });
+
     it('refuses a 41 with a taxable item and a line that disagrees, using no folio', async () => {
       const before41 = await nextFolio(t(), o(), 41);
       const bad = await post(
