@@ -77,7 +77,9 @@ describe('BHE behind BHE_ENABLED: issue with the legal retention, list, detail, 
       retencion_por: 'receptor',
     });
     expect(res.body.numero).to.be.a('number');
-    const sim = await fetch(`${t.sim.url}/cert/bhe/${o.rut}/${res.body.numero}`).then((r) => r.json());
+    const sim = await fetch(`${t.sim.url}/cert/bhe/${o.rut}/${res.body.numero}`).then(
+      (r) => r.json() as Promise<Record<string, unknown>>,
+    );
     expect(sim).to.include({ estado: 'VIGENTE', retencion: expected, montoBruto: 500000 });
     const again = await issue(bheBody(), key);
     expect(again.body.id).to.equal(res.body.id);
@@ -118,7 +120,9 @@ describe('BHE behind BHE_ENABLED: issue with the legal retention, list, detail, 
       anulada: true,
       motivo_anulacion: 'error en el monto',
     });
-    const sim = await fetch(`${t.sim.url}/cert/bhe/${o.rut}/${recent.body.numero}`).then((r) => r.json());
+    const sim = await fetch(`${t.sim.url}/cert/bhe/${o.rut}/${recent.body.numero}`).then(
+      (r) => r.json() as Promise<Record<string, unknown>>,
+    );
     expect(sim.estado).to.equal('ANULADA');
     const late = await call(t.url, 'POST', `/bhe/${old.body.id}/anular`, {
       key: o.key,
