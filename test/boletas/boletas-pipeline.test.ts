@@ -170,6 +170,50 @@ describe('boletas 39/41 behind BOLETAS_ENABLED, through the whole pipeline and t
       expect((list.body.boletas as { id: string }[]).map((b) => b.id)).to.include(id);
     });
 
+    it('a batch the SII rejects counts as failed (RCH per boleta from the REST estado); a 5xx burst on the envío is retried with the same bytes', async () => {
+      await simAdmin(t(), 'POST', '/admin/triggers', { kind: 'verdict', verdict: 'RCH', env: 'cert' });
+      const res = await post(
+        t(),
+        o(),
+        '/boletas/batch',
+        {
+          batch_idempotency_key: randomUUID(),
+          boletas: [boleta(39, o().rut), boleta(39, o().rut), boleta(39, o().rut)],
+        },
+        null,
+      );
+      expect(res.status, res.text).to.equal(202);
+      const st = await eventually('rejected batch completed', async () => {
+        const s = await call(t().url, 'GET', `/boletas/batch/${res.body.batchId}`, { key: o().key });
+        return s.body.status === 'completed' ? s.body : undefined;
+      });
+      expect(st).to.include({ total: 3, queued: 0, sending: 0, done: 0, failed: 3 });
+      const estados: { sii_status: string; sii_glosa: string }[] = await db().query(
+        'SELECT sii_status, sii_glosa FROM dtes WHERE batch_id = $1',
+        [res.body.batchId],
+      );
+      expect(estados.map((e) => e.sii_status)).to.deep.equal(['RCH', 'RCH', 'RCH']);
+      expect(estados[0]!.sii_glosa).to.match(/rechazo forzado/);
+
+      await simAdmin(t(), 'POST', '/admin/triggers', {
+        kind: 'http-error',
+        operation: 'upload',
+        status: 503,
+        times: 2,
+      });
+      const one = await post(t(), o(), '/boletas', boleta(39, o().rut));
+      const r = await eventually('boleta after 5xx', async () => {
+        const x = await row(one.body.id as string);
+        return ['EPR', 'emision_fallida', 'RCH'].includes(x.sii_status) ? x : undefined;
+      });
+      expect(r.sii_status).to.equal('EPR');
+      const up: { attempts: number; channel: string }[] = await db().query(
+        'SELECT attempts, channel FROM sii_uploads WHERE id = (SELECT upload_id FROM dtes WHERE id = $1)',
+        [one.body.id],
+      );
+      expect(up[0]).to.deep.equal({ attempts: 3, channel: 'boleta' });
+    });
+
     it('documents the boleta routes in the OpenAPI document when enabled', async () => {
       const doc = await call(t().url, 'GET', '/openapi.json');
       const paths = Object.keys((doc.body as { paths: object }).paths);
