@@ -15,6 +15,7 @@ import { sendHttp, type HttpReply } from './http';
 import { parseRespuesta, requireEstado, bodyValue } from './respuesta';
 import { DEFAULT_USER_AGENT } from './transport';
 import { multipartBody } from './upload';
+import type { DocumentStatus } from './status';
 import { excerpt } from './xml';
 
 export interface BoletaRestEndpoints {
@@ -230,6 +231,43 @@ export class BoletaRestClient {
             : [],
       })),
       errores: Array.isArray(json.errores) ? json.errores.map(String) : [],
+    };
+  }
+
+  /**
+   * One boleta's status (`boleta.electronica/{rut}-{dv}-{tipo}-{folio}/estado`, UNCONFIRMED shape),
+   * in QueryEstDte's vocabulary (DOK, DNK, FAU, EMP…) so callers read it like getEstDte.
+   */
+  async documentStatus(q: {
+    env: SiiEnvironment;
+    credential: SigningCredential;
+    rutCompany: string;
+    rutReceptor: string;
+    tipoDte: number;
+    folio: number;
+    /** YYYY-MM-DD */
+    fechaEmision: string;
+    montoTotal: number;
+  }): Promise<DocumentStatus> {
+    const [rb, rdv] = q.rutReceptor.split('-');
+    const [y, m, d] = q.fechaEmision.split('-');
+    const url =
+      `${this.endpoints[q.env].apiUrl}/boleta.electronica/${q.rutCompany}-${q.tipoDte}-${q.folio}/estado` +
+      `?rut_receptor=${rb}&dv_receptor=${rdv}&monto=${q.montoTotal}&fechaEmision=${d}-${m}-${y}`;
+    const reply = await this.withToken(q.env, q.credential, (token) =>
+      this.http('boleta.electronica(estado)', url, 'GET', { token }),
+    );
+    const json = this.json(reply, 'boleta.electronica(estado)');
+    if (typeof json.estado !== 'string')
+      throw new SiiError('protocol', 'boleta estado: no estado in the answer', {
+        operation: 'boleta.electronica(estado)',
+      });
+    const glosa = typeof json.glosa === 'string' ? json.glosa : undefined;
+    return {
+      estado: json.estado,
+      ...(glosa ? { glosaEstado: glosa } : {}),
+      fields: Object.fromEntries(Object.entries(json).map(([k, v]) => [k, String(v)])),
+      raw: reply.body.toString('utf8'),
     };
   }
 

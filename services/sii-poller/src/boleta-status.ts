@@ -6,9 +6,9 @@
  * per-document query is needed after EPR.
  */
 import type { SigningCredential } from '@dte/engine';
-import { boletaRestClientFor, type SiiClient } from '@dte/sii-client';
+import { boletaRestClientFor, type DocumentStatus, type SiiClient, type SiiSession } from '@dte/sii-client';
 import type { DataSource } from 'typeorm';
-import { loadDocs } from './documents';
+import { loadDocs, type DocQuery } from './documents';
 import { ENVELOPE_REJECTIONS } from './verdicts';
 
 export interface BoletaPollRow {
@@ -85,4 +85,23 @@ export async function pollBoletaUpload(
     countsAsAttempt: true,
     ...(st.estado !== p.last_estado ? { publish: { estado: st.estado, glosa: null } } : {}),
   };
+}
+
+export const BOLETA_TIPOS: readonly number[] = [39, 41];
+
+/**
+ * Reconciliation of one boleta (its send's track id unknown: repeated or unconfirmed upload):
+ * the boleta REST per-document status, read like QueryEstDte (readDocCheck).
+ */
+export function boletaDocumentStatus(session: SiiSession, q: DocQuery): Promise<DocumentStatus> {
+  return boletaRestClientFor(session.client).documentStatus({
+    env: q.env,
+    credential: session.credential,
+    rutCompany: q.rutCompany,
+    rutReceptor: q.rutReceptor,
+    tipoDte: q.tipoDte,
+    folio: q.folio,
+    fechaEmision: q.fechaEmision,
+    montoTotal: q.montoTotal,
+  });
 }

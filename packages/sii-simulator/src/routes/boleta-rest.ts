@@ -29,6 +29,12 @@
  * `detalle_rep_rech` ({tipo, folio, estado, descripcion[]}), and that `REC` is shown instead of the
  * SOAP "-11" while a send is not yet registered.
  *
+ *   GET  {env}/recursos/v1/boleta.electronica/{rut}-{dv}-{tipo}-{folio}/estado
+ *        ?rut_receptor=&dv_receptor=&monto=&fechaEmision=DD-MM-YYYY
+ *                                                               → JSON {estado, glosa}: one boleta, with
+ *                                                                 QueryEstDte's codes (DOK, DNK, FAU with
+ *                                                                 "RCH - …" when rejected, EMP)
+ *
  * The content checks are the DTEUpload ones (checks.ts) with EnvioBOLETA_v11.xsd as the schema:
  * signatures, Carátula, CAF, TED, folio used before; each boleta's result is DOK (accepted),
  * RPR (accepted with objections) or RCH (rejected).
@@ -58,6 +64,9 @@ export function boletaRestRoutes(sim: Sim, router: Router): void {
     router.post(`${base}/boleta.electronica.token`, (ctx) => token(sim, env, ctx));
     router.post(`${base}/boleta.electronica.envio`, (ctx) => envio(sim, env, ctx));
     router.get(`${base}/boleta.electronica.envio/:id`, (ctx) => estado(sim, env, ctx, String(ctx.params.id)));
+    router.get(`${base}/boleta.electronica/:id/estado`, (ctx) =>
+      documentoEstado(sim, env, ctx, String(ctx.params.id)),
+    );
   }
 }
 
@@ -263,4 +272,39 @@ async function estado(sim: Sim, env: SiiEnv, ctx: Context, id: string): Promise<
       }));
   }
   jsonReply(ctx, 200, body);
+}
+
+/**
+ * One boleta's status (the REST counterpart of QueryEstDte, used to reconcile a send whose track
+ * id is unknown): FAU until its send has a verdict, "RCH - DTE Rechazado" when rejected, DNK when
+ * receiver, date or amount differ, DOK (with "RPR" in the glosa for objections) otherwise.
+ */
+async function documentoEstado(sim: Sim, env: SiiEnv, ctx: Context, id: string): Promise<void> {
+  if (await applyFault(ctx, sim.state, env, 'getEstDte')) return;
+  const e = sim.state.env[env];
+  const now = sim.state.now();
+  const t = checkToken(e, cookieToken(ctx), now);
+  if (!t.ok) return jsonReply(ctx, 401, { codigo: 5, error: `token ${t.reason}` });
+  const m = /^(\d{1,9})-([0-9kK])-(\d+)-(\d+)$/.exec(id);
+  const company = m ? joinRut(m[1]!, m[2]!) : null;
+  const q = ctx.query as Record<string, string | undefined>;
+  const receptor = joinRut(q.rut_receptor ?? '', q.dv_receptor ?? '');
+  const fecha = /^(\d{2})-(\d{2})-(\d{4})$/.exec(q.fechaEmision ?? '');
+  if (!m || !company || !receptor || !fecha || !/^\d+$/.test(q.monto ?? ''))
+    return jsonReply(ctx, 400, { codigo: 1, error: 'parámetros incorrectos' });
+  if (!authorize(sim, e, t.token.rut, company))
+    return jsonReply(ctx, 403, { codigo: 6, error: 'usuario sin permiso sobre la empresa' });
+  const answer = (estado: string, glosa: string) => jsonReply(ctx, 200, { estado, glosa });
+  const d = e.documents.get(e.documentKey(company, Number(m[3]), Number(m[4])));
+  const u = d ? e.uploads.get(d.trackId) : undefined;
+  if (!d || !u || uploadState(u, now, sim.options.timings) !== u.verdict)
+    return answer('FAU', 'DTE No Recibido');
+  if (d.result === 'RECHAZADO') return answer('FAU', 'RCH - DTE Rechazado');
+  if (
+    d.rutReceptor !== receptor ||
+    d.fchEmis !== `${fecha[3]}-${fecha[2]}-${fecha[1]}` ||
+    d.mntTotal !== Number(q.monto)
+  )
+    return answer('DNK', 'DTE Recibido, datos no coinciden');
+  answer('DOK', d.result === 'REPARO' ? 'RPR - Aceptado con Reparos' : 'DTE Recibido');
 }
