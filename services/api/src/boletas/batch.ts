@@ -8,7 +8,7 @@ import { bodyHash } from '../dtes/canonical-json';
 import { isUuid } from '../db/pg-errors';
 import { ApiError } from '../http/api-error';
 import { validateBody } from '../http/validate';
-import { checkBoletaFor, checkSiiEnv, insertBoleta, loadIssuer } from './emission';
+import { checkBoletaFor, checkSiiEnv, insertBoletas, loadIssuer } from './emission';
 
 /** The spec's limits of a batch: 1-1000 boletas, batch_idempotency_key 1-128 characters. */
 export const MAX_BATCH = 1000;
@@ -146,20 +146,20 @@ export async function submitBatch(
         now,
       ],
     );
-    for (const e of entries) {
-      await insertBoleta(
-        m,
-        issuer,
-        e.input,
-        {
+    await insertBoletas(
+      m,
+      issuer,
+      entries.map((e) => ({
+        input: e.input,
+        rec: {
           idempotencyKey: `batch:${batchId}:${e.position}`,
           bodyHash: bodyHash(e.raw),
           body: e.raw,
           batch: { id: batchId, position: e.position },
         },
-        now,
-      );
-    }
+      })),
+      now,
+    );
     return { batchId, queued: entries.length };
   });
 }

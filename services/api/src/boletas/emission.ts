@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { buildBoletaDocument, checkBoleta, normalizeRut, type BoletaInput } from '@dte/engine';
 import { PIPELINE_SCHEMAS, PIPELINE_TOPICS } from '@dte/messaging';
 import type { DataSource, EntityManager } from 'typeorm';
-import { allocateFolio } from '../caf/folio-allocator';
+import { allocateFolios, type AllocatedFolio } from '../caf/folio-allocator';
 import { resolveSigningCertificate } from '../certificates/certificates';
 import type { Principal } from '../context';
 import { bodyHash } from '../dtes/canonical-json';
@@ -77,101 +77,147 @@ export function checkBoletaFor(issuer: BoletaIssuer, input: BoletaInput): void {
   checkBoleta(input);
 }
 
+export interface BoletaRecord {
+  idempotencyKey: string;
+  bodyHash: string;
+  body: unknown;
+  batch?: { id: string; position: number };
+}
+
+/** Rows per INSERT (23 parameters each, under PostgreSQL's 65535). */
+const ROWS_PER_INSERT = 500;
+
 /**
- * Inside the caller's transaction: THE folio allocator, the boleta document, the `dtes` row and
- * the dte.commands + dte-status `queued` outbox rows, and the first feed row. The pipeline then
- * signs, sends (boleta REST) and polls it like any document.
+ * Inside the caller's transaction, for one boleta or a whole batch: the folios from THE folio
+ * allocator (allocateFolios: per type, in the given order), each boleta document, the `dtes` rows,
+ * the dte.commands + dte-status `queued` outbox rows and the first feed rows, written with
+ * multi-row INSERTs. Returns the rows in the given order. The pipeline then signs, sends (boleta
+ * REST) and polls them like any document.
  */
-export async function insertBoleta(
+export async function insertBoletas(
   m: EntityManager,
   issuer: BoletaIssuer,
-  input: BoletaInput,
-  rec: { idempotencyKey: string; bodyHash: string; body: unknown; batch?: { id: string; position: number } },
+  items: { input: BoletaInput; rec: BoletaRecord }[],
   now: Date,
-): Promise<DteRow> {
+): Promise<DteRow[]> {
   const { principal, company } = issuer;
-  const { folio, cafId } = await allocateFolio(
-    m,
-    {
-      organizationId: principal.organizationId,
-      companyId: company.id,
-      environment: principal.environment,
-      tipoDte: input.tipo_dte,
-    },
-    now,
-  );
-  const document = buildBoletaDocument(input, { emisor: company.emisor, folio });
-  const t = document.Encabezado.Totales;
-  const id = randomUUID();
-  const rows: DteRow[] = await m.query(
-    `INSERT INTO dtes (id, organization_id, company_id, sii_env, tipo_dte, folio, caf_id, certificate_id,
-       rut_emisor, rut_receptor, razon_social_receptor, fecha_emision, monto_neto, monto_exento, iva,
-       monto_total, input, document, sii_status, observed_at, idempotency_key, body_hash, created_at,
-       batch_id, batch_position)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,
-       'queued', $19, $20, $21, $19, $22, $23)
-     RETURNING ${DTE_COLUMNS}`,
-    [
+  const folios: AllocatedFolio[] = new Array(items.length);
+  const byTipo = new Map<number, number[]>();
+  items.forEach((it, i) => byTipo.set(it.input.tipo_dte, [...(byTipo.get(it.input.tipo_dte) ?? []), i]));
+  for (const [tipoDte, idxs] of byTipo) {
+    const got = await allocateFolios(
+      m,
+      {
+        organizationId: principal.organizationId,
+        companyId: company.id,
+        environment: principal.environment,
+        tipoDte,
+      },
+      idxs.length,
+      now,
+    );
+    idxs.forEach((i, k) => (folios[i] = got[k]!));
+  }
+  const prepared = items.map((it, i) => {
+    const { folio, cafId } = folios[i]!;
+    const document = buildBoletaDocument(it.input, { emisor: company.emisor, folio });
+    const t = document.Encabezado.Totales;
+    const id = randomUUID();
+    const params: unknown[] = [
       id,
       principal.organizationId,
       company.id,
       principal.environment,
-      input.tipo_dte,
+      it.input.tipo_dte,
       folio,
       cafId,
       issuer.certificateId,
       company.rut,
-      input.rut_receptor ? normalizeRut(input.rut_receptor) : null,
-      input.razon_social_receptor ?? '',
-      input.fecha_emision,
+      it.input.rut_receptor ? normalizeRut(it.input.rut_receptor) : null,
+      it.input.razon_social_receptor ?? '',
+      it.input.fecha_emision,
       t.MntNeto ?? 0,
       t.MntExe ?? 0,
       t.IVA ?? 0,
       t.MntTotal,
-      JSON.stringify(rec.body),
+      JSON.stringify(it.rec.body),
       JSON.stringify(document),
       now,
-      rec.idempotencyKey,
-      rec.bodyHash,
-      rec.batch?.id ?? null,
-      rec.batch?.position ?? null,
-    ],
-  );
-  const doc = {
-    id,
-    organizationId: principal.organizationId,
-    siiEnv: principal.environment,
-    tipoDte: input.tipo_dte,
-    folio,
-  };
-  const queued = statusOutboxEntry(doc, { siiStatus: 'queued', observedAt: now });
-  const entries: OutboxEntry[] = [
-    {
-      topic: PIPELINE_TOPICS.commands,
-      schema: PIPELINE_SCHEMAS[PIPELINE_TOPICS.commands],
-      key: id,
-      payload: {
-        event_id: randomUUID(),
-        dte_id: id,
-        organization_id: principal.organizationId,
-        company_id: company.id,
-        sii_env: principal.environment,
-        tipo_dte: input.tipo_dte,
-        folio,
-        certificate_id: issuer.certificateId,
-        caf_id: cafId,
-        requested_at: now.toISOString(),
+      it.rec.idempotencyKey,
+      it.rec.bodyHash,
+      it.rec.batch?.id ?? null,
+      it.rec.batch?.position ?? null,
+    ];
+    return { id, folio, cafId, tipo: it.input.tipo_dte, params };
+  });
+  const rows: DteRow[] = [];
+  for (let i = 0; i < prepared.length; i += ROWS_PER_INSERT) {
+    const chunk = prepared.slice(i, i + ROWS_PER_INSERT);
+    const params: unknown[] = [];
+    const values = chunk.map((p) => {
+      const b = params.length;
+      params.push(...p.params);
+      const $ = (n: number) => `$${b + n}`;
+      return `(${[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18].map($).join(', ')}, 'queued', ${$(19)}, ${$(20)}, ${$(21)}, ${$(19)}, ${$(22)}, ${$(23)})`;
+    });
+    const inserted: DteRow[] = await m.query(
+      `INSERT INTO dtes (id, organization_id, company_id, sii_env, tipo_dte, folio, caf_id, certificate_id,
+         rut_emisor, rut_receptor, razon_social_receptor, fecha_emision, monto_neto, monto_exento, iva,
+         monto_total, input, document, sii_status, observed_at, idempotency_key, body_hash, created_at,
+         batch_id, batch_position)
+       VALUES ${values.join(', ')}
+       RETURNING ${DTE_COLUMNS}`,
+      params,
+    );
+    const byId = new Map(inserted.map((r) => [r.id, r]));
+    for (const p of chunk) rows.push(byId.get(p.id)!);
+  }
+  const entries: OutboxEntry[] = [];
+  const events: unknown[] = [];
+  for (const p of prepared) {
+    const doc = {
+      id: p.id,
+      organizationId: principal.organizationId,
+      siiEnv: principal.environment,
+      tipoDte: p.tipo,
+      folio: p.folio,
+    };
+    const queued = statusOutboxEntry(doc, { siiStatus: 'queued', observedAt: now });
+    entries.push(
+      {
+        topic: PIPELINE_TOPICS.commands,
+        schema: PIPELINE_SCHEMAS[PIPELINE_TOPICS.commands],
+        key: p.id,
+        payload: {
+          event_id: randomUUID(),
+          dte_id: p.id,
+          organization_id: principal.organizationId,
+          company_id: company.id,
+          sii_env: principal.environment,
+          tipo_dte: p.tipo,
+          folio: p.folio,
+          certificate_id: issuer.certificateId,
+          caf_id: p.cafId,
+          requested_at: now.toISOString(),
+        },
       },
-    },
-    queued,
-  ];
+      queued,
+    );
+    events.push(p.id, queued.payload.event_id);
+  }
   await enqueueOutbox(m, entries);
-  await m.query(
-    `INSERT INTO dte_events (dte_id, event_id, sii_status, glosa, track_id, source, observed_at)
-     VALUES ($1, $2, 'queued', NULL, NULL, 'api', $3)`,
-    [id, queued.payload.event_id, now],
-  );
-  return rows[0]!;
+  // the feed shows `queued` at once; the projector's later copy of the same event is a no-op
+  for (let i = 0; i < events.length; i += 2 * ROWS_PER_INSERT) {
+    const chunk = events.slice(i, i + 2 * ROWS_PER_INSERT);
+    const values: string[] = [];
+    for (let k = 0; k < chunk.length; k += 2)
+      values.push(`($${k + 2}, $${k + 3}, 'queued', NULL, NULL, 'api', $1)`);
+    await m.query(
+      `INSERT INTO dte_events (dte_id, event_id, sii_status, glosa, track_id, source, observed_at) VALUES ${values.join(', ')}`,
+      [now, ...chunk],
+    );
+  }
+  return rows;
 }
 
 async function byKey(
@@ -231,6 +277,13 @@ export async function emitBoleta(
     ]);
     const raced = await byKey(m, principal, key);
     if (raced) return replay(raced, hash);
-    return insertBoleta(m, issuer, req.body, { idempotencyKey: key, bodyHash: hash, body: req.body }, now);
+    return (
+      await insertBoletas(
+        m,
+        issuer,
+        [{ input: req.body, rec: { idempotencyKey: key, bodyHash: hash, body: req.body } }],
+        now,
+      )
+    )[0]!;
   });
 }
