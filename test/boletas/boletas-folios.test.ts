@@ -82,4 +82,15 @@ describe('boleta batch folios (api over real PostgreSQL, no pipeline)', function
     const ok = await batch(2);
     expect(ok.status, ok.text).to.equal(202);
   });
+
+  it('with BOLETAS_ENABLED=cert, a production key gets the 404 of an unknown path', async () => {
+    const prod = await t.seed({ env: 'prod' });
+    const a = await call(t.url, 'GET', '/boletas', { key: prod.api_key });
+    const none = await call(t.url, 'GET', '/no-such-path', { key: prod.api_key });
+    expect(a.status).to.equal(404);
+    expect(a.body.code).to.equal('not_found');
+    expect(Object.keys(a.body).sort()).to.deep.equal(Object.keys(none.body).sort());
+    const cert = await call(t.url, 'GET', '/boletas', { key: o.key });
+    expect(cert.status).to.equal(200);
+  });
 });
