@@ -94,3 +94,35 @@ describe('boleta batch folios (api over real PostgreSQL, no pipeline)', function
     expect(cert.status).to.equal(200);
   });
 });
+
+describe('boletas in production (BOLETAS_ENABLED=true)', function () {
+  this.timeout(120_000);
+  let t: TestApi;
+  before(async () => {
+    t = await startTestApi({ env: { BOLETAS_ENABLED: 'true' } });
+  });
+  after(() => t?.close());
+
+  it('a boleta type the company is not enabled for in production answers boleta.tipo_no_habilitado', async () => {
+    const o = await orgWithCafs(t, { env: 'prod', prodTipos: [33], tipos: [] });
+    await t.db.dataSource.query(
+      `UPDATE companies SET resolucion_prod_numero = 80, resolucion_prod_fecha = '2014-08-22' WHERE id = $1`,
+      [o.companyId],
+    );
+    const res = await call(t.url, 'POST', '/boletas', {
+      key: o.key,
+      headers: { 'Idempotency-Key': randomUUID(), 'X-Cert-Id': o.certId },
+      json: {
+        tipo_dte: 39,
+        rut_emisor: o.rut,
+        fecha_emision: today(),
+        items: [{ nombre: 'P', cantidad: 1, precio_unitario: 100, exento: false, monto_item: 100 }],
+      },
+    });
+    expect(res.status, res.text).to.equal(422);
+    expect(res.body).to.include({
+      code: 'boleta.tipo_no_habilitado',
+      next_action: 'contact_support_to_enable_type',
+    });
+  });
+});

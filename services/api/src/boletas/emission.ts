@@ -41,7 +41,21 @@ export async function loadIssuer(
 ): Promise<BoletaIssuer> {
   if (!principal.companyId) throw new ApiError('forbidden', 'Emission needs an API key of a company.');
   const company = await loadCompanyProfile(db, principal.organizationId, principal.companyId);
-  const typeGate = await productionIssueGate(db, principal.environment, company.id);
+  const gate = await productionIssueGate(db, principal.environment, company.id);
+  // a boleta type the company may not issue in production: the catalog's boleta answer
+  const typeGate = (tipo: number) => {
+    try {
+      gate(tipo);
+    } catch (err) {
+      if (err instanceof ApiError && err.code === 'dte.type.prod_not_certified')
+        throw new ApiError(
+          'boleta.tipo_no_habilitado',
+          `Type ${tipo} is not enabled for this company in production; nothing was issued.`,
+          { detail: err.detail ?? { tipoDte: tipo } },
+        );
+      throw err;
+    }
+  };
   if (principal.environment === 'prod' && !company.resolucion.prod)
     throw new ApiError(
       'dte.production_resolucion_missing',
