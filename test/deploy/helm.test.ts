@@ -438,6 +438,25 @@ describe('deploy: the Helm chart rendered by helm template', function () {
     expect(endpoints.prod.baseUrl).to.equal('http://sii-sim.staging:18080/prod');
   });
 
+  it("gives the api BOLETAS_ENABLED and BHE_ENABLED from features (off by default: the spec's 404), per environment", async () => {
+    const flagsOf = async (args: string[]) => {
+      const ms = await render('dte', args);
+      const api = containerOf(byKindName(ms, 'Deployment', 'dte-dte-service-api'));
+      const c = apiConfig(containerEnv(ms, api, 'dte-secrets', DEFAULT_SECRET));
+      return { boletas: [...c.boletasEnabled].sort(), bhe: [...c.bheEnabled].sort() };
+    };
+    expect(await flagsOf([])).to.deep.equal({ boletas: [], bhe: [] });
+    expect(
+      await flagsOf(['--set-string', 'features.boletas=cert', '--set-string', 'features.bhe=true']),
+    ).to.deep.equal({
+      boletas: ['cert'],
+      bhe: ['cert', 'prod'],
+    });
+    const bad = await run(helmBin, ['template', 'dte', CHART, '--set-string', 'features.boletas=yes-please']);
+    expect(bad.code).to.not.equal(0);
+    expect(bad.stderr).to.match(/features[./]boletas/);
+  });
+
   it('refuses values that would put a secret in the chart or break the services', async () => {
     const refused: [string, string][] = [
       ['postgresql.url=postgres://dte:pw@pg:5432/dte', 'postgresql.url'],

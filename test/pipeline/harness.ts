@@ -78,11 +78,23 @@ export async function enrol(t: TestApi, o: DteOrg): Promise<void> {
 }
 
 export async function startPipeline(
-  opts: { api?: Omit<Parameters<typeof startTestApi>[0], 'sim'>; tipos?: number[] } = {},
+  opts: {
+    api?: Omit<NonNullable<Parameters<typeof startTestApi>[0]>, 'sim'>;
+    /** extra api variables (e.g. BOLETAS_ENABLED) */
+    env?: Record<string, string>;
+    tipos?: number[];
+    hasta?: number;
+    uploader?: Partial<UploaderSettings>;
+  } = {},
 ): Promise<Pipeline> {
   const logger = pino({ level: process.env.PIPELINE_TEST_LOG ?? 'silent' });
-  const t = await startTestApi({ ...opts.api, sim: { timings: { registerMs: 300, stepMs: 80 } } });
-  const o = await orgWithCafs(t, { tipos: opts.tipos ?? [33, 34], hasta: 200 });
+  const env = { ...opts.api?.env, ...opts.env };
+  const t = await startTestApi({
+    ...opts.api,
+    sim: { timings: { registerMs: 300, stepMs: 80 } },
+    ...(Object.keys(env).length > 0 ? { env } : {}),
+  });
+  const o = await orgWithCafs(t, { tipos: opts.tipos ?? [33, 34], hasta: opts.hasta ?? 200 });
   await enrol(t, o);
   const msg = await testMessaging('pipeline');
   const messaging = msg.messaging;
@@ -99,7 +111,13 @@ export async function startPipeline(
   const relay = await startOutboxRelay({ dataSource, messaging, logger, pollMs: 200 });
   const projector = await startProjector({ dataSource, messaging, logger });
   const signer = await startSigner({ dataSource, messaging, keys: t.deps.keys, logger });
-  const uploader = new Uploader({ dataSource, keys: t.deps.keys, sii, logger, settings: uploaderSettings });
+  const uploader = new Uploader({
+    dataSource,
+    keys: t.deps.keys,
+    sii,
+    logger,
+    settings: { ...uploaderSettings, ...opts.uploader },
+  });
   await uploader.start(messaging);
   const poller = new Poller({ dataSource, keys: t.deps.keys, sii, logger, settings: pollerSettings });
   await poller.start(messaging);

@@ -152,7 +152,8 @@ export function fastCanonicalSetDte(setId: string, caratula: string, dtes: strin
 export function canonicalSetDte(rootStartTag: string, setDte: string): string {
   let doc;
   try {
-    doc = parseXml(`${rootStartTag}${setDte}</EnvioDTE>`);
+    const rootName = /^<([A-Za-z_][\w.-]*)/.exec(rootStartTag)?.[1] ?? 'EnvioDTE';
+    doc = parseXml(`${rootStartTag}${setDte}</${rootName}>`);
   } catch (err) {
     throw envioError(`the DTEs do not form well-formed XML: ${(err as Error).message}`);
   }

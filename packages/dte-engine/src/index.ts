@@ -26,3 +26,13 @@ export type { SeedVerification } from './seed';
 export { documentId, SII_NS } from './xml/dte-xml';
 export { createTestSiiKey, createTestCaf, createTestP12 } from './fixtures';
 export type { SiiKey, TestCafOptions, TestP12Options } from './fixtures';
+export * from './boleta';
+export type { EnvioSchema } from './schema';
+export {
+  BHE_RETENCION_BP,
+  BHE_RETENCION_SOURCE,
+  bheAnnulmentDeadline,
+  bheRetencionBp,
+  computeBheRetencion,
+  type BheAmounts,
+} from './bhe/retencion';

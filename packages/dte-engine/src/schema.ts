@@ -10,6 +10,11 @@ import { validateXML } from 'xmllint-wasm';
  * ../shared/sii/schemas beside the repository root.
  */
 const SCHEMA_FILES = ['EnvioDTE_v10.xsd', 'DTE_v10.xsd', 'SiiTypes_v10.xsd', 'xmldsignature_v10.xsd'];
+/** EnvioBOLETA_v11.xsd defines its own boleta DTE; it imports only the signature schema. */
+const BOLETA_SCHEMA_FILES = ['EnvioBOLETA_v11.xsd', 'xmldsignature_v10.xsd'];
+
+/** Which envelope schema a file is validated against. */
+export type EnvioSchema = 'EnvioDTE' | 'EnvioBOLETA';
 
 export function schemasDir(): string {
   const candidates = [
@@ -24,20 +29,20 @@ export function schemasDir(): string {
   return found;
 }
 
-let schemaCache: { dir: string; files: { fileName: string; contents: Uint8Array }[] } | undefined;
+const schemaCache = new Map<string, { fileName: string; contents: Uint8Array }[]>();
 
-function schemaFiles(): { fileName: string; contents: Uint8Array }[] {
+function schemaFiles(which: EnvioSchema = 'EnvioDTE'): { fileName: string; contents: Uint8Array }[] {
   const dir = schemasDir();
-  if (!schemaCache || schemaCache.dir !== dir) {
-    schemaCache = {
-      dir,
-      files: SCHEMA_FILES.map((f) => ({
-        fileName: f,
-        contents: new Uint8Array(readFileSync(path.join(dir, f))),
-      })),
-    };
+  const key = `${dir}|${which}`;
+  let files = schemaCache.get(key);
+  if (!files) {
+    files = (which === 'EnvioBOLETA' ? BOLETA_SCHEMA_FILES : SCHEMA_FILES).map((f) => ({
+      fileName: f,
+      contents: new Uint8Array(readFileSync(path.join(dir, f))),
+    }));
+    schemaCache.set(key, files);
   }
-  return schemaCache.files;
+  return files;
 }
 
 export type SchemaEngine = 'auto' | 'wasm' | 'system';
@@ -51,13 +56,14 @@ export type SchemaEngine = 'auto' | 'wasm' | 'system';
  */
 export async function validateEnvioSchema(
   xml: Buffer | string,
-  opts: { engine?: SchemaEngine } = {},
+  opts: { engine?: SchemaEngine; schema?: EnvioSchema } = {},
 ): Promise<{ valid: boolean; errors: string[] }> {
+  const which = opts.schema ?? 'EnvioDTE';
   const bytes = typeof xml === 'string' ? encodeAsDeclared(xml) : xml;
   const engine = opts.engine ?? (process.env.DTE_SCHEMA_ENGINE as SchemaEngine | undefined) ?? 'auto';
   const binary = engine === 'wasm' ? undefined : systemXmllint();
   if (engine === 'system' && !binary) throw new Error('xmllint is not on PATH');
-  return binary ? validateWithBinary(binary, bytes) : validateWithWasm(bytes);
+  return binary ? validateWithBinary(binary, bytes, which) : validateWithWasm(bytes, which);
 }
 
 let xmllintPath: string | null | undefined;
@@ -79,9 +85,19 @@ function systemXmllint(): string | undefined {
   return xmllintPath ?? undefined;
 }
 
-function validateWithBinary(binary: string, bytes: Buffer): Promise<{ valid: boolean; errors: string[] }> {
+function validateWithBinary(
+  binary: string,
+  bytes: Buffer,
+  which: EnvioSchema,
+): Promise<{ valid: boolean; errors: string[] }> {
   return new Promise((resolve, reject) => {
-    const args = ['--noout', '--nonet', '--schema', path.join(schemasDir(), 'EnvioDTE_v10.xsd'), '-'];
+    const args = [
+      '--noout',
+      '--nonet',
+      '--schema',
+      path.join(schemasDir(), which === 'EnvioBOLETA' ? BOLETA_SCHEMA_FILES[0]! : SCHEMA_FILES[0]!),
+      '-',
+    ];
     const child = execFile(binary, args, { maxBuffer: 16 * 1024 * 1024 }, (err, _stdout, stderr) => {
       const code = err ? (err as { code?: unknown }).code : 0;
       // 0 valid; 1 not well-formed; 3 invalid against the schema; anything else is a tool failure
@@ -96,8 +112,11 @@ function validateWithBinary(binary: string, bytes: Buffer): Promise<{ valid: boo
   });
 }
 
-async function validateWithWasm(bytes: Buffer): Promise<{ valid: boolean; errors: string[] }> {
-  const [main, ...preload] = schemaFiles();
+async function validateWithWasm(
+  bytes: Buffer,
+  which: EnvioSchema,
+): Promise<{ valid: boolean; errors: string[] }> {
+  const [main, ...preload] = schemaFiles(which);
   const contents = new Uint8Array(bytes);
   const result = await validateXML({
     xml: [{ fileName: 'envio.xml', contents }],

@@ -67,7 +67,8 @@ export function verifyEnvioDte(
 ): EnvioVerification {
   const text = decodeXml(xml);
   const root = parseXml(text).documentElement;
-  if (!root || root.localName !== 'EnvioDTE') throw new Error('the document is not an EnvioDTE');
+  if (!root || (root.localName !== 'EnvioDTE' && root.localName !== 'EnvioBOLETA'))
+    throw new Error('the document is not an EnvioDTE or EnvioBOLETA');
   const set = firstChild(root, 'SetDTE');
   const car = set ? firstChild(set, 'Caratula') : undefined;
   if (!set || !car) throw new Error('the EnvioDTE has no SetDTE/Caratula');
@@ -133,8 +134,8 @@ function pick(check: { valid: boolean; error?: string; certificate?: Certificate
 }
 
 const ENVELOPE_FORM = new RegExp(
-  '^\\uFEFF?(?:<\\?xml [^>]*\\?>)?\\s*<EnvioDTE xmlns="http://www\\.sii\\.cl/SiiDte" version="1\\.0">' +
-    '(<SetDTE ID="[^"]*">[\\s\\S]*</SetDTE>)(<Signature xmlns="http://www\\.w3\\.org/2000/09/xmldsig#">[\\s\\S]*</Signature>)</EnvioDTE>\\s*$',
+  '^\\uFEFF?(?:<\\?xml [^>]*\\?>)?\\s*<(EnvioDTE|EnvioBOLETA) xmlns="http://www\\.sii\\.cl/SiiDte" version="1\\.0">' +
+    '(<SetDTE ID="[^"]*">[\\s\\S]*</SetDTE>)(<Signature xmlns="http://www\\.w3\\.org/2000/09/xmldsig#">[\\s\\S]*</Signature>)</\\1>\\s*$',
 );
 const DTE_FORM = new RegExp(
   `^${DTE_START.replace(/[.]/g, '\\.')}(<(Documento|Exportaciones|Liquidacion) [^>]*>[\\s\\S]*</\\2>)` +
@@ -145,7 +146,7 @@ const DTE_FORM = new RegExp(
 function envelopeTexts(text: string, setId: string): CanonicalTexts | undefined {
   const m = ENVELOPE_FORM.exec(text);
   if (!m || occurrences(text, ` ID="${setId}"`) !== 1) return undefined;
-  return { signedText: m[1] as string, inheritedNs: SII_NS, signatureText: m[2] as string };
+  return { signedText: m[2] as string, inheritedNs: SII_NS, signatureText: m[3] as string };
 }
 
 /** The texts for the fast check when the DTE has exactly the form stampAndSignDte writes. */

@@ -48,3 +48,17 @@ export type { CallOptions, SiiTransport } from './transport';
 export type { HttpReply } from './http';
 export { consultarSituacionTributaria, SituacionError } from './situacion';
 export type { SituacionEstado, SituacionTributaria } from './situacion';
+export {
+  BoletaRestClient,
+  REAL_BOLETA_REST_ENDPOINTS,
+  boletaRestClientFor,
+  boletaSimulatorEndpoints,
+} from './boleta-rest';
+export type {
+  BoletaEnvioReceipt,
+  BoletaEnvioStatus,
+  BoletaRestEndpoints,
+  BoletaRestOptions,
+} from './boleta-rest';
+export { anularBhe, emitirBhe } from './bhe';
+export type { BheEmision, BheSii } from './bhe';

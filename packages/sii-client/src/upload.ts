@@ -283,7 +283,7 @@ type Part = string | { bytes: Buffer; filename: string; type: string };
  * multipart/form-data in the given field order, encoded by the platform's FormData (undici), so
  * that the exact bytes and their length are known before sending.
  */
-async function multipartBody(parts: [string, Part][]): Promise<{ body: Buffer; contentType: string }> {
+export async function multipartBody(parts: [string, Part][]): Promise<{ body: Buffer; contentType: string }> {
   const form = new FormData();
   for (const [name, part] of parts) {
     if (typeof part === 'string') form.append(name, part);

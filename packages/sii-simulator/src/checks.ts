@@ -38,6 +38,8 @@ export interface CheckInput {
   folioUsed: (rutEmisor: string, tipo: number, folio: number) => boolean;
   now: number;
   reparoDays: number;
+  /** the envelope's schema: EnvioDTE (DTEUpload, default) or EnvioBOLETA (boleta REST envío) */
+  schema?: 'EnvioDTE' | 'EnvioBOLETA';
 }
 
 export interface DocumentOutcome {
@@ -60,7 +62,7 @@ export interface CheckOutcome {
 }
 
 export async function checkEnvelope(input: CheckInput): Promise<CheckOutcome> {
-  const schema = await validateEnvioSchema(input.file);
+  const schema = await validateEnvioSchema(input.file, { schema: input.schema ?? 'EnvioDTE' });
   if (!schema.valid) return { verdict: 'RSC', errors: schema.errors, documents: [] };
 
   let v: EnvioVerification;

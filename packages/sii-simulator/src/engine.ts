@@ -10,5 +10,7 @@ export {
   createTestSiiKey,
   createTestCaf,
   readCertificate,
+  computeBheRetencion,
+  bheAnnulmentDeadline,
 } from '@dte/engine';
 export type { EnvioVerification, SiiKey, CertificateInfo } from '@dte/engine';

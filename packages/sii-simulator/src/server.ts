@@ -18,6 +18,8 @@ import { withDefaults, type SimulatorOptions } from './options';
 import { crSeed, getTokenFromSeed } from './routes/auth';
 import { adminRoutes } from './routes/admin';
 import { purchaseCessionRoutes } from './routes/purchase-cessions';
+import { boletaRestRoutes } from './routes/boleta-rest';
+import { bheRoutes } from './routes/bhe';
 import { exchangeRate } from './routes/exchange';
 import { requestFolios } from './routes/folios';
 import { queryEstDte, queryEstUp } from './routes/query';
@@ -66,6 +68,8 @@ export function createApp(sim: Sim): Koa {
   router.get('/healthz', (ctx) => {
     ctx.body = { status: 'ok' };
   });
+  boletaRestRoutes(sim, router);
+  bheRoutes(sim, router);
   adminRoutes(sim, router);
   purchaseCessionRoutes(sim, router);
   taxpayerRoutes(sim, router);

@@ -26,6 +26,8 @@ import { apiKeyAdminRoutes } from './routes/api-key-admin';
 import { catalogRoutes } from './routes/catalogs';
 import { pendingActionRoutes } from './routes/pending-actions';
 import { agentsGatewayFor } from './agents/gateway';
+import { boletaRoutes } from './routes/boletas';
+import { bheRoutes } from './routes/bhe';
 
 export const BASE_PATH = '/api/v1';
 
@@ -48,6 +50,8 @@ export function apiRoutes(deps: ApiDeps): RouteDef[] {
     ...apiKeyAdminRoutes(deps, kit.now),
     ...catalogRoutes(deps),
     ...pendingActionRoutes(deps),
+    ...boletaRoutes(deps, kit.now),
+    ...bheRoutes(deps, kit.now),
   ];
   let doc: unknown;
   const openApi = () =>

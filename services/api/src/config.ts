@@ -1,4 +1,5 @@
 import { parse, readConfig } from '@dte/service-runtime';
+import { parseFeatureFlag, type FeatureFlag } from './boletas/flags';
 
 import { loadSiiCafKeys, type SiiCafKeys } from './caf/sii-caf-keys';
 
@@ -69,6 +70,10 @@ export interface Config {
   mcpCapEmitPerMinute: number;
   mcpCapBorradorPerMinute: number;
   mcpCapReenvioPerMinute: number;
+  /** BOLETAS_ENABLED: SII environments where /boletas answers (empty: the spec's 404) */
+  boletasEnabled: FeatureFlag;
+  /** BHE_ENABLED: SII environments where /bhe answers (empty: the spec's 404) */
+  bheEnabled: FeatureFlag;
 }
 
 const base64Key = (raw: string): string => {
@@ -133,6 +138,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       mcpCapEmitPerMinute: { env: 'MCP_CAP_EMIT_PER_MINUTE', default: 20, parse: positive },
       mcpCapBorradorPerMinute: { env: 'MCP_CAP_BORRADOR_PER_MINUTE', default: 60, parse: positive },
       mcpCapReenvioPerMinute: { env: 'MCP_CAP_REENVIO_PER_MINUTE', default: 10, parse: positive },
+      boletasEnabled: { env: 'BOLETAS_ENABLED', default: new Set(), parse: parseFeatureFlag },
+      bheEnabled: { env: 'BHE_ENABLED', default: new Set(), parse: parseFeatureFlag },
     },
     env,
   );

@@ -14,7 +14,7 @@
  * down, master key unavailable) throw, and the command is redelivered.
  */
 import { statusChangeEntry, writeOutbox, type PipelineOutboxEntry } from '@dte/database';
-import { stampAndSignDte, type Caf, type DteDocument } from '@dte/engine';
+import type { Caf, DteDocument } from '@dte/engine';
 import {
   PIPELINE_SCHEMAS,
   PIPELINE_TOPICS,
@@ -32,6 +32,7 @@ import {
 import type { Logger } from '@dte/service-runtime';
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
+import { signStoredDocument } from './sign-document';
 
 export const SIGNER_CONSUMER = 'signer';
 
@@ -167,7 +168,7 @@ export async function signCommands(deps: SignerDeps, cmds: EmitDteCommand[]): Pr
         const opened = await caf;
         try {
           outcome.set(doc.id, {
-            signedXml: stampAndSignDte(doc.document, { caf: opened, credential, timestamp: now }),
+            signedXml: signStoredDocument(doc.tipo_dte, doc.document, { caf: opened, credential, timestamp: now }),
           });
         } catch (err) {
           // the engine's ServiceErrors (expired certificate or CAF, folio outside the CAF, ...)

@@ -21,6 +21,7 @@
  * - Survives restarts: the schedule is the table; a process that dies mid-poll leaves its
  *   rows due again when the lease ends, and a result recorded after a re-arm is discarded.
  */
+import { pollBoletaUpload, uploadChannel } from './boleta-status';
 import {
   claimEvent,
   returnedRows,
@@ -233,8 +234,11 @@ export class Poller {
   async poll(p: PollRow): Promise<void> {
     let result: PollResult;
     try {
-      const session = this.deps.sii.session(await this.credentials.get(p.certificate_id));
-      result = await this.ask(session, p);
+      const credential = await this.credentials.get(p.certificate_id);
+      result =
+        (await uploadChannel(this.deps.dataSource, p.upload_id)) === 'boleta'
+          ? await pollBoletaUpload(this.deps.dataSource, this.deps.sii, credential, p)
+          : await this.ask(this.deps.sii.session(credential), p);
     } catch (err) {
       if (err instanceof UnusableCertificateError) {
         result = { next: 'again', countsAsAttempt: true };

@@ -22,6 +22,7 @@ import { SiiError, type SiiSession } from '@dte/sii-client';
 import type { DataSource } from 'typeorm';
 
 import { backoffDelay, type PollerSettings } from './config';
+import { BOLETA_TIPOS, boletaDocumentStatus } from './boleta-status';
 import { documentQuery, loadDocs } from './documents';
 import { readDocCheck, type DocCheckReading } from './verdicts';
 
@@ -88,7 +89,11 @@ export class Reconciler {
       if (!query) result = { kind: 'unnamed' };
       else {
         const session = await this.deps.session(c.certificate_id);
-        result = readDocCheck(await session.queryDocumentStatus(query));
+        result = readDocCheck(
+          BOLETA_TIPOS.includes(doc.tipo_dte)
+            ? await boletaDocumentStatus(session, query)
+            : await session.queryDocumentStatus(query),
+        );
       }
     } catch (err) {
       if (err instanceof SiiError && (err.kind === 'auth' || err.kind === 'rejected'))

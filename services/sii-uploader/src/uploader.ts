@@ -49,13 +49,20 @@ import {
   type PipelineOutboxEntry,
   type StatusDocRef,
 } from '@dte/database';
-import { buildEnvioDte, type SigningCredential } from '@dte/engine';
+import type { SigningCredential } from '@dte/engine';
 import { PIPELINE_SCHEMAS, PIPELINE_TOPICS, type AvroConsumer, type Messaging } from '@dte/messaging';
 import { StoredCredentials, UnusableCertificateError, type KeyWrapper } from '@dte/secrets';
 import { LoopPause, workDueInBatches, type Logger } from '@dte/service-runtime';
 import { SiiError, type SiiClient, type UploadOutcome } from '@dte/sii-client';
 import type { DataSource, EntityManager } from 'typeorm';
 
+import {
+  BOLETA_PREDICATE,
+  buildEnvelope,
+  maxDocsOf,
+  sendBoletaEnvelope,
+  type UploadChannel,
+} from './boleta-channel';
 import type { UploaderSettings } from './config';
 
 export const UPLOADER_CONSUMER = 'sii-uploader';
@@ -77,6 +84,8 @@ interface UploadRow {
   sii_env: 'cert' | 'prod';
   rut_emisor: string;
   certificate_id: string;
+  /** dte: EnvioDTE by DTEUpload; boleta: EnvioBOLETA by the boleta REST channel */
+  channel: UploadChannel;
   dte_ids: string[];
   state: 'claimed' | 'sending' | 'accepted' | 'failed' | 'repeated' | 'unconfirmed';
   envio_xml: Buffer | null;
@@ -166,37 +175,47 @@ export class Uploader {
       company_id: string;
       sii_env: 'cert' | 'prod';
       certificate_id: string;
+      channel: UploadChannel;
       n: number;
       oldest: Date;
     }[] = await this.deps.dataSource.query(
-      `SELECT company_id, sii_env, certificate_id, count(*)::int AS n, min(signed_at) AS oldest
+      `SELECT company_id, sii_env, certificate_id,
+              CASE WHEN ${BOLETA_PREDICATE} THEN 'boleta' ELSE 'dte' END AS channel,
+              count(*)::int AS n, min(signed_at) AS oldest
            FROM dtes WHERE upload_id IS NULL AND signed_xml IS NOT NULL
-          GROUP BY company_id, sii_env, certificate_id`,
+          GROUP BY company_id, sii_env, certificate_id, 4`,
     );
     let next = Number.POSITIVE_INFINITY;
     for (const g of groups) {
       const dueAt = new Date(g.oldest).getTime() + maxWaitMs;
-      if (g.n < maxDocs && dueAt > now.getTime()) {
+      const groupMax = maxDocsOf(g.channel, maxDocs);
+      if (g.n < groupMax && dueAt > now.getTime()) {
         next = Math.min(next, dueAt - now.getTime());
         continue;
       }
       // a full group may hold several envelopes' worth
       for (;;) {
-        const claimed = await this.claimGroup(g.company_id, g.sii_env, g.certificate_id);
-        if (claimed < maxDocs) break;
+        const claimed = await this.claimGroup(g.company_id, g.sii_env, g.certificate_id, g.channel);
+        if (claimed < groupMax) break;
       }
     }
     return next;
   }
 
-  private async claimGroup(companyId: string, env: 'cert' | 'prod', certificateId: string): Promise<number> {
-    const { maxDocs, maxWaitMs } = this.deps.settings;
+  private async claimGroup(
+    companyId: string,
+    env: 'cert' | 'prod',
+    certificateId: string,
+    channel: UploadChannel = 'dte',
+  ): Promise<number> {
+    const { maxWaitMs } = this.deps.settings;
+    const maxDocs = maxDocsOf(channel, this.deps.settings.maxDocs);
     const now = this.now();
     return this.deps.dataSource.transaction(async (m) => {
       // one claim per group at a time across instances; the row locks then wait for short
       // writers (the projector) instead of skipping their rows and splitting the envelope
       await m.query('SELECT pg_advisory_xact_lock(hashtext($1))', [
-        `sii-upload-claim:${companyId}:${env}:${certificateId}`,
+        `sii-upload-claim:${companyId}:${env}:${certificateId}:${channel}`,
       ]);
       const picked: { id: string; organization_id: string; rut_emisor: string; signed_at: Date }[] =
         await m.query(
@@ -206,10 +225,11 @@ export class Uploader {
           WHERE id IN (SELECT id FROM dtes
                         WHERE company_id = $1 AND sii_env = $2 AND certificate_id = $3
                           AND upload_id IS NULL AND signed_xml IS NOT NULL
+                          AND (${BOLETA_PREDICATE}) = $5
                         ORDER BY signed_at, id LIMIT $4)
             AND upload_id IS NULL AND signed_xml IS NOT NULL
           ORDER BY id FOR UPDATE`,
-          [companyId, env, certificateId, maxDocs],
+          [companyId, env, certificateId, maxDocs, channel === 'boleta'],
         );
       picked.sort(
         (a, b) =>
@@ -227,8 +247,8 @@ export class Uploader {
       ]);
       await m.query(
         `INSERT INTO sii_uploads (id, organization_id, company_id, sii_env, rut_emisor, certificate_id, dte_ids,
-           state, attempts, next_attempt_at, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7::uuid[], 'claimed', 0, $8, $8, $8)`,
+           state, attempts, next_attempt_at, created_at, updated_at, channel)
+         VALUES ($1, $2, $3, $4, $5, $6, $7::uuid[], 'claimed', 0, $8, $8, $8, $9)`,
         [
           id,
           picked[0].organization_id,
@@ -238,6 +258,7 @@ export class Uploader {
           certificateId,
           pgArray(ids),
           now,
+          channel,
         ],
       );
       this.deps.logger.debug({ uploadId: id, documents: ids.length }, 'sii-uploader: envelope claimed');
@@ -270,7 +291,7 @@ export class Uploader {
            WHERE state IN ('claimed', 'sending') AND next_attempt_at <= $1
              AND (lease_until IS NULL OR lease_until <= $1)
            ORDER BY next_attempt_at LIMIT $3 FOR UPDATE SKIP LOCKED)
-        RETURNING id, organization_id, company_id, sii_env, rut_emisor, certificate_id, dte_ids::text[] AS dte_ids,
+        RETURNING id, organization_id, company_id, sii_env, rut_emisor, certificate_id, channel, dte_ids::text[] AS dte_ids,
                   state, envio_xml, attempts, maybe_registered`,
       [now, new Date(now.getTime() + leaseMs), concurrency],
     );
@@ -321,7 +342,7 @@ export class Uploader {
     if (signed.some((x) => !x)) throw new CannotBuild('a document of the envelope has no signed XML');
     let xml: Buffer;
     try {
-      xml = buildEnvioDte(signed as string[], {
+      xml = buildEnvelope(u.channel ?? 'dte', signed as string[], {
         rutEmisor: u.rut_emisor,
         rutEnvia: credential.info.rut,
         fchResol,
@@ -362,9 +383,16 @@ export class Uploader {
     let outcome: UploadOutcome;
     let uploaded = true;
     try {
-      outcome = await this.deps.sii
-        .session(credential)
-        .uploadEnvio({ env: u.sii_env, rutCompany: u.rut_emisor, xml: u.envio_xml! });
+      outcome =
+        u.channel === 'boleta'
+          ? await sendBoletaEnvelope(this.deps.sii, credential, {
+              env: u.sii_env,
+              rutCompany: u.rut_emisor,
+              xml: u.envio_xml!,
+            })
+          : await this.deps.sii
+              .session(credential)
+              .uploadEnvio({ env: u.sii_env, rutCompany: u.rut_emisor, xml: u.envio_xml! });
     } catch (err) {
       // only the login throws (nothing was uploaded by this attempt)
       if (!(err instanceof SiiError)) throw err;

@@ -19,6 +19,7 @@ import { CompaniesSiiOficina1763802000000 } from './1763802000000-companies-sii-
 import { DteDeliveries1763802100000 } from './1763802100000-dte-deliveries';
 import { Accounts1763806000000 } from './1763806000000-accounts';
 import { AgentsOauthMcp1763810000000 } from './1763810000000-agents-oauth-mcp';
+import { BoletasBhe1763807000000 } from './1763807000000-boletas-bhe';
 
 export const migrations: (new () => MigrationInterface)[] = [
   ProcessedEvents1763780000000,
@@ -39,4 +40,5 @@ export const migrations: (new () => MigrationInterface)[] = [
   DteDeliveries1763802100000,
   Accounts1763806000000,
   AgentsOauthMcp1763810000000,
+  BoletasBhe1763807000000,
 ];

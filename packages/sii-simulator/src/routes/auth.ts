@@ -57,6 +57,23 @@ export async function getTokenFromSeed(sim: Sim, env: SiiEnv, ctx: Context): Pro
       ),
     );
   const pszXml = rpcParam(call, ['pszXml'], 'pszXml') ?? '';
+  const r = tokenFromSignedSeed(sim, env, pszXml);
+  answer(r.estado, r.glosa, r.token);
+}
+
+export interface TokenAnswer {
+  estado: string;
+  glosa: string;
+  token?: string;
+}
+
+/**
+ * The getToken checks and the token they issue, shared by the SOAP GetTokenFromSeed and the
+ * boleta REST `boleta.electronica.token` (which takes the same signed seed document).
+ */
+export function tokenFromSignedSeed(sim: Sim, env: SiiEnv, pszXml: string): TokenAnswer {
+  const answer = (estado: string, glosa: string, token?: string): TokenAnswer =>
+    token === undefined ? { estado, glosa } : { estado, glosa, token };
   let doc;
   try {
     doc = parseXml(pszXml);
@@ -102,7 +119,7 @@ export async function getTokenFromSeed(sim: Sim, env: SiiEnv, ctx: Context): Pro
     expiresAt: now + sim.options.tokenTtlMs,
     certificateSubject: cert.subject,
   });
-  answer('00', 'Token Creado', token);
+  return answer('00', 'Token Creado', token);
 }
 
 /** Reads and parses the SOAP call; answers a Fault itself and returns undefined when it cannot. */

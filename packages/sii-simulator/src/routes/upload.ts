@@ -27,7 +27,7 @@ interface Form {
   file?: { name: string; data: Buffer; truncated: boolean };
 }
 
-function parseForm(ctx: Context, maxBytes: number): Promise<Form> {
+export function parseForm(ctx: Context, maxBytes: number): Promise<Form> {
   return new Promise((resolve, reject) => {
     let bb: busboy.Busboy;
     try {
@@ -185,7 +185,10 @@ export async function dteUpload(sim: Sim, env: SiiEnv, ctx: Context): Promise<vo
   });
 }
 
-function applyForcedVerdict(outcome: CheckOutcome, verdict: 'RSC' | 'RFR' | 'RCT' | 'RCH' | 'RPR'): void {
+export function applyForcedVerdict(
+  outcome: CheckOutcome,
+  verdict: 'RSC' | 'RFR' | 'RCT' | 'RCH' | 'RPR',
+): void {
   if (verdict === 'RCH' || verdict === 'RPR') {
     if (outcome.verdict !== 'EPR') return;
     for (const d of outcome.documents) {

@@ -84,3 +84,49 @@ export async function allocateFolio(m: EntityManager, key: FolioKey, now: Date):
 export function allocateFolioNow(db: DataSource, key: FolioKey, now: Date): Promise<AllocatedFolio> {
   return db.transaction((m) => allocateFolio(m, key, now));
 }
+
+/**
+ * `count` folios of one key at once (a boleta batch), with the same locking as allocateFolio:
+ * each usable CAF in folio order is locked and advanced by as many folios as it has left, until
+ * the count is met. When the CAFs run out, allocateFolio's own answer (caf_exhausted,
+ * caf_expired, caf_not_found) is raised and the caller's transaction rolls every folio back.
+ */
+export async function allocateFolios(
+  m: EntityManager,
+  key: FolioKey,
+  count: number,
+  now: Date,
+): Promise<AllocatedFolio[]> {
+  if (!m.queryRunner?.isTransactionActive) {
+    throw new Error('allocateFolios must run inside dataSource.transaction(m => …)');
+  }
+  const out: AllocatedFolio[] = [];
+  while (out.length < count) {
+    const usable: { id: string }[] = await m.query(
+      `SELECT id FROM cafs
+        WHERE organization_id = $1 AND company_id = $2 AND environment = $3 AND tipo_dte = $4
+          AND deleted_at IS NULL AND next_folio <= hasta AND (expires_at IS NULL OR expires_at > $5)
+        ORDER BY desde
+        LIMIT 1
+        FOR UPDATE`,
+      [key.organizationId, key.companyId, key.environment, key.tipoDte, now],
+    );
+    if (!usable[0]) {
+      // raises the answer of an empty inventory (or, if a CAF appeared meanwhile, takes a folio of it)
+      out.push(await allocateFolio(m, key, now));
+      continue;
+    }
+    const rows = returnedRows<{ first: string; last: string }>(
+      await m.query(
+        `WITH old AS (SELECT id, next_folio, hasta FROM cafs WHERE id = $1)
+         UPDATE cafs c SET next_folio = LEAST(old.hasta + 1, old.next_folio + $2)
+           FROM old WHERE c.id = old.id
+         RETURNING old.next_folio AS first, c.next_folio - 1 AS last`,
+        [usable[0].id, count - out.length],
+      ),
+    );
+    for (let f = Number(rows[0]!.first); f <= Number(rows[0]!.last); f++)
+      out.push({ folio: f, cafId: usable[0].id });
+  }
+  return out;
+}

@@ -1,0 +1,359 @@
+import { randomUUID } from 'node:crypto';
+import { bheAnnulmentDeadline, computeBheRetencion, normalizeRut, santiagoDate } from '@dte/engine';
+import { anularBhe, emitirBhe, isSiiError, type SiiClient, type SiiError } from '@dte/sii-client';
+import { returnedRows } from '@dte/database';
+import type { DataSource, EntityManager } from 'typeorm';
+import type { KeyWrapper } from '../crypto/envelope';
+import { loadSigningCredential, resolveSigningCertificate } from '../certificates/certificates';
+import type { Principal } from '../context';
+import { isUuid } from '../db/pg-errors';
+import { bodyHash } from '../dtes/canonical-json';
+import { loadCompanyProfile } from '../dtes/company-profile';
+import { MAX_IDEMPOTENCY_KEY_LENGTH } from '../dtes/emission';
+import { ApiError } from '../http/api-error';
+
+export interface BheBody {
+  rut_emisor?: string;
+  rut_receptor: string;
+  razon_social_receptor?: string;
+  fecha_emision: string;
+  descripcion: string;
+  monto_bruto: number;
+  retencion?: number;
+  retencion_por?: 'receptor' | 'emisor';
+  sii_env?: 'cert' | 'prod';
+}
+
+interface BheRow {
+  id: string;
+  sii_env: string;
+  rut_emisor: string;
+  rut_receptor: string;
+  razon_social_receptor: string | null;
+  fecha_emision: string;
+  periodo: string;
+  descripcion: string;
+  monto_bruto: string;
+  tasa_retencion: string;
+  monto_retencion: string;
+  monto_liquido: string;
+  retencion_por: string;
+  estado: 'vigente' | 'anulada';
+  numero_sii: string | null;
+  anulada_at: Date | null;
+  motivo_anulacion: string | null;
+  certificate_id?: string;
+  company_id: string;
+  body_hash: string;
+  created_at: Date;
+}
+
+const COLUMNS = `id, sii_env, rut_emisor, rut_receptor, razon_social_receptor,
+  to_char(fecha_emision, 'YYYY-MM-DD') AS fecha_emision, periodo, descripcion, monto_bruto, tasa_retencion,
+  monto_retencion, monto_liquido, retencion_por, estado, numero_sii, anulada_at, motivo_anulacion, company_id,
+  body_hash, created_at`;
+
+export function bheRecord(r: BheRow) {
+  return {
+    id: r.id,
+    numero: r.numero_sii === null ? null : Number(r.numero_sii),
+    rut_emisor: r.rut_emisor,
+    rut_receptor: r.rut_receptor,
+    razon_social_receptor: r.razon_social_receptor,
+    fecha_emision: r.fecha_emision,
+    periodo: r.periodo,
+    descripcion: r.descripcion,
+    monto_bruto: Number(r.monto_bruto),
+    tasa_retencion: Number(r.tasa_retencion),
+    monto_retencion: Number(r.monto_retencion),
+    monto_liquido: Number(r.monto_liquido),
+    retencion_por: r.retencion_por,
+    estado: r.estado,
+    anulada: r.estado === 'anulada',
+    anulada_at: r.anulada_at ? new Date(r.anulada_at).toISOString() : null,
+    motivo_anulacion: r.motivo_anulacion,
+    sii_env: r.sii_env,
+    created_at: new Date(r.created_at).toISOString(),
+    links: { self: `/api/v1/bhe/${r.id}`, anular: `/api/v1/bhe/${r.id}/anular` },
+  };
+}
+
+export interface BheDeps {
+  db: DataSource;
+  keys: KeyWrapper;
+  sii: SiiClient;
+}
+
+/** The SII's answers as the catalog's bhe.* codes. */
+function siiFailure(err: SiiError, expected?: number): ApiError {
+  if (err.kind === 'transient' || err.kind === 'protocol')
+    return new ApiError('bhe.rest.unavailable', `The SII did not answer the BHE request: ${err.message}`);
+  if (err.kind === 'auth' || err.httpStatus === 403)
+    return new ApiError(
+      'bhe.credential.invalid',
+      `The SII refused the certificate for BHE: ${err.glosa ?? err.message}`,
+    );
+  if (err.siiCode === 'RETENCION')
+    return new ApiError('bhe.retencion.mismatch', err.glosa ?? err.message, { detail: { expected } });
+  if (err.siiCode === 'RECEPTOR') return new ApiError('bhe.receptor.tipo_invalid', err.glosa ?? err.message);
+  if (err.siiCode === 'PLAZO') return new ApiError('bhe.plazo_anulacion.expired', err.glosa ?? err.message);
+  return new ApiError(
+    'bhe.rest.pipeline_error',
+    `The SII refused the BHE request: ${err.glosa ?? err.message}`,
+  );
+}
+
+async function byKey(
+  db: DataSource | EntityManager,
+  principal: Principal,
+  key: string,
+): Promise<BheRow | undefined> {
+  const rows: BheRow[] = await db.query(
+    `SELECT ${COLUMNS} FROM bhes WHERE organization_id = $1 AND sii_env = $2 AND idempotency_key = $3`,
+    [principal.organizationId, principal.environment, key],
+  );
+  return rows[0];
+}
+
+function replay(r: BheRow, hash: string): BheRow {
+  if (r.body_hash !== hash)
+    throw new ApiError(
+      'idempotency_conflict',
+      'This Idempotency-Key already issued a BHE with another body.',
+      {
+        detail: { existingDteId: r.id },
+      },
+    );
+  return r;
+}
+
+/**
+ * POST /bhe: Idempotency-Key; the receiver must be another taxpayer (bhe.receptor.tipo_invalid);
+ * the retention of the year of issue computed here (a declared one that differs is
+ * bhe.retencion.mismatch with detail.expected); then, in one transaction serialized per key, the
+ * SII issues it (its number) and the row is written. A refusal or failure of the SII writes nothing.
+ */
+export async function issueBhe(
+  d: BheDeps,
+  principal: Principal,
+  req: { body: BheBody; idempotencyKey: string | undefined; certIdHeader: string | undefined },
+  now: Date,
+) {
+  const key = req.idempotencyKey?.trim();
+  if (!key)
+    throw new ApiError('idempotency_key_missing', 'Send an Idempotency-Key header with every emission.');
+  if (key.length > MAX_IDEMPOTENCY_KEY_LENGTH)
+    throw new ApiError('validation_failed', 'Idempotency-Key is too long.', {
+      issues: [
+        { path: 'Idempotency-Key', message: `must be at most ${MAX_IDEMPOTENCY_KEY_LENGTH} characters` },
+      ],
+    });
+  if (!principal.companyId) throw new ApiError('forbidden', 'Issuing needs an API key of a company.');
+  const hash = bodyHash(req.body);
+  const known = await byKey(d.db, principal, key);
+  if (known) return bheRecord(replay(known, hash));
+  const b = req.body;
+  if (b.sii_env && b.sii_env !== principal.environment)
+    throw new ApiError(
+      'dte.sii_env_credential_mismatch',
+      `The body asks for sii_env ${b.sii_env} but the API key is for ${principal.environment}.`,
+      {
+        detail: { solicitado: b.sii_env, credencial: principal.environment },
+      },
+    );
+  const company = await loadCompanyProfile(d.db, principal.organizationId, principal.companyId);
+  const rutEmisor = normalizeRut(company.rut);
+  if (b.rut_emisor && normalizeRut(b.rut_emisor) !== rutEmisor)
+    throw new ApiError(
+      'emisor_rut_mismatch',
+      `rut_emisor ${b.rut_emisor} is not the company of this API key.`,
+      {
+        detail: { rut_emisor: b.rut_emisor, expected: company.rut },
+      },
+    );
+  const rutReceptor = normalizeRut(b.rut_receptor);
+  if (rutReceptor === rutEmisor)
+    throw new ApiError(
+      'bhe.receptor.tipo_invalid',
+      'The receiver of a BHE must be another taxpayer than its issuer.',
+    );
+  const amounts = computeBheRetencion(b.monto_bruto, b.fecha_emision);
+  if (b.retencion !== undefined && b.retencion !== amounts.retencion)
+    throw new ApiError(
+      'bhe.retencion.mismatch',
+      `The retention of ${b.fecha_emision.slice(0, 4)} (${amounts.tasa} %) on ${b.monto_bruto} is ${amounts.retencion}, not ${b.retencion}.`,
+      { detail: { expected: amounts.retencion, tasa: amounts.tasa, declared: b.retencion } },
+    );
+  const cert = await resolveSigningCertificate(d.db, principal.organizationId, req.certIdHeader, {
+    path: 'other',
+    now,
+  });
+  const credential = await loadSigningCredential(d.db, d.keys, cert.id);
+  const retencionPor = b.retencion_por ?? 'receptor';
+  const row = await d.db.transaction(async (m) => {
+    await m.query('SELECT pg_advisory_xact_lock(hashtext($1))', [
+      `bhe-idem:${principal.organizationId}:${principal.environment}:${key}`,
+    ]);
+    const raced = await byKey(m, principal, key);
+    if (raced) return replay(raced, hash);
+    let numero: number;
+    try {
+      numero = (
+        await emitirBhe(d.sii, principal.environment, credential, {
+          rutEmisor,
+          rutReceptor,
+          fechaEmision: b.fecha_emision,
+          descripcion: b.descripcion,
+          montoBruto: amounts.montoBruto,
+          retencion: amounts.retencion,
+          retencionPor,
+        })
+      ).numero;
+    } catch (err) {
+      throw isSiiError(err) ? siiFailure(err, amounts.retencion) : err;
+    }
+    const rows: BheRow[] = await m.query(
+      `INSERT INTO bhes (id, organization_id, company_id, sii_env, idempotency_key, body_hash, rut_emisor, rut_receptor,
+         razon_social_receptor, fecha_emision, periodo, descripcion, monto_bruto, tasa_retencion, monto_retencion,
+         monto_liquido, retencion_por, estado, numero_sii, created_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, 'vigente', $18, $19)
+       RETURNING ${COLUMNS}`,
+      [
+        randomUUID(),
+        principal.organizationId,
+        company.id,
+        principal.environment,
+        key,
+        hash,
+        rutEmisor,
+        rutReceptor,
+        b.razon_social_receptor ?? null,
+        b.fecha_emision,
+        b.fecha_emision.slice(0, 7),
+        b.descripcion,
+        amounts.montoBruto,
+        amounts.tasa,
+        amounts.retencion,
+        amounts.liquido,
+        retencionPor,
+        numero,
+        now,
+      ],
+    );
+    return rows[0]!;
+  });
+  return bheRecord(row);
+}
+
+type Scope = { organizationId: string; environment: string; companyId: string | null };
+
+async function findBhe(
+  db: DataSource | EntityManager,
+  scope: Scope,
+  id: string,
+  lock = false,
+): Promise<BheRow> {
+  if (!isUuid(id)) throw new ApiError('bhe.not_found', 'No such BHE.');
+  const rows: BheRow[] = await db.query(
+    `SELECT ${COLUMNS} FROM bhes WHERE id = $1 AND organization_id = $2 AND sii_env = $3
+        AND ($4::uuid IS NULL OR company_id = $4)${lock ? ' FOR UPDATE' : ''}`,
+    [id, scope.organizationId, scope.environment, scope.companyId],
+  );
+  if (!rows[0]) throw new ApiError('bhe.not_found', 'No such BHE.');
+  return rows[0];
+}
+
+export async function getBhe(db: DataSource, scope: Scope, id: string) {
+  return bheRecord(await findBhe(db, scope, id));
+}
+
+/** GET /bhe: filters periodo (YYYY-MM), estado (vigente|anulada), anulada (true|false); limit 1-100. */
+export async function listBhe(db: DataSource, scope: Scope, q: Record<string, unknown>) {
+  const n = Number.parseInt(String(q.limit ?? ''), 10);
+  const limit = Number.isFinite(n) ? Math.min(100, Math.max(1, n)) : 20;
+  const periodo = typeof q.periodo === 'string' ? q.periodo : undefined;
+  if (periodo !== undefined && !/^\d{4}-(0[1-9]|1[0-2])$/.test(periodo))
+    throw new ApiError('validation_failed', 'periodo must be YYYY-MM', {
+      issues: [{ path: 'periodo', message: 'YYYY-MM' }],
+    });
+  let estado = typeof q.estado === 'string' ? q.estado : undefined;
+  if (estado !== undefined && estado !== 'vigente' && estado !== 'anulada')
+    throw new ApiError('validation_failed', 'estado must be vigente or anulada', {
+      issues: [{ path: 'estado', message: 'vigente | anulada' }],
+    });
+  if (q.anulada !== undefined) {
+    if (q.anulada !== 'true' && q.anulada !== 'false')
+      throw new ApiError('validation_failed', 'anulada must be true or false', {
+        issues: [{ path: 'anulada', message: 'true | false' }],
+      });
+    const wanted = q.anulada === 'true' ? 'anulada' : 'vigente';
+    if (estado !== undefined && estado !== wanted) return { bhes: [], next_cursor: null };
+    estado = wanted;
+  }
+  const rows: BheRow[] = await db.query(
+    `SELECT ${COLUMNS} FROM bhes WHERE organization_id = $1 AND sii_env = $2 AND ($3::uuid IS NULL OR company_id = $3)
+        AND ($4::text IS NULL OR periodo = $4) AND ($5::text IS NULL OR estado = $5)
+      ORDER BY created_at DESC, id DESC LIMIT $6`,
+    [scope.organizationId, scope.environment, scope.companyId, periodo ?? null, estado ?? null, limit],
+  );
+  return { bhes: rows.map(bheRecord), next_cursor: null };
+}
+
+/**
+ * POST /bhe/:id/anular: within 3 months of the issue date (Santiago's today against
+ * bheAnnulmentDeadline), else bhe.plazo_anulacion.expired; the SII annuls, then the row.
+ * Annulling an annulled BHE answers it as it is.
+ */
+export async function annulBhe(
+  d: BheDeps,
+  principal: Principal,
+  id: string,
+  motivo: string | undefined,
+  certIdHeader: string | undefined,
+  now: Date,
+) {
+  const scope = {
+    organizationId: principal.organizationId,
+    environment: principal.environment,
+    companyId: principal.companyId,
+  };
+  const current = await findBhe(d.db, scope, id);
+  if (current.estado === 'anulada') return bheRecord(current);
+  const limite = bheAnnulmentDeadline(current.fecha_emision);
+  const hoy = santiagoDate(now);
+  if (hoy > limite)
+    throw new ApiError(
+      'bhe.plazo_anulacion.expired',
+      `A BHE issued on ${current.fecha_emision} could be annulled until ${limite}.`,
+      {
+        detail: { fecha_emision: current.fecha_emision, limite },
+      },
+    );
+  const cert = await resolveSigningCertificate(d.db, principal.organizationId, certIdHeader, {
+    path: 'other',
+    now,
+  });
+  const credential = await loadSigningCredential(d.db, d.keys, cert.id);
+  const row = await d.db.transaction(async (m) => {
+    const locked = await findBhe(m, scope, id, true);
+    if (locked.estado === 'anulada') return locked;
+    try {
+      await anularBhe(d.sii, principal.environment, credential, {
+        rutEmisor: locked.rut_emisor,
+        numero: Number(locked.numero_sii),
+        motivo: motivo ?? 'anulada por el emisor',
+      });
+    } catch (err) {
+      if (!isSiiError(err)) throw err;
+      if (err.httpStatus === 409) {
+        // the SII already has it annulled: record that
+      } else throw siiFailure(err);
+    }
+    const updated: unknown[] = await m.query(
+      `UPDATE bhes SET estado = 'anulada', anulada_at = $2, motivo_anulacion = $3 WHERE id = $1 RETURNING ${COLUMNS}`,
+      [id, now, motivo ?? null],
+    );
+    return returnedRows<BheRow>(updated)[0]!;
+  });
+  return bheRecord(row);
+}

@@ -1,0 +1,303 @@
+import { randomUUID } from 'node:crypto';
+import { buildBoletaDocument, checkBoleta, normalizeRut, type BoletaInput } from '@dte/engine';
+import { PIPELINE_SCHEMAS, PIPELINE_TOPICS } from '@dte/messaging';
+import type { DataSource, EntityManager } from 'typeorm';
+import { allocateFolios, type AllocatedFolio } from '../caf/folio-allocator';
+import { resolveSigningCertificate } from '../certificates/certificates';
+import type { Principal } from '../context';
+import { bodyHash } from '../dtes/canonical-json';
+import { loadCompanyProfile, type CompanyProfile } from '../dtes/company-profile';
+import { DTE_COLUMNS, type DteRow } from '../dtes/dte-row';
+import { MAX_IDEMPOTENCY_KEY_LENGTH } from '../dtes/emission';
+import { statusOutboxEntry } from '../dtes/status-record';
+import { ApiError } from '../http/api-error';
+import { enqueueOutbox, type OutboxEntry } from '../outbox/enqueue';
+import { productionIssueGate } from '../production-gates';
+
+/** Everything a boleta needs that does not depend on its body: company, certificate, gates. */
+export interface BoletaIssuer {
+  principal: Principal;
+  company: CompanyProfile;
+  certificateId: string;
+  typeGate: (tipo: number) => void;
+}
+
+/** sii_env of the body, when sent, must be the key's (as on POST /dtes). */
+export function checkSiiEnv(principal: Principal, body: unknown): void {
+  const solicitado = body && typeof body === 'object' ? (body as Record<string, unknown>).sii_env : undefined;
+  if ((solicitado === 'cert' || solicitado === 'prod') && solicitado !== principal.environment)
+    throw new ApiError(
+      'dte.sii_env_credential_mismatch',
+      `The body asks for sii_env ${solicitado} but the API key is for ${principal.environment}.`,
+      { detail: { solicitado, credencial: principal.environment } },
+    );
+}
+
+export async function loadIssuer(
+  db: DataSource,
+  principal: Principal,
+  certIdHeader: string | undefined,
+  now: Date,
+): Promise<BoletaIssuer> {
+  if (!principal.companyId) throw new ApiError('forbidden', 'Emission needs an API key of a company.');
+  const company = await loadCompanyProfile(db, principal.organizationId, principal.companyId);
+  const gate = await productionIssueGate(db, principal.environment, company.id);
+  // a boleta type the company may not issue in production: the catalog's boleta answer
+  const typeGate = (tipo: number) => {
+    try {
+      gate(tipo);
+    } catch (err) {
+      if (err instanceof ApiError && err.code === 'dte.type.prod_not_certified')
+        throw new ApiError(
+          'boleta.tipo_no_habilitado',
+          `Type ${tipo} is not enabled for this company in production; nothing was issued.`,
+          { detail: err.detail ?? { tipoDte: tipo } },
+        );
+      throw err;
+    }
+  };
+  if (principal.environment === 'prod' && !company.resolucion.prod)
+    throw new ApiError(
+      'dte.production_resolucion_missing',
+      'The company has no production SII resolution (number and date) on record; capture it before issuing in production.',
+    );
+  const cert = await resolveSigningCertificate(
+    db,
+    principal.organizationId,
+    certIdHeader?.trim() || undefined,
+    {
+      path: 'dte',
+      now,
+    },
+  );
+  return { principal, company, certificateId: cert.id, typeGate };
+}
+
+/**
+ * The checks of one boleta before any folio is taken: rut_emisor is the key's company, the type
+ * passes the production gate, and the engine's rules (41 without taxable items, line amounts,
+ * texts). Declared totals are ignored (derived).
+ */
+export function checkBoletaFor(issuer: BoletaIssuer, input: BoletaInput): void {
+  if (normalizeRut(input.rut_emisor) !== normalizeRut(issuer.company.rut))
+    throw new ApiError(
+      'emisor_rut_mismatch',
+      `rut_emisor ${input.rut_emisor} is not the company of this API key.`,
+      {
+        detail: { rut_emisor: input.rut_emisor, expected: issuer.company.rut },
+      },
+    );
+  issuer.typeGate(input.tipo_dte);
+  checkBoleta(input);
+}
+
+export interface BoletaRecord {
+  idempotencyKey: string;
+  bodyHash: string;
+  body: unknown;
+  batch?: { id: string; position: number };
+}
+
+/** Rows per INSERT (23 parameters each, under PostgreSQL's 65535). */
+const ROWS_PER_INSERT = 500;
+
+/**
+ * Inside the caller's transaction, for one boleta or a whole batch: the folios from THE folio
+ * allocator (allocateFolios: per type, in the given order), each boleta document, the `dtes` rows,
+ * the dte.commands + dte-status `queued` outbox rows and the first feed rows, written with
+ * multi-row INSERTs. Returns the rows in the given order. The pipeline then signs, sends (boleta
+ * REST) and polls them like any document.
+ */
+export async function insertBoletas(
+  m: EntityManager,
+  issuer: BoletaIssuer,
+  items: { input: BoletaInput; rec: BoletaRecord }[],
+  now: Date,
+): Promise<DteRow[]> {
+  const { principal, company } = issuer;
+  const folios: AllocatedFolio[] = new Array(items.length);
+  const byTipo = new Map<number, number[]>();
+  items.forEach((it, i) => byTipo.set(it.input.tipo_dte, [...(byTipo.get(it.input.tipo_dte) ?? []), i]));
+  for (const [tipoDte, idxs] of byTipo) {
+    const got = await allocateFolios(
+      m,
+      {
+        organizationId: principal.organizationId,
+        companyId: company.id,
+        environment: principal.environment,
+        tipoDte,
+      },
+      idxs.length,
+      now,
+    );
+    idxs.forEach((i, k) => (folios[i] = got[k]!));
+  }
+  const prepared = items.map((it, i) => {
+    const { folio, cafId } = folios[i]!;
+    const document = buildBoletaDocument(it.input, { emisor: company.emisor, folio });
+    const t = document.Encabezado.Totales;
+    const id = randomUUID();
+    const params: unknown[] = [
+      id,
+      principal.organizationId,
+      company.id,
+      principal.environment,
+      it.input.tipo_dte,
+      folio,
+      cafId,
+      issuer.certificateId,
+      company.rut,
+      it.input.rut_receptor ? normalizeRut(it.input.rut_receptor) : null,
+      it.input.razon_social_receptor ?? '',
+      it.input.fecha_emision,
+      t.MntNeto ?? 0,
+      t.MntExe ?? 0,
+      t.IVA ?? 0,
+      t.MntTotal,
+      JSON.stringify(it.rec.body),
+      JSON.stringify(document),
+      now,
+      it.rec.idempotencyKey,
+      it.rec.bodyHash,
+      it.rec.batch?.id ?? null,
+      it.rec.batch?.position ?? null,
+    ];
+    return { id, folio, cafId, tipo: it.input.tipo_dte, params };
+  });
+  const rows: DteRow[] = [];
+  for (let i = 0; i < prepared.length; i += ROWS_PER_INSERT) {
+    const chunk = prepared.slice(i, i + ROWS_PER_INSERT);
+    const params: unknown[] = [];
+    const values = chunk.map((p) => {
+      const b = params.length;
+      params.push(...p.params);
+      const $ = (n: number) => `$${b + n}`;
+      return `(${[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18].map($).join(', ')}, 'queued', ${$(19)}, ${$(20)}, ${$(21)}, ${$(19)}, ${$(22)}, ${$(23)})`;
+    });
+    const inserted: DteRow[] = await m.query(
+      `INSERT INTO dtes (id, organization_id, company_id, sii_env, tipo_dte, folio, caf_id, certificate_id,
+         rut_emisor, rut_receptor, razon_social_receptor, fecha_emision, monto_neto, monto_exento, iva,
+         monto_total, input, document, sii_status, observed_at, idempotency_key, body_hash, created_at,
+         batch_id, batch_position)
+       VALUES ${values.join(', ')}
+       RETURNING ${DTE_COLUMNS}`,
+      params,
+    );
+    const byId = new Map(inserted.map((r) => [r.id, r]));
+    for (const p of chunk) rows.push(byId.get(p.id)!);
+  }
+  const entries: OutboxEntry[] = [];
+  const events: unknown[] = [];
+  for (const p of prepared) {
+    const doc = {
+      id: p.id,
+      organizationId: principal.organizationId,
+      siiEnv: principal.environment,
+      tipoDte: p.tipo,
+      folio: p.folio,
+    };
+    const queued = statusOutboxEntry(doc, { siiStatus: 'queued', observedAt: now });
+    entries.push(
+      {
+        topic: PIPELINE_TOPICS.commands,
+        schema: PIPELINE_SCHEMAS[PIPELINE_TOPICS.commands],
+        key: p.id,
+        payload: {
+          event_id: randomUUID(),
+          dte_id: p.id,
+          organization_id: principal.organizationId,
+          company_id: company.id,
+          sii_env: principal.environment,
+          tipo_dte: p.tipo,
+          folio: p.folio,
+          certificate_id: issuer.certificateId,
+          caf_id: p.cafId,
+          requested_at: now.toISOString(),
+        },
+      },
+      queued,
+    );
+    events.push(p.id, queued.payload.event_id);
+  }
+  await enqueueOutbox(m, entries);
+  // the feed shows `queued` at once; the projector's later copy of the same event is a no-op
+  for (let i = 0; i < events.length; i += 2 * ROWS_PER_INSERT) {
+    const chunk = events.slice(i, i + 2 * ROWS_PER_INSERT);
+    const values: string[] = [];
+    for (let k = 0; k < chunk.length; k += 2)
+      values.push(`($${k + 2}, $${k + 3}, 'queued', NULL, NULL, 'api', $1)`);
+    await m.query(
+      `INSERT INTO dte_events (dte_id, event_id, sii_status, glosa, track_id, source, observed_at) VALUES ${values.join(', ')}`,
+      [now, ...chunk],
+    );
+  }
+  return rows;
+}
+
+async function byKey(
+  db: DataSource | EntityManager,
+  principal: Principal,
+  key: string,
+): Promise<DteRow | undefined> {
+  const rows: DteRow[] = await db.query(
+    `SELECT ${DTE_COLUMNS} FROM dtes WHERE organization_id = $1 AND sii_env = $2 AND idempotency_key = $3`,
+    [principal.organizationId, principal.environment, key],
+  );
+  return rows[0];
+}
+
+function replay(existing: DteRow, hash: string): DteRow {
+  if (existing.body_hash !== hash)
+    throw new ApiError(
+      'idempotency_conflict',
+      'This Idempotency-Key already issued a document with another body.',
+      {
+        detail: { existingDteId: existing.id },
+      },
+    );
+  return existing;
+}
+
+/**
+ * POST /boletas: Idempotency-Key (same key and body → the same boleta; another body →
+ * idempotency_conflict), sii_env, company, gates, certificate, the boleta's rules; then one
+ * transaction serialized per key takes the folio and writes everything. Nothing is written and no
+ * folio used when a check fails.
+ */
+export async function emitBoleta(
+  db: DataSource,
+  principal: Principal,
+  req: { body: BoletaInput; idempotencyKey: string | undefined; certIdHeader: string | undefined },
+  now: Date,
+): Promise<DteRow> {
+  const key = req.idempotencyKey?.trim();
+  if (!key)
+    throw new ApiError('idempotency_key_missing', 'Send an Idempotency-Key header with every emission.');
+  if (key.length > MAX_IDEMPOTENCY_KEY_LENGTH)
+    throw new ApiError('validation_failed', 'Idempotency-Key is too long.', {
+      issues: [
+        { path: 'Idempotency-Key', message: `must be at most ${MAX_IDEMPOTENCY_KEY_LENGTH} characters` },
+      ],
+    });
+  const hash = bodyHash(req.body);
+  const known = await byKey(db, principal, key);
+  if (known) return replay(known, hash);
+  checkSiiEnv(principal, req.body);
+  const issuer = await loadIssuer(db, principal, req.certIdHeader || req.body.certificate_id, now);
+  checkBoletaFor(issuer, req.body);
+  return db.transaction(async (m) => {
+    await m.query('SELECT pg_advisory_xact_lock(hashtext($1))', [
+      `dte-idem:${principal.organizationId}:${principal.environment}:${key}`,
+    ]);
+    const raced = await byKey(m, principal, key);
+    if (raced) return replay(raced, hash);
+    return (
+      await insertBoletas(
+        m,
+        issuer,
+        [{ input: req.body, rec: { idempotencyKey: key, bodyHash: hash, body: req.body } }],
+        now,
+      )
+    )[0]!;
+  });
+}

@@ -1,0 +1,187 @@
+import type { BoletaInput } from '@dte/engine';
+import type { Context } from 'koa';
+import { batchStatus, submitBatch } from '../boletas/batch';
+import { emitBoleta } from '../boletas/emission';
+import type { FeatureFlag } from '../boletas/flags';
+import { boletaXml, getBoletaOr404, listBoletas } from '../boletas/reads';
+import { boletaDetail, boletaResponse } from '../boletas/records';
+import type { ApiDeps, Principal, RouteDef } from '../context';
+import { ApiError } from '../http/api-error';
+import { principalOf } from './route-kit';
+
+const scopeOf = (p: Principal) => ({
+  organizationId: p.organizationId,
+  environment: p.environment,
+  companyId: p.companyId,
+});
+
+/**
+ * Behind a flag, a route answers exactly what an unmounted path answers (the spec: "respond 404
+ * at present"): the error envelope's `not_found` for the environments the flag leaves out.
+ */
+export function flagged(
+  flag: FeatureFlag,
+  handler: (ctx: Context) => Promise<void>,
+): (ctx: Context) => Promise<void> {
+  return async (ctx) => {
+    if (!flag.has(principalOf(ctx).environment))
+      throw new ApiError('not_found', `No route ${ctx.method} ${ctx.path}.`);
+    await handler(ctx);
+  };
+}
+
+const POST_HEADERS = {
+  'Idempotency-Key': 'required: the same key and body return the same boleta',
+  'X-Cert-Id': 'certificate to sign with (Authentication 4)',
+};
+
+/** /boletas (issue 16): mounted only when BOLETAS_ENABLED names an environment. */
+export function boletaRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
+  const flag = deps.config.boletasEnabled;
+  if (flag.size === 0) return [];
+  const db = deps.dataSource;
+  const tag = 'boletas';
+  return [
+    {
+      method: 'post',
+      path: '/boletas',
+      operationId: 'emitBoleta',
+      summary:
+        'Issue a boleta 39/41 (gross amounts; totals derived): folio assigned, queued for the boleta REST channel',
+      tag,
+      auth: 'bearer',
+      scope: 'dte:write',
+      body: { kind: 'json', schema: 'boleta-emission.schema.json' },
+      headers: POST_HEADERS,
+      responses: { 202: { description: 'issued and queued' } },
+      errors: [
+        'idempotency_key_missing',
+        'idempotency_conflict',
+        'dte.sii_env_credential_mismatch',
+        'emisor_rut_mismatch',
+        'dte.41.afecto_not_allowed',
+        'amount_arithmetic',
+        'dte.field_not_latin1',
+        'dte.field_too_long',
+        'boleta.tipo_no_habilitado',
+        'onboarding_production_not_authorized',
+        'dte.production_resolucion_missing',
+        'cert_id_missing',
+        'cert_id_ambiguous',
+        'cert_not_found',
+        'cert_expired',
+        'caf_not_found',
+        'caf_expired',
+        'caf_exhausted',
+      ],
+      handler: flagged(flag, async (ctx) => {
+        const row = await emitBoleta(
+          db,
+          principalOf(ctx),
+          {
+            body: ctx.state.body as BoletaInput,
+            idempotencyKey: ctx.get('Idempotency-Key') || undefined,
+            certIdHeader: ctx.get('X-Cert-Id') || undefined,
+          },
+          now(),
+        );
+        const body = boletaResponse(row);
+        ctx.status = 202;
+        ctx.set('Location', body.links.self);
+        ctx.body = body;
+      }),
+    },
+    {
+      method: 'get',
+      path: '/boletas',
+      operationId: 'listBoletas',
+      summary: 'List boletas, newest first ({boletas, next_cursor}; limit only)',
+      tag,
+      auth: 'bearer',
+      scope: 'dte:read',
+      query: { limit: { description: '1-100, default 20 (clamped)', schema: { type: 'integer' } } },
+      responses: { 200: { description: '{boletas: [row], next_cursor: null}' } },
+      errors: [],
+      handler: flagged(flag, async (ctx) => {
+        ctx.body = await listBoletas(db, scopeOf(principalOf(ctx)), ctx.query.limit);
+      }),
+    },
+    {
+      method: 'post',
+      path: '/boletas/batch',
+      operationId: 'submitBoletaBatch',
+      summary: 'Issue 1-1000 boletas at once (idempotency in the body; dedup by batch and position)',
+      tag,
+      auth: 'bearer',
+      scope: 'dte:write',
+      body: { kind: 'json', schema: 'boleta-batch.schema.json' },
+      headers: { 'X-Cert-Id': 'certificate to sign with (Authentication 4)' },
+      responses: { 202: { description: '{batchId, queued}' } },
+      errors: [
+        'validation_error',
+        'boleta.batch.exceeds_max',
+        'boleta.batch.idempotency_conflict',
+        'dte.production_resolucion_missing',
+        'cert_id_missing',
+        'cert_id_ambiguous',
+        'cert_not_found',
+        'caf_not_found',
+        'caf_expired',
+        'caf_exhausted',
+      ],
+      handler: flagged(flag, async (ctx) => {
+        ctx.status = 202;
+        ctx.body = await submitBatch(
+          db,
+          principalOf(ctx),
+          ctx.state.body,
+          ctx.get('X-Cert-Id') || undefined,
+          now(),
+        );
+      }),
+    },
+    {
+      method: 'get',
+      path: '/boletas/batch/:id',
+      operationId: 'getBoletaBatch',
+      summary: 'Progress of a batch: status, total, queued, sending, done, failed, createdAt, completedAt',
+      tag,
+      auth: 'bearer',
+      scope: 'dte:read',
+      responses: { 200: { description: 'the batch status' } },
+      errors: ['boleta.batch.not_found'],
+      handler: flagged(flag, async (ctx) => {
+        ctx.body = await batchStatus(db, scopeOf(principalOf(ctx)), String(ctx.params.id));
+      }),
+    },
+    {
+      method: 'get',
+      path: '/boletas/:id',
+      operationId: 'getBoleta',
+      summary: 'Detail of a boleta',
+      tag,
+      auth: 'bearer',
+      scope: 'dte:read',
+      responses: { 200: { description: 'the boleta' } },
+      errors: ['not_found'],
+      handler: flagged(flag, async (ctx) => {
+        ctx.body = boletaDetail(await getBoletaOr404(db, scopeOf(principalOf(ctx)), String(ctx.params.id)));
+      }),
+    },
+    {
+      method: 'get',
+      path: '/boletas/:id/xml',
+      operationId: 'getBoletaXml',
+      summary: 'The signed boleta (application/xml, ISO-8859-1)',
+      tag,
+      auth: 'bearer',
+      scope: 'dte:read',
+      responses: { 200: { description: 'signed boleta XML', contentType: 'application/xml' } },
+      errors: ['not_found', 'boleta.xml.not_yet_available'],
+      handler: flagged(flag, async (ctx) => {
+        ctx.type = 'application/xml; charset=ISO-8859-1';
+        ctx.body = await boletaXml(db, scopeOf(principalOf(ctx)), String(ctx.params.id));
+      }),
+    },
+  ];
+}
