@@ -168,7 +168,11 @@ export async function signCommands(deps: SignerDeps, cmds: EmitDteCommand[]): Pr
         const opened = await caf;
         try {
           outcome.set(doc.id, {
-            signedXml: signStoredDocument(doc.tipo_dte, doc.document, { caf: opened, credential, timestamp: now }),
+            signedXml: signStoredDocument(doc.tipo_dte, doc.document, {
+              caf: opened,
+              credential,
+              timestamp: now,
+            }),
           });
         } catch (err) {
           // the engine's ServiceErrors (expired certificate or CAF, folio outside the CAF, ...)
