@@ -6,6 +6,7 @@
  * each page go to the pipeline's log directory (printed).
  */
 import { expect } from 'chai';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -191,12 +192,19 @@ describe('dashboard in headless Chromium (issue 14)', function () {
 
   // ── PDF download (issue 8). `/api/v1/dtes/:id/pdf` is built in parallel on another branch: the
   // ── integrator enables this `it` (remove `.skip`) once both are merged.
-  it.skip('INTEGRATOR: downloads the PDF of the document (needs issue 8 merged)', async () => {
+  it('downloads the printed form (PDF) of the document, with its folio, RUTs and total', async () => {
     await page.goto(documentUrl);
     await ready();
     const [download] = await Promise.all([page.waitForEvent('download'), page.locator('#doc-pdf').click()]);
-    const pdf = fs.readFileSync(await download.path());
-    expect(pdf.subarray(0, 5).toString('latin1')).to.equal('%PDF-');
+    const file = await download.path();
+    expect(fs.readFileSync(file).subarray(0, 5).toString('latin1')).to.equal('%PDF-');
+    // read as a person reads it: the page's text (poppler's pdftotext)
+    const text = execFileSync('pdftotext', ['-layout', file, '-'], { encoding: 'utf8' });
+    expect(text).to.match(/FACTURA\s+ELECTR[ÓO]NICA/i);
+    expect(text).to.match(/N[°º]\s*1\b/);
+    expect(text.replace(/\./g, '')).to.include(rut.replace(/\./g, ''));
+    expect(text).to.include('77.777.777-7');
+    expect(text).to.match(/23\.800/);
   });
 
   it('creates an API key shown once, and lists it by prefix only', async () => {

@@ -177,7 +177,7 @@ export function dtePrintRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
       operationId: 'getDtePdf',
       summary: 'The printed form (representación impresa) with the PDF417 timbre, from the signed XML',
       tag: 'dtes',
-      auth: 'bearer',
+      auth: 'bearer_or_session',
       scope: 'dte:read',
       query: PRINT_QUERY,
       responses: { 200: { description: 'application/pdf' } },
