@@ -763,6 +763,10 @@ describe('deploy: the image entrypoint and the exec probe', function () {
       const notReady = await probe(failing.port, '/readyz');
       expect(notReady.code).to.equal(1);
       expect(notReady.stderr).to.include('503').and.include('broker down');
+      // the same server answers Prometheus' scrape (what the chart's metrics Service points at)
+      const scrape = await fetch(`http://127.0.0.1:${ok.port}/metrics`);
+      expect(scrape.status).to.equal(200);
+      expect(await scrape.text()).to.match(/^# TYPE process_resident_memory_bytes gauge$/m);
       const closed = await probe(await freePort(), '/healthz');
       expect(closed.code).to.equal(1);
       expect(closed.stderr).to.include('ECONNREFUSED');

@@ -4,6 +4,7 @@
  * disconnects everything it made.
  */
 import { Kafka, logLevel as LogLevel, type Admin, type LogEntry } from 'kafkajs';
+import { metrics, onScrape } from '@dte/service-runtime';
 import {
   DEFAULT_SCHEMA_DIR,
   DEFAULT_SESSION_TIMEOUT_MS,
@@ -15,6 +16,7 @@ import { AvroConsumer, type ConsumerOptions } from './consumer';
 import { AvroProducer } from './producer';
 import { SchemaCatalog } from './schemas';
 import { ensureTopicsWith, type TopicSpec } from './topics';
+import { consumerGroupLag } from './lag';
 
 const LEVELS: Record<MessagingLogLevel, LogLevel> = {
   nothing: LogLevel.NOTHING,
@@ -111,6 +113,12 @@ export function createKafka(config: MessagingConfig): Messaging {
         logical,
       );
       closers.push(() => c.disconnect());
+      // dte_kafka_consumer_lag{group,topic}, read from the brokers when Prometheus scrapes
+      const stopLag = onScrape(async () => {
+        const lag = await consumerGroupLag(await getAdmin(), options.groupId, options.topics.map(topic));
+        for (const [t, n] of lag) metrics.consumerLag.set({ group: options.groupId, topic: logical(t) }, n);
+      });
+      closers.push(async () => void stopLag());
       return c;
     },
     async disconnect() {

@@ -1,6 +1,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
+import { renderMetrics } from './metrics';
+
 export interface HealthCheck {
   name: string;
   check: () => Promise<void>;
@@ -13,13 +15,15 @@ export interface HealthServer {
 
 /**
  * GET /healthz answers 200 while the process runs; GET /readyz runs every check and answers
- * 200 {status:"ready"} or 503 with the failing checks. Services without an HTTP API of their
- * own expose their health this way.
+ * 200 {status:"ready"} or 503 with the failing checks; GET /metrics answers the process's
+ * Prometheus metrics (metrics.ts). Services without an HTTP API of their own expose their health
+ * this way. It listens on `host`: HEALTH_HOST, else 127.0.0.1 (the Helm chart sets 0.0.0.0 so
+ * Prometheus can scrape /metrics).
  */
 export async function startHealthServer(
   port: number,
   checks: HealthCheck[] = [],
-  host = '127.0.0.1',
+  host = process.env.HEALTH_HOST || '127.0.0.1',
 ): Promise<HealthServer> {
   const server = http.createServer((req, res) => {
     void (async () => {
@@ -39,6 +43,15 @@ export async function startHealthServer(
         const body = failing.length === 0 ? { status: 'ready' } : { status: 'not_ready', failing };
         res.writeHead(failing.length === 0 ? 200 : 503, { 'content-type': 'application/json' });
         res.end(JSON.stringify(body));
+        return;
+      }
+      if (req.url === '/metrics') {
+        try {
+          const { contentType, body } = await renderMetrics();
+          res.writeHead(200, { 'content-type': contentType }).end(body);
+        } catch (err) {
+          res.writeHead(500, { 'content-type': 'text/plain' }).end((err as Error).message);
+        }
         return;
       }
       res.writeHead(404).end();

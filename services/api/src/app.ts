@@ -5,6 +5,7 @@ import Koa from 'koa';
 import type { ApiDeps, RouteDef } from './context';
 import { errorEnvelope } from './http/error-envelope';
 import { healthProbes } from './http/health';
+import { httpMetrics } from './http/metrics';
 import { requestId } from './http/request-id';
 import { buildOpenApi } from './openapi';
 import { branchRoutes } from './routes/branches';
@@ -59,6 +60,7 @@ export function createApp(deps: ApiDeps): ApiApp {
   // ── Emission routes (/dtes, issue 6) mount here, with the same building blocks. ──
   deps.mountExtraRoutes?.(router, kit);
 
+  app.use(httpMetrics());
   app.use(requestId());
   app.use(healthProbes(deps));
   app.use(errorEnvelope({ catalogUrl: catalogUrl(deps), logger: deps.logger }));

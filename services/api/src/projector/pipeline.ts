@@ -9,6 +9,7 @@
 import { createKafka, messagingConfigFromEnv, pipelineTopicSpecs } from '@dte/messaging';
 import type { Logger } from '@dte/service-runtime';
 import type { DataSource } from 'typeorm';
+import { reportOutboxMetrics } from '../outbox/metrics';
 import { startOutboxRelay } from '../outbox/relay';
 import { startProjector } from './projector';
 
@@ -31,9 +32,11 @@ export async function startApiPipeline(
   );
   const relay = await startOutboxRelay({ dataSource, messaging, logger });
   const projector = await startProjector({ dataSource, messaging, logger });
+  const stopOutboxMetrics = reportOutboxMetrics(dataSource);
   logger.info('api pipeline running: outbox relay and dte-status projector');
   return {
     async stop() {
+      stopOutboxMetrics();
       await relay.stop();
       await projector.stop();
       await messaging.disconnect();

@@ -20,6 +20,7 @@ import type { Logger } from '@dte/service-runtime';
 import { shouldApply } from '@dte/status';
 import type { DataSource } from 'typeorm';
 import type { DteStatusRecord } from '../dtes/status-record';
+import { observeTransition } from './stage-metrics';
 
 export const PROJECTOR_CONSUMER = 'api.projector';
 
@@ -70,6 +71,7 @@ export async function applyStatusRecord(db: DataSource, rec: DteStatusRecord): P
         rec.track_id,
       ]);
     }
+    if (apply) observeTransition(current, { sii_status: rec.sii_status, observed_at: observedAt });
     return apply ? 'applied' : 'not_applied';
   });
 }
