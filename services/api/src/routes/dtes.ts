@@ -2,7 +2,7 @@ import type { Context } from 'koa';
 import type { ApiDeps, Principal, RouteDef } from '../context';
 import type { DteScope } from '../dtes/dte-row';
 import { emitDte } from '../dtes/emission';
-import { HttpExchangeRateSource, UnconfiguredExchangeRateSource } from '../dtes/exchange-rate';
+import { exchangeRateSourceFor } from '../dtes/bcch-exchange-rate';
 import { listDtes, LIST_SORTS, parseListQuery, RECEPTOR_ESTADOS } from '../dtes/list';
 import { parsePreferWait, waitForSii } from '../dtes/prefer-wait';
 import { detailRecord, emissionResponse } from '../dtes/records';
@@ -27,10 +27,7 @@ const POST_HEADERS = {
 export function dteRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
   const db = deps.dataSource;
   // the exchange-rate source of exports lives beside the SII endpoints (the simulator serves it)
-  const rateUrl = deps.config.exchangeRateUrl ?? deps.config.siiBaseUrl;
-  const rates = rateUrl
-    ? new HttpExchangeRateSource(rateUrl, deps.config.siiTimeoutMs)
-    : new UnconfiguredExchangeRateSource();
+  const rates = exchangeRateSourceFor(deps.config);
   return [
     {
       method: 'post',
