@@ -77,6 +77,8 @@ export_service_env() {
   export SII_BASE_URL="${SII_BASE_URL:-http://127.0.0.1:$SII_PORT}"
   export SII_SIMULATOR_HOST="${SII_SIMULATOR_HOST:-127.0.0.1}"
   export SII_SIMULATOR_PORT="${SII_SIMULATOR_PORT:-$SII_PORT}"
+  # exchange rates the simulator starts with: an export without otra_moneda works at once
+  export SII_SIMULATOR_EXCHANGE_RATES_FILE="${SII_SIMULATOR_EXCHANGE_RATES_FILE:-$ROOT/packages/sii-simulator/seed/exchange-rates.json}"
   export API_PORT="${API_PORT:-$(service_port api)}"
   export SIGNER_HEALTH_PORT="${SIGNER_HEALTH_PORT:-$(service_port signer)}"
   export SII_UPLOADER_HEALTH_PORT="${SII_UPLOADER_HEALTH_PORT:-$(service_port sii-uploader)}"

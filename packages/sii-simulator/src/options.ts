@@ -1,5 +1,6 @@
 /** Options of one simulator instance (from the environment in main.ts, or given by a test). */
 import type { SiiKey } from './engine';
+import type { ExchangeRate } from './state';
 import type { Trigger } from './triggers';
 import type { SiiEnv } from './types';
 
@@ -35,6 +36,8 @@ export interface SimulatorOptions {
   siiKeys: Partial<Record<SiiEnv, SiiKey>>;
   /** triggers armed at start */
   triggers: Trigger[];
+  /** exchange rates set at start (as PUT /admin/exchange-rates would), e.g. the local stack's seed */
+  exchangeRates: ExchangeRate[];
   /** epoch ms; Date.now by default */
   clock: () => number;
 }
@@ -56,6 +59,7 @@ export function withDefaults(partial: Partial<SimulatorOptions> = {}): Simulator
     cafKeyBits: partial.cafKeyBits ?? 1024,
     siiKeys: partial.siiKeys ?? {},
     triggers: partial.triggers ?? [],
+    exchangeRates: partial.exchangeRates ?? [],
     clock: partial.clock ?? Date.now,
   };
 }

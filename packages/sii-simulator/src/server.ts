@@ -98,6 +98,7 @@ export async function startSiiSimulator(partial: Partial<SimulatorOptions> = {})
   }
   const state = new SimulatorState(options.clock);
   options.triggers.forEach((t) => state.triggers.add(t));
+  options.exchangeRates.forEach((r) => state.rates.set(`${r.moneda}|${r.fecha}`, r));
   const sim: Sim = { state, options, siiKeys };
   const app = createApp(sim);
   const server: Server = await new Promise((resolve, reject) => {
