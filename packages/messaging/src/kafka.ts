@@ -37,6 +37,8 @@ export interface Messaging {
   deleteTopics(names: string[]): Promise<void>;
   createProducer(): Promise<AvroProducer>;
   createConsumer(options: ConsumerOptions): Promise<AvroConsumer>;
+  /** resolves when a broker answers a metadata request (readiness); rejects saying why */
+  checkBrokers(): Promise<void>;
   /** disconnects every producer, consumer and admin client this handle created */
   disconnect(): Promise<void>;
 }
@@ -120,6 +122,10 @@ export function createKafka(config: MessagingConfig): Messaging {
       });
       closers.push(async () => void stopLag());
       return c;
+    },
+    async checkBrokers() {
+      const cluster = await (await getAdmin()).describeCluster();
+      if (cluster.brokers.length === 0) throw new Error('the cluster lists no broker');
     },
     async disconnect() {
       const all = closers.splice(0).reverse();

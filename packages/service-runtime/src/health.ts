@@ -8,6 +8,22 @@ export interface HealthCheck {
   check: () => Promise<void>;
 }
 
+/**
+ * A readiness check that has not answered within this many ms fails: a stopped PostgreSQL, Redis
+ * or Kafka often does not refuse at once (clients queue and reconnect), and the probe must say
+ * "not ready" within its own timeout rather than hang.
+ */
+export const CHECK_TIMEOUT_MS = 2500;
+
+/** `p`, or a rejection saying `name` did not answer within `ms`. */
+export function withDeadline<T>(p: Promise<T>, ms: number, name: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${name} did not answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([p, late]).finally(() => clearTimeout(timer));
+}
+
 export interface HealthServer {
   port: number;
   close(): Promise<void>;
@@ -33,13 +49,15 @@ export async function startHealthServer(
       }
       if (req.url === '/readyz') {
         const failing: { name: string; error: string }[] = [];
-        for (const c of checks) {
-          try {
-            await c.check();
-          } catch (err) {
-            failing.push({ name: c.name, error: (err as Error).message });
-          }
-        }
+        await Promise.all(
+          checks.map(async (c) => {
+            try {
+              await withDeadline(c.check(), CHECK_TIMEOUT_MS, c.name);
+            } catch (err) {
+              failing.push({ name: c.name, error: (err as Error).message });
+            }
+          }),
+        );
         const body = failing.length === 0 ? { status: 'ready' } : { status: 'not_ready', failing };
         res.writeHead(failing.length === 0 ? 200 : 503, { 'content-type': 'application/json' });
         res.end(JSON.stringify(body));

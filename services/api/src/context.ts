@@ -40,6 +40,8 @@ export interface ApiDeps {
    * api-core routes, and given the building blocks (authentication, scopes, body parsing).
    */
   mountExtraRoutes?: (router: Router, kit: import('./routes/route-kit').RouteKit) => void;
+  /** more /readyz checks, read at each request (main.ts adds the pipeline's Kafka check) */
+  readiness?: import('@dte/service-runtime').HealthCheck[];
 }
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'delete';

@@ -14,6 +14,7 @@ async function main(): Promise<void> {
   const api = await startApi(deps, { port: config.port, host: config.host });
   const sweep = startAutoStamping(deps);
   const pipeline = await startApiPipeline(dataSource, logger);
+  deps.readiness = pipeline.checks;
   onShutdown(logger, [
     async () => sweep.stop(),
     () => api.close(),

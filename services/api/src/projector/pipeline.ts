@@ -7,13 +7,15 @@
  * Reads KAFKA_BROKERS, SCHEMA_REGISTRY_URL, KAFKA_TOPIC_PREFIX and PIPELINE_PARTITIONS.
  */
 import { createKafka, messagingConfigFromEnv, pipelineTopicSpecs } from '@dte/messaging';
-import type { Logger } from '@dte/service-runtime';
+import type { HealthCheck, Logger } from '@dte/service-runtime';
 import type { DataSource } from 'typeorm';
 import { reportOutboxMetrics } from '../outbox/metrics';
 import { startOutboxRelay } from '../outbox/relay';
 import { startProjector } from './projector';
 
 export interface ApiPipeline {
+  /** readiness checks of what the pipeline needs (Kafka); none with API_PIPELINE=off */
+  checks: HealthCheck[];
   stop(): Promise<void>;
 }
 
@@ -24,7 +26,7 @@ export async function startApiPipeline(
 ): Promise<ApiPipeline> {
   if (env.API_PIPELINE === 'off') {
     logger.warn('API_PIPELINE=off: this process runs neither the outbox relay nor the projector');
-    return { stop: async () => undefined };
+    return { checks: [], stop: async () => undefined };
   }
   const messaging = createKafka({ ...messagingConfigFromEnv('api', env), log: logger });
   await messaging.ensureTopics(
@@ -35,6 +37,7 @@ export async function startApiPipeline(
   const stopOutboxMetrics = reportOutboxMetrics(dataSource);
   logger.info('api pipeline running: outbox relay and dte-status projector');
   return {
+    checks: [{ name: 'kafka', check: () => messaging.checkBrokers() }],
     async stop() {
       stopOutboxMetrics();
       await relay.stop();
