@@ -77,6 +77,11 @@ export_service_env() {
   export SII_BASE_URL="${SII_BASE_URL:-http://127.0.0.1:$SII_PORT}"
   export SII_SIMULATOR_HOST="${SII_SIMULATOR_HOST:-127.0.0.1}"
   export SII_SIMULATOR_PORT="${SII_SIMULATOR_PORT:-$SII_PORT}"
+  # the simulator keeps its keys and its state (enrolments, folios, uploads) across restarts, as
+  # the real SII does: the demo issuer's CAFs and enrolment survive stack down / npm start
+  export SII_SIMULATOR_KEYS_FILE="${SII_SIMULATOR_KEYS_FILE:-$STACK_DIR/data/sii-simulator/keys.json}"
+  export SII_SIMULATOR_STATE_FILE="${SII_SIMULATOR_STATE_FILE:-$STACK_DIR/data/sii-simulator/state.json}"
+  mkdir -p "$(dirname "$SII_SIMULATOR_KEYS_FILE")" "$(dirname "$SII_SIMULATOR_STATE_FILE")"
   # exchange rates the simulator starts with: an export without otra_moneda works at once
   export SII_SIMULATOR_EXCHANGE_RATES_FILE="${SII_SIMULATOR_EXCHANGE_RATES_FILE:-$ROOT/packages/sii-simulator/seed/exchange-rates.json}"
   export API_PORT="${API_PORT:-$(service_port api)}"

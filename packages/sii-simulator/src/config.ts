@@ -14,6 +14,9 @@
  *   SII_SIMULATOR_TRIGGERS                    JSON array of triggers armed at start
  *   SII_SIMULATOR_EXCHANGE_RATES_FILE         JSON { rates: [{ moneda, fecha, valor }] } set at start
  *                                             (npm start uses seed/exchange-rates.json)
+ *   SII_SIMULATOR_STATE_FILE                  keeps the state (enrolments, folios, uploads ...) in this
+ *                                             JSON file across restarts; POST /admin/reset forgets it
+ *                                             (npm start: .stack/data/sii-simulator/state.json)
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { parse, readConfig } from '@dte/service-runtime';
@@ -41,6 +44,11 @@ export function readSimulatorConfig(env: NodeJS.ProcessEnv = process.env): Parti
       },
       cafKeyBits: { env: 'SII_SIMULATOR_CAF_KEY_BITS', default: 1024, parse: nonNegative },
       keysFile: { env: 'SII_SIMULATOR_KEYS_FILE', required: false, default: undefined as string | undefined },
+      stateFile: {
+        env: 'SII_SIMULATOR_STATE_FILE',
+        required: false,
+        default: undefined as string | undefined,
+      },
       exchangeRatesFile: {
         env: 'SII_SIMULATOR_EXCHANGE_RATES_FILE',
         required: false,
@@ -73,6 +81,7 @@ export function readSimulatorConfig(env: NodeJS.ProcessEnv = process.env): Parti
     siiKeys,
     triggers: c.triggers,
     exchangeRates: c.exchangeRatesFile ? readExchangeRates(c.exchangeRatesFile) : [],
+    ...(c.stateFile ? { stateFile: c.stateFile } : {}),
   };
 }
 

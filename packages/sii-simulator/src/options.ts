@@ -38,6 +38,8 @@ export interface SimulatorOptions {
   triggers: Trigger[];
   /** exchange rates set at start (as PUT /admin/exchange-rates would), e.g. the local stack's seed */
   exchangeRates: ExchangeRate[];
+  /** where the state is kept across restarts (snapshot.ts); in memory only when absent */
+  stateFile?: string;
   /** epoch ms; Date.now by default */
   clock: () => number;
 }
@@ -60,6 +62,7 @@ export function withDefaults(partial: Partial<SimulatorOptions> = {}): Simulator
     siiKeys: partial.siiKeys ?? {},
     triggers: partial.triggers ?? [],
     exchangeRates: partial.exchangeRates ?? [],
+    ...(partial.stateFile ? { stateFile: partial.stateFile } : {}),
     clock: partial.clock ?? Date.now,
   };
 }
