@@ -18,7 +18,7 @@ import { parseAllDocuments, parse as parseYaml } from 'yaml';
 
 import { databaseOptionsFromEnv } from '@dte/database';
 import { messagingConfigFromEnv } from '@dte/messaging';
-import { startHealthServer, type HealthServer } from '@dte/service-runtime';
+import { shutdownGraceMs, startHealthServer, type HealthServer } from '@dte/service-runtime';
 import { endpointsFromConfig, type SiiClientConfig } from '@dte/sii-client';
 
 import { loadConfig as apiConfig } from '../../services/api/src/config';
@@ -346,6 +346,8 @@ describe('deploy: the Helm chart rendered by helm template', function () {
         const c = containerOf(byKindName(ms, 'Deployment', `${prefix}-${svc}`));
         const env = containerEnv(ms, c, secretName, secret);
         expect(env.NODE_ENV, svc).to.equal('production');
+        // SIGTERM drains 5 s inside the pod's grace period (default 30 s)
+        expect(shutdownGraceMs(env), svc).to.equal(25_000);
         const config = readServiceConfig(svc, env);
         const messaging = messagingConfigFromEnv(svc, env);
         if (which === 'production') {
