@@ -18,6 +18,8 @@ describe('logs: a full pipeline run never logs the .p12 password, keys or webhoo
   this.timeout(240_000);
   let p: RunningPipeline;
   const secrets: Record<string, string> = {};
+  /** document id -> the X-Request-Id the api answered its POST /dtes with */
+  const requestIds = new Map<string, string>();
 
   before(async () => {
     p = await startPipelineProcesses({
@@ -81,6 +83,7 @@ describe('logs: a full pipeline run never logs the .p12 password, keys or webhoo
       const body = (await res.json()) as { id: string };
       expect(res.status, JSON.stringify(body)).to.equal(202);
       ids.push(body.id);
+      requestIds.set(body.id, res.headers.get('x-request-id')!);
     }
     const deadline = Date.now() + 120_000;
     for (;;) {
@@ -121,5 +124,22 @@ describe('logs: a full pipeline run never logs the .p12 password, keys or webhoo
       expect(text, `a private key in ${f}`).to.not.match(/PRIVATE KEY/);
     }
     expect(lines, 'the services logged their work').to.be.greaterThan(20);
+  });
+
+  it('the signer logs each document with the request id of the POST /dtes that issued it (Kafka header)', () => {
+    const handled = fs
+      .readFileSync(path.join(p.logDir, 'signer.log'), 'utf8')
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as { msg?: string; dteId?: string; requestId?: string })
+      .filter((l) => l.msg === 'signer: command handled');
+    expect(requestIds.size).to.equal(3);
+    for (const [dteId, requestId] of requestIds) {
+      expect(requestId, 'the api answered an X-Request-Id').to.match(/^req_/);
+      expect(
+        handled.filter((l) => l.dteId === dteId).map((l) => l.requestId),
+        dteId,
+      ).to.include(requestId);
+    }
   });
 });

@@ -244,7 +244,11 @@ export async function startSigner(
   await consumer.run<EmitDteCommand>(async (msg) => {
     if (msg.value === null) return;
     const result = await signCommand(handlerDeps, msg.value);
-    deps.logger.debug({ dteId: msg.value.dte_id, result }, 'signer: command handled');
+    // x-request-id: the api request that issued the document (Kafka header set by its outbox)
+    deps.logger.info(
+      { dteId: msg.value.dte_id, requestId: msg.headers['x-request-id'], result },
+      'signer: command handled',
+    );
   });
   return {
     consumer,

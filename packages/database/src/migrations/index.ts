@@ -12,6 +12,7 @@ import { OutboxQuarantine1763800800000 } from './1763800800000-outbox-quarantine
 import { SiiReconciliation1763800900000 } from './1763800900000-sii-reconciliation';
 import { ProductionGates1763801000000 } from './1763801000000-production-gates';
 import { WebhookSecretsSealed1763801100000 } from './1763801100000-webhook-secrets-sealed';
+import { OutboxHeaders1763808000000 } from './1763808000000-outbox-headers';
 
 export const migrations: (new () => MigrationInterface)[] = [
   ProcessedEvents1763780000000,
@@ -25,4 +26,5 @@ export const migrations: (new () => MigrationInterface)[] = [
   SiiReconciliation1763800900000,
   ProductionGates1763801000000,
   WebhookSecretsSealed1763801100000,
+  OutboxHeaders1763808000000,
 ];

@@ -8,6 +8,8 @@ export interface OutboxEntry {
   key: string | null;
   /** the Avro value; must carry `event_id` */
   payload: { event_id: string } & Record<string, unknown>;
+  /** Kafka headers sent with the message (x-request-id, x-dte-id: log correlation) */
+  headers?: Record<string, string>;
 }
 
 /**
@@ -18,8 +20,15 @@ export async function enqueueOutbox(m: EntityManager, entries: OutboxEntry[]): P
   if (!m.queryRunner?.isTransactionActive) throw new Error('enqueueOutbox must run inside a transaction');
   for (const e of entries) {
     await m.query(
-      `INSERT INTO outbox (topic, schema, message_key, payload, event_id) VALUES ($1, $2, $3, $4, $5)`,
-      [e.topic, e.schema, e.key, JSON.stringify(e.payload), e.payload.event_id],
+      `INSERT INTO outbox (topic, schema, message_key, payload, event_id, headers) VALUES ($1, $2, $3, $4, $5, $6)`,
+      [
+        e.topic,
+        e.schema,
+        e.key,
+        JSON.stringify(e.payload),
+        e.payload.event_id,
+        e.headers ? JSON.stringify(e.headers) : null,
+      ],
     );
   }
 }

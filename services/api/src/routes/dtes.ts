@@ -91,6 +91,7 @@ export function dteRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
             body: ctx.state.body,
             idempotencyKey: ctx.get('Idempotency-Key') || undefined,
             certIdHeader: ctx.get('X-Cert-Id') || undefined,
+            requestId: ctx.state.requestId as string | undefined,
           },
           now(),
           { rates },
