@@ -3,7 +3,7 @@
  * creates topics, Avro producers and Avro consumers, all under the configured topic prefix, and
  * disconnects everything it made.
  */
-import { Kafka, logLevel as LogLevel, type Admin, type LogEntry } from 'kafkajs';
+import { Kafka, logLevel as LogLevel, type Admin, type LogEntry, type SASLOptions } from 'kafkajs';
 import { metrics, onScrape } from '@dte/service-runtime';
 import {
   DEFAULT_SCHEMA_DIR,
@@ -51,6 +51,8 @@ export function createKafka(config: MessagingConfig): Messaging {
     connectionTimeout: 3000,
     logLevel: LEVELS[config.logLevel ?? 'warn'],
     retry: { retries: 8, initialRetryTime: 200 },
+    ...(config.kafkaSecurity?.ssl ? { ssl: config.kafkaSecurity.ssl } : {}),
+    ...(config.kafkaSecurity?.sasl ? { sasl: config.kafkaSecurity.sasl as SASLOptions } : {}),
     logCreator: sink
       ? () =>
           ({ level, log }: LogEntry) => {
@@ -67,7 +69,11 @@ export function createKafka(config: MessagingConfig): Messaging {
           }
       : undefined,
   });
-  const schemas = new SchemaCatalog(config.schemaRegistryUrl, config.schemaDir ?? DEFAULT_SCHEMA_DIR);
+  const schemas = new SchemaCatalog(
+    config.schemaRegistryUrl,
+    config.schemaDir ?? DEFAULT_SCHEMA_DIR,
+    config.registrySecurity,
+  );
   const prefix = config.topicPrefix ?? '';
   const topic = (name: string) => prefixedTopic(config, name);
   const logical = (t: string) => (prefix && t.startsWith(prefix) ? t.slice(prefix.length) : t);
