@@ -5,7 +5,7 @@
 // The oracle for the rendered configuration is each service's own config reader: the variables a
 // pod would get (its ConfigMaps through envFrom, its env entries, a stand-in for the existing
 // Secret) are handed to loadConfig / messagingConfigFromEnv / databaseOptionsFromEnv.
-import { execFile, spawn } from 'node:child_process';
+import { execFile, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -73,7 +73,7 @@ interface PodTemplate {
     containers: Container[];
     restartPolicy?: string;
     securityContext?: { runAsNonRoot?: boolean; runAsUser?: number };
-    volumes?: { name: string; emptyDir?: object }[];
+    volumes?: { name: string; emptyDir?: object; secret?: { secretName: string } }[];
   };
 }
 interface Manifest {
@@ -187,6 +187,37 @@ function containerEnv(
   return env;
 }
 
+/** A CA certificate standing in for the contents of the kafka-ca Secret a pod mounts. */
+let mountedSecretsDir: string | undefined;
+function mountedFiles(env: Record<string, string>): Record<string, string> {
+  if (!mountedSecretsDir) {
+    mountedSecretsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dte-mounts-'));
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-keyout',
+        'ca.key',
+        '-out',
+        'ca.crt',
+        '-days',
+        '1',
+        '-subj',
+        '/CN=kafka test CA',
+      ],
+      { cwd: mountedSecretsDir, stdio: 'pipe' },
+    );
+  }
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env))
+    out[k] = v.replace(/^\/etc\/dte\/(kafka|registry)-tls\//, `${mountedSecretsDir}/`);
+  return out;
+}
+
 function secretVars(c: Container): string[] {
   return (c.env ?? []).filter((e) => e.valueFrom?.secretKeyRef).map((e) => e.name);
 }
@@ -214,7 +245,19 @@ const SECRET_VALUES = {
   SMTP_URL: 'smtp://dte:s3cret@smtp.example.internal:587',
 };
 const DEFAULT_SECRET: Record<string, string> = { ...SECRET_VALUES };
+/** what the production example's managed Kafka and registry credentials stand in as */
+const MESSAGING_SECRET_VALUES = {
+  KAFKA_SASL_USERNAME: 'dte-prod',
+  KAFKA_SASL_PASSWORD: randomBytes(12).toString('hex'),
+  SCHEMA_REGISTRY_USERNAME: 'dte-registry',
+  SCHEMA_REGISTRY_PASSWORD: randomBytes(12).toString('hex'),
+};
+const MESSAGING_SECRET_VARS = Object.keys(MESSAGING_SECRET_VALUES);
 const PRODUCTION_SECRET: Record<string, string> = {
+  'kafka-sasl-username': MESSAGING_SECRET_VALUES.KAFKA_SASL_USERNAME,
+  'kafka-sasl-password': MESSAGING_SECRET_VALUES.KAFKA_SASL_PASSWORD,
+  'schema-registry-username': MESSAGING_SECRET_VALUES.SCHEMA_REGISTRY_USERNAME,
+  'schema-registry-password': MESSAGING_SECRET_VALUES.SCHEMA_REGISTRY_PASSWORD,
   'master-key': SECRET_VALUES.MASTER_KEY,
   'session-secret': SECRET_VALUES.SESSION_SECRET,
   'database-url': SECRET_VALUES.DATABASE_URL,
@@ -344,18 +387,44 @@ describe('deploy: the Helm chart rendered by helm template', function () {
       const secret = which === 'default' ? DEFAULT_SECRET : PRODUCTION_SECRET;
       for (const svc of SERVICES) {
         const c = containerOf(byKindName(ms, 'Deployment', `${prefix}-${svc}`));
-        const env = containerEnv(ms, c, secretName, secret);
+        const env = mountedFiles(containerEnv(ms, c, secretName, secret));
         expect(env.NODE_ENV, svc).to.equal('production');
         // SIGTERM drains 5 s inside the pod's grace period (default 30 s)
         expect(shutdownGraceMs(env), svc).to.equal(25_000);
         const config = readServiceConfig(svc, env);
-        const messaging = messagingConfigFromEnv(svc, env);
-        if (which === 'production') {
+        // rcv-sync has no Kafka client (and so no Kafka credentials): its reader is not run
+        const messaging = svc === 'rcv-sync' ? undefined : messagingConfigFromEnv(svc, env);
+        if (which === 'production' && messaging) {
           expect(messaging.brokers).to.deep.equal(productionValues.kafka.brokers);
           expect(messaging.sessionTimeoutMs).to.equal(productionValues.kafka.sessionTimeoutMs);
           expect(secretVars(c).sort(), svc).to.deep.equal(
-            [...productionValues.services[svc].secretEnv].sort(),
+            [
+              ...productionValues.services[svc].secretEnv,
+              ...(svc === 'rcv-sync' ? [] : MESSAGING_SECRET_VARS),
+            ].sort(),
           );
+          if (svc !== 'rcv-sync') {
+            // SASL/SCRAM over TLS with the mounted CA, the registry with basic auth
+            expect(messaging.kafkaSecurity?.sasl, svc).to.deep.equal({
+              mechanism: 'scram-sha-512',
+              username: MESSAGING_SECRET_VALUES.KAFKA_SASL_USERNAME,
+              password: MESSAGING_SECRET_VALUES.KAFKA_SASL_PASSWORD,
+            });
+            expect(messaging.kafkaSecurity?.ssl, svc).to.deep.equal({
+              ca: fs.readFileSync(path.join(mountedSecretsDir!, 'ca.crt'), 'utf8'),
+            });
+            expect(messaging.registrySecurity?.auth, svc).to.deep.equal({
+              username: MESSAGING_SECRET_VALUES.SCHEMA_REGISTRY_USERNAME,
+              password: MESSAGING_SECRET_VALUES.SCHEMA_REGISTRY_PASSWORD,
+            });
+            const pod = podOf(byKindName(ms, 'Deployment', `${prefix}-${svc}`))
+              .spec as PodTemplate['spec'] & {
+              volumes?: { name: string; secret?: { secretName: string } }[];
+            };
+            expect(pod.volumes?.find((v) => v.secret)?.secret?.secretName, svc).to.equal('kafka-ca');
+          }
+        } else if (messaging) {
+          expect(messaging, svc).to.not.have.property('kafkaSecurity');
         }
         if (svc !== 'rcv-sync') {
           const db = databaseOptionsFromEnv(env);
@@ -390,11 +459,14 @@ describe('deploy: the Helm chart rendered by helm template', function () {
         }
       }
       // Which secrets each service gets: only what it reads.
+      // (the production example adds the Kafka and registry credentials to every Kafka client)
+      const messagingVars = which === 'production' ? MESSAGING_SECRET_VARS : [];
       const vars = (svc: ServiceName) =>
         secretVars(containerOf(byKindName(ms, 'Deployment', `${prefix}-${svc}`))).sort();
-      expect(vars('api')).to.deep.equal(['DATABASE_URL', 'MASTER_KEY', 'REDIS_URL', 'SESSION_SECRET']);
-      expect(vars('signer')).to.deep.equal(['DATABASE_URL', 'MASTER_KEY']);
-      expect(vars('webhooks')).to.deep.equal(['DATABASE_URL', 'MASTER_KEY', 'SMTP_URL']);
+      const want = (names: string[]) => [...names, ...messagingVars].sort();
+      expect(vars('api')).to.deep.equal(want(['DATABASE_URL', 'MASTER_KEY', 'REDIS_URL', 'SESSION_SECRET']));
+      expect(vars('signer')).to.deep.equal(want(['DATABASE_URL', 'MASTER_KEY']));
+      expect(vars('webhooks')).to.deep.equal(want(['DATABASE_URL', 'MASTER_KEY', 'SMTP_URL']));
       expect(vars('rcv-sync')).to.deep.equal([]);
       // No ConfigMap holds a secret variable.
       for (const cm of ms.filter((m) => m.kind === 'ConfigMap')) {
