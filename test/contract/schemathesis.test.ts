@@ -81,7 +81,12 @@ describe('contract: schemathesis against /openapi.json of a running api', functi
       '17',
       '--no-color',
     ];
-    const out = await execFileP(ST, args, { maxBuffer: 32 * 1024 * 1024, timeout: 480_000 }).then(
+    // run outside the repository: schemathesis keeps a .schemathesis/ cache in its working directory
+    const out = await execFileP(ST, args, {
+      cwd: path.dirname(config),
+      maxBuffer: 32 * 1024 * 1024,
+      timeout: 480_000,
+    }).then(
       (r) => ({ code: 0, text: r.stdout + r.stderr }),
       (e: { code?: number; stdout?: string; stderr?: string }) => ({
         code: e.code ?? 1,
