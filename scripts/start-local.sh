@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `npm start`: the whole pipeline on this machine.
 #
-#   scripts/start-local.sh [start]       stack up, migrations, pipeline topics, the SII simulator (when the package
+#   scripts/start-local.sh [start]       npm ci when node_modules is missing or stale, stack up (it fetches
+#                                        the Maven artifacts when missing), migrations, pipeline topics, the SII simulator (when the package
 #                                        has a start script) and the six services; reuses what runs
 #   scripts/start-local.sh stop          stops the services, then the stack (same as stack.sh down)
 #   scripts/start-local.sh stop-services stops only the services and the simulator
@@ -76,6 +77,13 @@ export_service_env() {
   export SII_BASE_URL="${SII_BASE_URL:-http://127.0.0.1:$SII_PORT}"
   export SII_SIMULATOR_HOST="${SII_SIMULATOR_HOST:-127.0.0.1}"
   export SII_SIMULATOR_PORT="${SII_SIMULATOR_PORT:-$SII_PORT}"
+  # the simulator keeps its keys and its state (enrolments, folios, uploads) across restarts, as
+  # the real SII does: the demo issuer's CAFs and enrolment survive stack down / npm start
+  export SII_SIMULATOR_KEYS_FILE="${SII_SIMULATOR_KEYS_FILE:-$STACK_DIR/data/sii-simulator/keys.json}"
+  export SII_SIMULATOR_STATE_FILE="${SII_SIMULATOR_STATE_FILE:-$STACK_DIR/data/sii-simulator/state.json}"
+  mkdir -p "$(dirname "$SII_SIMULATOR_KEYS_FILE")" "$(dirname "$SII_SIMULATOR_STATE_FILE")"
+  # exchange rates the simulator starts with: an export without otra_moneda works at once
+  export SII_SIMULATOR_EXCHANGE_RATES_FILE="${SII_SIMULATOR_EXCHANGE_RATES_FILE:-$ROOT/packages/sii-simulator/seed/exchange-rates.json}"
   export API_PORT="${API_PORT:-$(service_port api)}"
   export SIGNER_HEALTH_PORT="${SIGNER_HEALTH_PORT:-$(service_port signer)}"
   export SII_UPLOADER_HEALTH_PORT="${SII_UPLOADER_HEALTH_PORT:-$(service_port sii-uploader)}"
@@ -83,6 +91,32 @@ export_service_env() {
   export WEBHOOKS_HEALTH_PORT="${WEBHOOKS_HEALTH_PORT:-$(service_port webhooks)}"
   export RCV_SYNC_HEALTH_PORT="${RCV_SYNC_HEALTH_PORT:-$(service_port rcv-sync)}"
   local_env
+}
+
+# npm ci when node_modules is missing or was installed from another package-lock.json (a fresh
+# clone, or a pull that changed the lock). The lock's hash is stamped into node_modules after an
+# install; a node_modules without a stamp counts as current when npm wrote it after the lock.
+ensure_node_modules() {
+  local stamp="$ROOT/node_modules/.dte-lock.sha256" want have log="$LOG_DIR/npm-ci.log"
+  want="$(sha256sum "$ROOT/package-lock.json" | cut -d' ' -f1)"
+  have="$(cat "$stamp" 2>/dev/null || true)"
+  [ -d "$ROOT/node_modules" ] && [ "$have" = "$want" ] && return 0
+  if [ -d "$ROOT/node_modules" ] && [ -z "$have" ] && [ "$ROOT/node_modules/.package-lock.json" -nt "$ROOT/package-lock.json" ]; then
+    echo "$want" >"$stamp"
+    return 0
+  fi
+  if [ -d "$ROOT/node_modules" ]; then
+    say "node_modules was installed from another package-lock.json: npm ci (log $log)"
+  else
+    say "no node_modules yet: npm ci (log $log)"
+  fi
+  mkdir -p "$LOG_DIR"
+  if ! (cd "$ROOT" && npm ci --no-audit --no-fund) >"$log" 2>&1; then
+    fail "npm ci" "$log" "installing the Node dependencies failed; fix what the log says (network to the npm registry, Node >= 20.19), then npm start again"
+    return 1
+  fi
+  echo "$want" >"$stamp"
+  say "node dependencies installed"
 }
 
 # start_one NAME WORKSPACE: npm start of the workspace in a session of its own, logged and recorded.
@@ -137,6 +171,8 @@ group_gone() { ! pgrep -g "$1" >/dev/null 2>&1 && not_alive "$1"; }
 cmd_start() {
   local t0 name failed=0
   t0="$(now_ms)"
+  ensure_node_modules || return 1
+  # stack.sh up fetches the Maven artifacts (Kafka, the registry) into .cache/ when missing
   bash "$HERE/stack.sh" up || return 1
   export_service_env
   say "migrations: npm run migrate -w @dte/database"

@@ -1,10 +1,11 @@
 // The deployment: the Helm chart in deploy/helm/dte-service rendered by a real `helm template`
-// (skipped, with the reason as the pending test's title, when no helm binary is on PATH or in
-// ~/go/bin), and the image's scripts (deploy/docker-entrypoint.sh, deploy/probe.cjs) run for real.
+// (the helm of .cache/bin, which `bash scripts/ensure-helm.sh` builds, or of PATH or ~/go/bin;
+// outside CI, without one, skipped with the reason as the pending test's title; in CI a failure),
+// and the image's scripts (deploy/docker-entrypoint.sh, deploy/probe.cjs) run for real.
 // The oracle for the rendered configuration is each service's own config reader: the variables a
 // pod would get (its ConfigMaps through envFrom, its env entries, a stand-in for the existing
 // Secret) are handed to loadConfig / messagingConfigFromEnv / databaseOptionsFromEnv.
-import { execFile, spawn } from 'node:child_process';
+import { execFile, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -17,7 +18,7 @@ import { parseAllDocuments, parse as parseYaml } from 'yaml';
 
 import { databaseOptionsFromEnv } from '@dte/database';
 import { createKafka, messagingConfigFromEnv, pipelineTopicSpecs } from '@dte/messaging';
-import { startHealthServer, type HealthServer } from '@dte/service-runtime';
+import { shutdownGraceMs, startHealthServer, type HealthServer } from '@dte/service-runtime';
 import { endpointsFromConfig, type SiiClientConfig } from '@dte/sii-client';
 
 import { loadConfig as apiConfig } from '../../services/api/src/config';
@@ -26,6 +27,10 @@ import { loadConfig as signerConfig } from '../../services/signer/src/config';
 import { loadConfig as pollerConfig } from '../../services/sii-poller/src/config';
 import { loadConfig as uploaderConfig } from '../../services/sii-uploader/src/config';
 import { loadConfig as webhooksConfig } from '../../services/webhooks/src/config';
+import { SIGNER_CONSUMER } from '../../services/signer/src/signer';
+import { POLLER_CONSUMER } from '../../services/sii-poller/src/poller';
+import { UPLOADER_CONSUMER } from '../../services/sii-uploader/src/uploader';
+import { STATUS_GROUP } from '../../services/webhooks/src/kafka-side';
 import { freshSchema, repoRoot, testStack, uniqueTopicPrefix, type FreshSchema } from '../support/env';
 
 const execFileP = promisify(execFile);
@@ -68,7 +73,7 @@ interface PodTemplate {
     containers: Container[];
     restartPolicy?: string;
     securityContext?: { runAsNonRoot?: boolean; runAsUser?: number };
-    volumes?: { name: string; emptyDir?: object }[];
+    volumes?: { name: string; emptyDir?: object; secret?: { secretName: string } }[];
   };
 }
 interface Manifest {
@@ -82,11 +87,28 @@ interface Manifest {
     template?: PodTemplate;
     ports?: { name: string; port: number; targetPort: string | number }[];
     maxUnavailable?: number | string;
+    clusterIP?: string;
+    // HorizontalPodAutoscaler (autoscaling/v2)
+    scaleTargetRef?: { apiVersion: string; kind: string; name: string };
+    minReplicas?: number;
+    maxReplicas?: number;
+    metrics?: HpaMetric[];
+    // ServiceMonitor
+    endpoints?: { port: string; path: string; interval: string }[];
+  };
+}
+interface HpaMetric {
+  type: string;
+  resource?: { name: string; target: { type: string; averageUtilization?: number } };
+  external?: {
+    metric: { name: string; selector?: { matchLabels?: Record<string, string> } };
+    target: { type: string; averageValue?: string };
   };
 }
 
 function findHelm(): string | undefined {
-  const dirs = (process.env.PATH ?? '').split(path.delimiter).filter(Boolean);
+  const dirs = [path.join(repoRoot, '.cache', 'bin')];
+  dirs.push(...(process.env.PATH ?? '').split(path.delimiter).filter(Boolean));
   dirs.push(path.join(os.homedir(), 'go', 'bin'));
   for (const dir of dirs) {
     const file = path.join(dir, 'helm');
@@ -165,6 +187,37 @@ function containerEnv(
   return env;
 }
 
+/** A CA certificate standing in for the contents of the kafka-ca Secret a pod mounts. */
+let mountedSecretsDir: string | undefined;
+function mountedFiles(env: Record<string, string>): Record<string, string> {
+  if (!mountedSecretsDir) {
+    mountedSecretsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dte-mounts-'));
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-keyout',
+        'ca.key',
+        '-out',
+        'ca.crt',
+        '-days',
+        '1',
+        '-subj',
+        '/CN=kafka test CA',
+      ],
+      { cwd: mountedSecretsDir, stdio: 'pipe' },
+    );
+  }
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env))
+    out[k] = v.replace(/^\/etc\/dte\/(kafka|registry)-tls\//, `${mountedSecretsDir}/`);
+  return out;
+}
+
 function secretVars(c: Container): string[] {
   return (c.env ?? []).filter((e) => e.valueFrom?.secretKeyRef).map((e) => e.name);
 }
@@ -192,7 +245,19 @@ const SECRET_VALUES = {
   SMTP_URL: 'smtp://dte:s3cret@smtp.example.internal:587',
 };
 const DEFAULT_SECRET: Record<string, string> = { ...SECRET_VALUES };
+/** what the production example's managed Kafka and registry credentials stand in as */
+const MESSAGING_SECRET_VALUES = {
+  KAFKA_SASL_USERNAME: 'dte-prod',
+  KAFKA_SASL_PASSWORD: randomBytes(12).toString('hex'),
+  SCHEMA_REGISTRY_USERNAME: 'dte-registry',
+  SCHEMA_REGISTRY_PASSWORD: randomBytes(12).toString('hex'),
+};
+const MESSAGING_SECRET_VARS = Object.keys(MESSAGING_SECRET_VALUES);
 const PRODUCTION_SECRET: Record<string, string> = {
+  'kafka-sasl-username': MESSAGING_SECRET_VALUES.KAFKA_SASL_USERNAME,
+  'kafka-sasl-password': MESSAGING_SECRET_VALUES.KAFKA_SASL_PASSWORD,
+  'schema-registry-username': MESSAGING_SECRET_VALUES.SCHEMA_REGISTRY_USERNAME,
+  'schema-registry-password': MESSAGING_SECRET_VALUES.SCHEMA_REGISTRY_PASSWORD,
   'master-key': SECRET_VALUES.MASTER_KEY,
   'session-secret': SECRET_VALUES.SESSION_SECRET,
   'database-url': SECRET_VALUES.DATABASE_URL,
@@ -233,8 +298,15 @@ describe('deploy: the Helm chart rendered by helm template', function () {
   this.timeout(60000);
 
   if (!helm) {
+    if (process.env.CI) {
+      // CI installs helm (.ci/run, scripts/ensure-helm.sh): a missing one is a failure there
+      it('finds helm in .cache/bin or on PATH (CI installs it with scripts/ensure-helm.sh)', () => {
+        expect.fail('no helm binary in .cache/bin, on PATH or in ~/go/bin');
+      });
+      return;
+    }
     it(
-      'skipped: no helm binary on PATH or in ~/go/bin (GOFLAGS=-mod=mod go install helm.sh/helm/v3/cmd/helm@v3.16.4)',
+      'skipped: no helm binary in .cache/bin, on PATH or in ~/go/bin (bash scripts/ensure-helm.sh builds one)',
     );
     return;
   }
@@ -256,7 +328,21 @@ describe('deploy: the Helm chart rendered by helm template', function () {
     secrets: { existingSecret: string };
     postgresql: { schema: string };
     kafka: { brokers: string[]; sessionTimeoutMs: number };
-    services: Record<ServiceName, { replicas: number; resources: unknown; secretEnv: string[] }>;
+    services: Record<
+      ServiceName,
+      {
+        replicas: number;
+        resources: unknown;
+        secretEnv: string[];
+        autoscaling?: {
+          enabled: boolean;
+          minReplicas: number;
+          maxReplicas: number;
+          targetCPUUtilizationPercentage: number;
+          consumerLag?: { enabled: boolean; consumerGroup: string; targetAverageValue: number };
+        };
+      }
+    >;
   };
 
   before(async () => {
@@ -271,18 +357,22 @@ describe('deploy: the Helm chart rendered by helm template', function () {
     }
   });
 
-  it('renders one Deployment per service, the api Service and PDB, the migration Job and no Secret', () => {
-    const kinds = (kind: string) =>
-      defaults
+  it('renders a Deployment and a PDB per service, the api and metrics Services, the migration Job and no Secret', () => {
+    const kinds = (kind: string, ms = defaults) =>
+      ms
         .filter((m) => m.kind === kind)
         .map((m) => m.metadata.name)
         .sort();
-    expect(kinds('Deployment')).to.deep.equal(SERVICES.map((s) => `dte-dte-service-${s}`).sort());
-    expect(kinds('Service')).to.deep.equal(['dte-dte-service-api']);
-    expect(kinds('PodDisruptionBudget')).to.deep.equal(['dte-dte-service-api']);
+    const perService = (suffix = '') => SERVICES.map((s) => `dte-dte-service-${s}${suffix}`).sort();
+    expect(kinds('Deployment')).to.deep.equal(perService());
+    expect(kinds('Service')).to.deep.equal([...perService('-metrics'), 'dte-dte-service-api'].sort());
+    expect(kinds('PodDisruptionBudget')).to.deep.equal(perService());
+    expect(kinds('HorizontalPodAutoscaler'), 'no HPA unless asked').to.deep.equal([]);
+    expect(kinds('ServiceMonitor'), 'no ServiceMonitor unless asked').to.deep.equal([]);
     expect(kinds('Job')).to.deep.equal(['dte-dte-service-migrate']);
     expect(kinds('ConfigMap')).to.include('dte-dte-service-common');
     expect(kinds('Secret')).to.deep.equal([]);
+    expect(kinds('Secret', production)).to.deep.equal([]);
     for (const svc of SERVICES) {
       const d = byKindName(defaults, 'Deployment', `dte-dte-service-${svc}`);
       expect(containerOf(d).args, svc).to.deep.equal([svc]);
@@ -297,16 +387,44 @@ describe('deploy: the Helm chart rendered by helm template', function () {
       const secret = which === 'default' ? DEFAULT_SECRET : PRODUCTION_SECRET;
       for (const svc of SERVICES) {
         const c = containerOf(byKindName(ms, 'Deployment', `${prefix}-${svc}`));
-        const env = containerEnv(ms, c, secretName, secret);
+        const env = mountedFiles(containerEnv(ms, c, secretName, secret));
         expect(env.NODE_ENV, svc).to.equal('production');
+        // SIGTERM drains 5 s inside the pod's grace period (default 30 s)
+        expect(shutdownGraceMs(env), svc).to.equal(25_000);
         const config = readServiceConfig(svc, env);
-        const messaging = messagingConfigFromEnv(svc, env);
-        if (which === 'production') {
+        // rcv-sync has no Kafka client (and so no Kafka credentials): its reader is not run
+        const messaging = svc === 'rcv-sync' ? undefined : messagingConfigFromEnv(svc, env);
+        if (which === 'production' && messaging) {
           expect(messaging.brokers).to.deep.equal(productionValues.kafka.brokers);
           expect(messaging.sessionTimeoutMs).to.equal(productionValues.kafka.sessionTimeoutMs);
           expect(secretVars(c).sort(), svc).to.deep.equal(
-            [...productionValues.services[svc].secretEnv].sort(),
+            [
+              ...productionValues.services[svc].secretEnv,
+              ...(svc === 'rcv-sync' ? [] : MESSAGING_SECRET_VARS),
+            ].sort(),
           );
+          if (svc !== 'rcv-sync') {
+            // SASL/SCRAM over TLS with the mounted CA, the registry with basic auth
+            expect(messaging.kafkaSecurity?.sasl, svc).to.deep.equal({
+              mechanism: 'scram-sha-512',
+              username: MESSAGING_SECRET_VALUES.KAFKA_SASL_USERNAME,
+              password: MESSAGING_SECRET_VALUES.KAFKA_SASL_PASSWORD,
+            });
+            expect(messaging.kafkaSecurity?.ssl, svc).to.deep.equal({
+              ca: fs.readFileSync(path.join(mountedSecretsDir!, 'ca.crt'), 'utf8'),
+            });
+            expect(messaging.registrySecurity?.auth, svc).to.deep.equal({
+              username: MESSAGING_SECRET_VALUES.SCHEMA_REGISTRY_USERNAME,
+              password: MESSAGING_SECRET_VALUES.SCHEMA_REGISTRY_PASSWORD,
+            });
+            const pod = podOf(byKindName(ms, 'Deployment', `${prefix}-${svc}`))
+              .spec as PodTemplate['spec'] & {
+              volumes?: { name: string; secret?: { secretName: string } }[];
+            };
+            expect(pod.volumes?.find((v) => v.secret)?.secret?.secretName, svc).to.equal('kafka-ca');
+          }
+        } else if (messaging) {
+          expect(messaging, svc).to.not.have.property('kafkaSecurity');
         }
         {
           const db = databaseOptionsFromEnv(env);
@@ -341,12 +459,15 @@ describe('deploy: the Helm chart rendered by helm template', function () {
         }
       }
       // Which secrets each service gets: only what it reads.
+      // (the production example adds the Kafka and registry credentials to every Kafka client)
+      const messagingVars = which === 'production' ? MESSAGING_SECRET_VARS : [];
       const vars = (svc: ServiceName) =>
         secretVars(containerOf(byKindName(ms, 'Deployment', `${prefix}-${svc}`))).sort();
-      expect(vars('api')).to.deep.equal(['DATABASE_URL', 'MASTER_KEY', 'REDIS_URL', 'SESSION_SECRET']);
-      expect(vars('signer')).to.deep.equal(['DATABASE_URL', 'MASTER_KEY']);
-      expect(vars('webhooks')).to.deep.equal(['DATABASE_URL', 'MASTER_KEY', 'SMTP_URL']);
-      expect(vars('rcv-sync')).to.deep.equal(['DATABASE_URL', 'MASTER_KEY', 'REDIS_URL']);
+      const want = (names: string[]) => [...names, ...messagingVars].sort();
+      expect(vars('api')).to.deep.equal(want(['DATABASE_URL', 'MASTER_KEY', 'REDIS_URL', 'SESSION_SECRET']));
+      expect(vars('signer')).to.deep.equal(want(['DATABASE_URL', 'MASTER_KEY']));
+      expect(vars('webhooks')).to.deep.equal(want(['DATABASE_URL', 'MASTER_KEY', 'SMTP_URL']));
+      expect(vars('rcv-sync')).to.deep.equal(want(['DATABASE_URL', 'MASTER_KEY', 'REDIS_URL']));
       // No ConfigMap holds a secret variable.
       for (const cm of ms.filter((m) => m.kind === 'ConfigMap')) {
         expect(Object.keys(cm.data ?? {}), cm.metadata.name).to.not.include.members([
@@ -379,29 +500,152 @@ describe('deploy: the Helm chart rendered by helm template', function () {
     expect(c.image).to.equal(`${productionValues.image.repository}:${productionValues.image.tag}`);
   });
 
-  it('points the api Service and PodDisruptionBudget at the api pods only', () => {
+  const labelsOf = (ms: Manifest[], prefix: string, name: ServiceName) =>
+    podOf(byKindName(ms, 'Deployment', `${prefix}-${name}`)).metadata.labels;
+  const matches = (selector: Record<string, string>, l: Record<string, string>) =>
+    Object.entries(selector).every(([k, v]) => l[k] === v);
+  /** The selector picks the pods of `svc` and of no other service. */
+  function selectsOnly(ms: Manifest[], prefix: string, selector: Record<string, string>, svc: ServiceName) {
+    expect(matches(selector, labelsOf(ms, prefix, svc)), `${svc} selected`).to.equal(true);
+    for (const other of SERVICES.filter((s) => s !== svc))
+      expect(matches(selector, labelsOf(ms, prefix, other)), `${other} not selected by ${svc}'s`).to.equal(
+        false,
+      );
+  }
+
+  it('points the api Service and each PodDisruptionBudget at the pods of its own service only', () => {
     const svc = byKindName(defaults, 'Service', 'dte-dte-service-api');
-    const pdb = byKindName(defaults, 'PodDisruptionBudget', 'dte-dte-service-api');
-    const labels = (name: string) =>
-      podOf(byKindName(defaults, 'Deployment', `dte-dte-service-${name}`)).metadata.labels;
-    const matches = (selector: Record<string, string>, l: Record<string, string>) =>
-      Object.entries(selector).every(([k, v]) => l[k] === v);
-    for (const selector of [svc.spec!.selector as Record<string, string>, pdb.spec!.selector!.matchLabels!]) {
-      expect(matches(selector, labels('api'))).to.equal(true);
-      for (const other of SERVICES.filter((s) => s !== 'api'))
-        expect(matches(selector, labels(other))).to.equal(false);
-    }
+    selectsOnly(defaults, 'dte-dte-service', svc.spec!.selector as Record<string, string>, 'api');
     const api = containerOf(byKindName(defaults, 'Deployment', 'dte-dte-service-api'));
     const target = svc.spec!.ports![0]!.targetPort;
     expect(api.ports!.map((p) => p.name)).to.include(target);
-    expect(pdb.spec!.maxUnavailable).to.equal(1);
+    for (const name of SERVICES) {
+      const pdb = byKindName(defaults, 'PodDisruptionBudget', `dte-dte-service-${name}`);
+      selectsOnly(defaults, 'dte-dte-service', pdb.spec!.selector!.matchLabels!, name);
+      expect(pdb.spec!.maxUnavailable, name).to.equal(1);
+    }
+    // a PDB can be turned off per service
+    return render('dte', ['--set', 'services.rcv-sync.pdb.enabled=false']).then((ms) => {
+      const pdbs = ms.filter((m) => m.kind === 'PodDisruptionBudget').map((m) => m.metadata.name);
+      expect(pdbs)
+        .to.have.length(SERVICES.length - 1)
+        .and.not.include('dte-dte-service-rcv-sync');
+    });
+  });
+
+  it('autoscales by CPU and, where configured, by the consumer group lag as an External metric (production)', () => {
+    const prefix = productionValues.fullnameOverride;
+    const hpas = production.filter((m) => m.kind === 'HorizontalPodAutoscaler');
+    const scaled = SERVICES.filter((s) => productionValues.services[s].autoscaling?.enabled);
+    expect(scaled, 'the production example autoscales the api and the consumers').to.include.members([
+      'api',
+      'signer',
+      'sii-uploader',
+      'webhooks',
+    ]);
+    expect(hpas.map((h) => h.metadata.name).sort()).to.deep.equal(scaled.map((s) => `${prefix}-${s}`).sort());
+    // The consumer groups the services really join (the production example has no topic prefix).
+    const realGroup: Partial<Record<ServiceName, string>> = {
+      signer: SIGNER_CONSUMER,
+      'sii-uploader': UPLOADER_CONSUMER,
+      'sii-poller': POLLER_CONSUMER,
+      webhooks: STATUS_GROUP,
+    };
+    for (const name of scaled) {
+      const want = productionValues.services[name].autoscaling!;
+      const hpa = byKindName(production, 'HorizontalPodAutoscaler', `${prefix}-${name}`);
+      expect(hpa.apiVersion).to.equal('autoscaling/v2');
+      expect(hpa.spec!.scaleTargetRef).to.deep.equal({
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        name: `${prefix}-${name}`,
+      });
+      expect([hpa.spec!.minReplicas, hpa.spec!.maxReplicas], name).to.deep.equal([
+        want.minReplicas,
+        want.maxReplicas,
+      ]);
+      // the HPA owns the replica count: the Deployment does not fight it on every upgrade
+      expect(byKindName(production, 'Deployment', `${prefix}-${name}`).spec!.replicas, name).to.equal(
+        undefined,
+      );
+      const cpu = hpa.spec!.metrics!.filter((m) => m.type === 'Resource');
+      expect(cpu, name).to.deep.equal([
+        {
+          type: 'Resource',
+          resource: {
+            name: 'cpu',
+            target: { type: 'Utilization', averageUtilization: want.targetCPUUtilizationPercentage },
+          },
+        },
+      ]);
+      // CPU utilisation is measured against the request: it must exist
+      const resources = containerOf(byKindName(production, 'Deployment', `${prefix}-${name}`)).resources as {
+        requests?: { cpu?: string };
+      };
+      expect(resources.requests?.cpu, `${name} CPU request`).to.be.a('string');
+      const external = hpa.spec!.metrics!.filter((m) => m.type === 'External');
+      if (want.consumerLag?.enabled) {
+        expect(want.consumerLag.consumerGroup, `${name} scales on its real group`).to.equal(realGroup[name]);
+        expect(external, name).to.deep.equal([
+          {
+            type: 'External',
+            external: {
+              metric: {
+                name: 'kafka_consumergroup_lag',
+                selector: { matchLabels: { consumergroup: want.consumerLag.consumerGroup } },
+              },
+              target: { type: 'AverageValue', averageValue: String(want.consumerLag.targetAverageValue) },
+            },
+          },
+        ]);
+      } else {
+        expect(external, name).to.deep.equal([]);
+      }
+    }
+    // a service left alone keeps its fixed replica count
+    const poller = byKindName(production, 'Deployment', `${prefix}-sii-poller`);
+    expect(poller.spec!.replicas).to.equal(productionValues.services['sii-poller'].replicas);
+  });
+
+  it('exposes /metrics of every service to a ServiceMonitor when asked (production)', () => {
+    const prefix = productionValues.fullnameOverride;
+    const monitors = production.filter((m) => m.kind === 'ServiceMonitor');
+    expect(monitors.map((m) => m.metadata.name)).to.deep.equal([prefix]);
+    const monitor = monitors[0]!;
+    expect(monitor.apiVersion).to.equal('monitoring.coreos.com/v1');
+    expect(monitor.metadata.labels).to.include({ release: 'kube-prometheus-stack' });
+    expect(monitor.spec!.endpoints).to.deep.equal([
+      { port: 'metrics', path: '/metrics', interval: '30s', scrapeTimeout: '10s' },
+    ]);
+    const selector = monitor.spec!.selector!.matchLabels!;
+    const selected = production.filter(
+      (m) => m.kind === 'Service' && matches(selector, m.metadata.labels ?? {}),
+    );
+    expect(selected.map((m) => m.metadata.name).sort()).to.deep.equal(
+      SERVICES.map((s) => `${prefix}-${s}-metrics`).sort(),
+    );
+    for (const name of SERVICES) {
+      const svc = byKindName(production, 'Service', `${prefix}-${name}-metrics`);
+      selectsOnly(production, prefix, svc.spec!.selector as Record<string, string>, name);
+      const c = containerOf(byKindName(production, 'Deployment', `${prefix}-${name}`));
+      const port = svc.spec!.ports!.find((p) => p.name === 'metrics');
+      expect(port, name).to.be.an('object');
+      const target = c.ports!.find((p) => p.name === port!.targetPort);
+      const env = containerEnv(production, c, productionValues.secrets.existingSecret, PRODUCTION_SECRET);
+      const config = readServiceConfig(name, env);
+      expect(target?.containerPort, `${name} metrics port is the port the service listens on`).to.equal(
+        config.port,
+      );
+      // reachable from Prometheus: not loopback
+      expect(name === 'api' ? env.API_HOST : env.HEALTH_HOST, name).to.equal('0.0.0.0');
+    }
   });
 
   it('sets replicas, resources and the hardening of each service from the values', () => {
     for (const svc of SERVICES) {
       const d = byKindName(production, 'Deployment', `${productionValues.fullnameOverride}-${svc}`);
       const want = productionValues.services[svc];
-      expect(d.spec!.replicas, svc).to.equal(want.replicas);
+      expect(d.spec!.replicas, svc).to.equal(want.autoscaling?.enabled ? undefined : want.replicas);
       const c = containerOf(d);
       expect(c.resources, svc).to.deep.equal(want.resources);
       expect(c.image).to.equal(`${productionValues.image.repository}:${productionValues.image.tag}`);
@@ -461,7 +705,7 @@ describe('deploy: the Helm chart rendered by helm template', function () {
     const refused: [string, string][] = [
       ['postgresql.url=postgres://dte:pw@pg:5432/dte', 'postgresql.url'],
       ['redis.url=redis://:pw@redis:6379', 'redis.url'],
-      ['services.signer.env.MASTER_KEY=abc', 'services.signer.env'],
+      ['services.signer.env.MASTER_KEY=abc', 'MASTER_KEY'],
       ['secrets.existingSecret=', 'secrets.existingSecret'],
       ['kafka.brokers={kafka}', 'kafka.brokers'],
       ['schemaRegistry.url=registry:8081', 'schemaRegistry.url'],
@@ -472,12 +716,44 @@ describe('deploy: the Helm chart rendered by helm template', function () {
         'services.signer.env.SIGNER_HEALTH_PORT is set by the chart',
       ],
       ['services.api.env.API_HOST=127.0.0.1', 'services.api.env.API_HOST is set by the chart'],
+      [
+        'services.webhooks.env.HEALTH_HOST=127.0.0.1',
+        'services.webhooks.env.HEALTH_HOST is set by the chart',
+      ],
+      ['services.signer.pdb.maxUnavailable=0', 'services.signer.pdb.maxUnavailable'],
+      ['services.signer.autoscaling.minReplicas=0', 'services.signer.autoscaling.minReplicas'],
+      ['services.signer.autoscaling.targetCPUUtilizationPercentage=150', 'targetCPUUtilizationPercentage'],
+      ['services.signer.autoscaling.consumerLag.consumerGroup=a b', 'consumerGroup'],
+      ['services.rcv-sync.autoscaling.consumerLag.enabled=true', 'consumerLag'],
+      ['metrics.serviceMonitor.interval=30', 'metrics.serviceMonitor.interval'],
     ];
     for (const [set, mention] of refused) {
       const out = await run(helmBin, ['template', 'dte', CHART, '--set', set]);
       expect(out.code, set).to.not.equal(0);
-      expect(out.stderr, set).to.include(mention);
+      // helm >= 3.18 names the value by JSON pointer (/services/signer/env), older ones by dots
+      expect(out.stderr.replace(/\//g, '.'), set).to.include(mention);
     }
+  });
+
+  it('refuses an autoscaler whose minimum is above its maximum, or without a CPU request to measure against', async () => {
+    const inverted = await run(helmBin, [
+      'template',
+      'dte',
+      CHART,
+      '--set',
+      'services.signer.autoscaling.enabled=true,services.signer.autoscaling.minReplicas=5,services.signer.autoscaling.maxReplicas=3',
+    ]);
+    expect(inverted.code).to.not.equal(0);
+    expect(inverted.stderr).to.include('services.signer.autoscaling: minReplicas 5 is above maxReplicas 3');
+    const noRequest = await run(helmBin, [
+      'template',
+      'dte',
+      CHART,
+      '--set',
+      'services.api.autoscaling.enabled=true,services.api.resources.requests.cpu=null',
+    ]);
+    expect(noRequest.code).to.not.equal(0);
+    expect(noRequest.stderr).to.include('services.api.autoscaling needs services.api.resources.requests.cpu');
   });
 
   it('NOTES.txt names the Secret and its keys, the migration Job, the api address and the SII in use', async () => {
@@ -579,6 +855,10 @@ describe('deploy: the image entrypoint and the exec probe', function () {
       const notReady = await probe(failing.port, '/readyz');
       expect(notReady.code).to.equal(1);
       expect(notReady.stderr).to.include('503').and.include('broker down');
+      // the same server answers Prometheus' scrape (what the chart's metrics Service points at)
+      const scrape = await fetch(`http://127.0.0.1:${ok.port}/metrics`);
+      expect(scrape.status).to.equal(200);
+      expect(await scrape.text()).to.match(/^# TYPE process_resident_memory_bytes gauge$/m);
       const closed = await probe(await freePort(), '/healthz');
       expect(closed.code).to.equal(1);
       expect(closed.stderr).to.include('ECONNREFUSED');

@@ -25,7 +25,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { seedOrganization } from '@dte/api';
 import { createTestCaf, createTestP12, santiagoDate, type SiiKey } from '@dte/engine';
-import { createKafka, pipelineTopicSpecs } from '@dte/messaging';
+import { createKafka, pipelineTopicSpecs, type KafkaSecurity } from '@dte/messaging';
 import {
   migratedDatabase,
   repoRoot,
@@ -282,6 +282,11 @@ export interface PipelineOptions {
   label: string;
   /** a broker of its own that may be killed (else the shared one of testStack) */
   privateKafka?: boolean;
+  /**
+   * a broker the caller runs (e.g. a SASL_SSL one), with the security its clients need; the
+   * services get it through `env` (KAFKA_BROKERS and the KAFKA_SECURITY_* variables)
+   */
+  externalKafka?: { brokers: string[]; security: KafkaSecurity };
   /** simulator timings: QueryEstUp -11 for registerMs, then one state per stepMs */
   sim?: { registerMs: number; stepMs: number };
   partitions?: number;
@@ -331,7 +336,8 @@ export async function startPipelineProcesses(opts: PipelineOptions): Promise<Run
     const db = await migratedDatabase(opts.label);
     cleanups.push(() => db.cleanup());
     const prefix = uniqueTopicPrefix(opts.label);
-    const brokers = kafka ? kafka.brokers : s.kafkaBrokers;
+    const brokers = opts.externalKafka?.brokers ?? (kafka ? kafka.brokers : s.kafkaBrokers);
+    const kafkaSecurity = opts.externalKafka?.security;
     const partitions = String(opts.partitions ?? 2);
 
     const simPort = await freePort();
@@ -400,6 +406,7 @@ export async function startPipelineProcesses(opts: PipelineOptions): Promise<Run
       schemaRegistryUrl: s.schemaRegistryUrl,
       topicPrefix: prefix,
       logLevel: 'nothing',
+      ...(kafkaSecurity ? { kafkaSecurity } : {}),
     });
     const specs = pipelineTopicSpecs(Number(partitions));
     await admin.ensureTopics(specs);
@@ -410,7 +417,7 @@ export async function startPipelineProcesses(opts: PipelineOptions): Promise<Run
         s.schemaRegistryUrl,
         prefix,
         specs.map((t) => t.name),
-        !kafka,
+        !kafka && !opts.externalKafka,
       ),
     );
 

@@ -198,7 +198,9 @@ describe('webhooks end to end: dte-status on the real broker to an https receive
       loopback,
     );
 
+    const metricsBefore = await deliveryMetrics();
     const before = ok.received.length;
+    const okBefore = ok.received.length;
     const t = await enqueueTestDelivery(ds, scope, good.id, { now: Date.now });
     await ok.waitFor(before + 1, 10_000);
     const testEvent = ok.received[before]!;
@@ -235,5 +237,29 @@ describe('webhooks end to end: dte-status on the real broker to an https receive
       (r) => r.path === '/test' && JSON.parse(r.raw.toString()).type === 'dte.rejected',
     );
     expect(rejected).to.have.length(3);
+    // /metrics of the service counted each attempt by outcome: delivered, one per request the
+    // healthy receiver got meanwhile (the test event, the rejections to every subscription);
+    // 3 events x 4 failed attempts followed by another; 3 given up
+    const metricsAfter = await deliveryMetrics();
+    const delta = (outcome: string) => (metricsAfter[outcome] ?? 0) - (metricsBefore[outcome] ?? 0);
+    expect({
+      delivered: delta('delivered'),
+      retry: delta('retry'),
+      exhausted: delta('exhausted'),
+    }).to.deep.equal({
+      delivered: ok.received.length - okBefore,
+      retry: 12,
+      exhausted: 3,
+    });
   });
+
+  /** dte_webhook_deliveries_total by outcome, read from the service's GET /metrics. */
+  async function deliveryMetrics(): Promise<Record<string, number>> {
+    const res = await fetch(`http://127.0.0.1:${service.healthPort}/metrics`);
+    expect(res.status).to.equal(200);
+    const out: Record<string, number> = {};
+    for (const m of (await res.text()).matchAll(/^dte_webhook_deliveries_total\{outcome="(\w+)"\} (\d+)$/gm))
+      out[m[1]!] = Number(m[2]);
+    return out;
+  }
 });

@@ -5,6 +5,13 @@
  */
 import path from 'node:path';
 
+import {
+  kafkaSecurityFromEnv,
+  registrySecurityFromEnv,
+  type KafkaSecurity,
+  type RegistrySecurity,
+} from './security';
+
 export type MessagingLogLevel = 'nothing' | 'error' | 'warn' | 'info' | 'debug';
 
 /** Where kafkajs log lines go; a pino logger fits (`logger.warn(obj, msg)` is mapped). */
@@ -36,6 +43,10 @@ export interface MessagingConfig {
    * KAFKA_SESSION_TIMEOUT_MS, DEFAULT_SESSION_TIMEOUT_MS when absent
    */
   sessionTimeoutMs?: number;
+  /** TLS and SASL to the brokers (security.ts); none: PLAINTEXT */
+  kafkaSecurity?: KafkaSecurity;
+  /** basic auth and TLS to the registry */
+  registrySecurity?: RegistrySecurity;
 }
 
 /** kafkajs' own default is 30 s; a crashed worker's partitions then wait that long for anyone */
@@ -53,8 +64,8 @@ export class MessagingConfigError extends Error {
 }
 
 /**
- * Reads KAFKA_BROKERS (comma-separated), SCHEMA_REGISTRY_URL, KAFKA_TOPIC_PREFIX and
- * KAFKA_SESSION_TIMEOUT_MS.
+ * Reads KAFKA_BROKERS (comma-separated), SCHEMA_REGISTRY_URL, KAFKA_TOPIC_PREFIX,
+ * KAFKA_SESSION_TIMEOUT_MS, and the TLS/SASL/basic-auth variables of security.ts.
  */
 export function messagingConfigFromEnv(
   clientId: string,
@@ -75,6 +86,8 @@ export function messagingConfigFromEnv(
   const [min, max] = SESSION_TIMEOUT_RANGE;
   if (session && !(/^\d+$/.test(session) && Number(session) >= min && Number(session) <= max))
     problems.push(`KAFKA_SESSION_TIMEOUT_MS must be whole milliseconds from ${min} to ${max}`);
+  const kafkaSecurity = kafkaSecurityFromEnv(env, problems);
+  const registrySecurity = registrySecurityFromEnv(env, problems);
   if (problems.length > 0)
     throw new MessagingConfigError(`invalid messaging configuration: ${problems.join('; ')}`);
   return {
@@ -83,6 +96,8 @@ export function messagingConfigFromEnv(
     schemaRegistryUrl,
     topicPrefix: env.KAFKA_TOPIC_PREFIX || undefined,
     ...(session ? { sessionTimeoutMs: Number(session) } : {}),
+    ...(Object.keys(kafkaSecurity).length > 0 ? { kafkaSecurity } : {}),
+    ...(Object.keys(registrySecurity).length > 0 ? { registrySecurity } : {}),
   };
 }
 

@@ -5,3 +5,4 @@ export * from './topics';
 export * from './producer';
 export * from './consumer';
 export { SchemaCatalog, SchemaNotFoundError, readAvroSchema, valueSubject } from './schemas';
+export * from './security';

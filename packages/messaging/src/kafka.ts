@@ -3,7 +3,8 @@
  * creates topics, Avro producers and Avro consumers, all under the configured topic prefix, and
  * disconnects everything it made.
  */
-import { Kafka, logLevel as LogLevel, type Admin, type LogEntry } from 'kafkajs';
+import { Kafka, logLevel as LogLevel, type Admin, type LogEntry, type SASLOptions } from 'kafkajs';
+import { metrics, onScrape } from '@dte/service-runtime';
 import {
   DEFAULT_SCHEMA_DIR,
   DEFAULT_SESSION_TIMEOUT_MS,
@@ -15,6 +16,7 @@ import { AvroConsumer, type ConsumerOptions } from './consumer';
 import { AvroProducer } from './producer';
 import { SchemaCatalog } from './schemas';
 import { ensureTopicsWith, type TopicSpec } from './topics';
+import { consumerGroupLag } from './lag';
 
 const LEVELS: Record<MessagingLogLevel, LogLevel> = {
   nothing: LogLevel.NOTHING,
@@ -35,6 +37,8 @@ export interface Messaging {
   deleteTopics(names: string[]): Promise<void>;
   createProducer(): Promise<AvroProducer>;
   createConsumer(options: ConsumerOptions): Promise<AvroConsumer>;
+  /** resolves when a broker answers a metadata request (readiness); rejects saying why */
+  checkBrokers(): Promise<void>;
   /** disconnects every producer, consumer and admin client this handle created */
   disconnect(): Promise<void>;
 }
@@ -47,6 +51,8 @@ export function createKafka(config: MessagingConfig): Messaging {
     connectionTimeout: 3000,
     logLevel: LEVELS[config.logLevel ?? 'warn'],
     retry: { retries: 8, initialRetryTime: 200 },
+    ...(config.kafkaSecurity?.ssl ? { ssl: config.kafkaSecurity.ssl } : {}),
+    ...(config.kafkaSecurity?.sasl ? { sasl: config.kafkaSecurity.sasl as SASLOptions } : {}),
     logCreator: sink
       ? () =>
           ({ level, log }: LogEntry) => {
@@ -63,7 +69,11 @@ export function createKafka(config: MessagingConfig): Messaging {
           }
       : undefined,
   });
-  const schemas = new SchemaCatalog(config.schemaRegistryUrl, config.schemaDir ?? DEFAULT_SCHEMA_DIR);
+  const schemas = new SchemaCatalog(
+    config.schemaRegistryUrl,
+    config.schemaDir ?? DEFAULT_SCHEMA_DIR,
+    config.registrySecurity,
+  );
   const prefix = config.topicPrefix ?? '';
   const topic = (name: string) => prefixedTopic(config, name);
   const logical = (t: string) => (prefix && t.startsWith(prefix) ? t.slice(prefix.length) : t);
@@ -111,7 +121,17 @@ export function createKafka(config: MessagingConfig): Messaging {
         logical,
       );
       closers.push(() => c.disconnect());
+      // dte_kafka_consumer_lag{group,topic}, read from the brokers when Prometheus scrapes
+      const stopLag = onScrape(async () => {
+        const lag = await consumerGroupLag(await getAdmin(), options.groupId, options.topics.map(topic));
+        for (const [t, n] of lag) metrics.consumerLag.set({ group: options.groupId, topic: logical(t) }, n);
+      });
+      closers.push(async () => void stopLag());
       return c;
+    },
+    async checkBrokers() {
+      const cluster = await (await getAdmin()).describeCluster();
+      if (cluster.brokers.length === 0) throw new Error('the cluster lists no broker');
     },
     async disconnect() {
       const all = closers.splice(0).reverse();

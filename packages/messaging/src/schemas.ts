@@ -3,6 +3,7 @@
  * the subject `<topic>-value` (Confluent's TopicNameStrategy), and used to encode and decode the
  * registry's wire format (magic byte, schema id, Avro body).
  */
+import { registryAgent, type RegistrySecurity } from './security';
 import fs from 'node:fs';
 import path from 'node:path';
 import { SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
@@ -36,8 +37,13 @@ export class SchemaCatalog {
   constructor(
     registryUrl: string,
     private readonly schemaDir: string,
+    security: RegistrySecurity = {},
   ) {
-    this.registry = new SchemaRegistry({ host: registryUrl }, { [SchemaType.AVRO]: { logicalTypes } });
+    const agent = registryAgent(security.tls);
+    this.registry = new SchemaRegistry(
+      { host: registryUrl, ...(security.auth ? { auth: security.auth } : {}), ...(agent ? { agent } : {}) },
+      { [SchemaType.AVRO]: { logicalTypes } },
+    );
   }
 
   /**

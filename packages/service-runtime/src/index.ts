@@ -3,3 +3,4 @@ export * from './logger';
 export * from './health';
 export * from './shutdown';
 export * from './work-loop';
+export * from './metrics';

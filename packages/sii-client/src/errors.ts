@@ -12,6 +12,8 @@
  * - `protocol`: the answer was not what the SII's protocol says (unparseable XML, a missing
  *   STATUS or ESTADO, an unknown shape). Never read as success.
  */
+import { metrics } from '@dte/service-runtime';
+
 export type SiiErrorKind = 'transient' | 'auth' | 'rejected' | 'protocol';
 
 export interface SiiErrorOptions {
@@ -57,6 +59,7 @@ export class SiiError extends Error {
     if (options.operation !== undefined) this.operation = options.operation;
     if (options.requestSent !== undefined) this.requestSent = options.requestSent;
     if (options.responseExcerpt !== undefined) this.responseExcerpt = options.responseExcerpt.slice(0, 500);
+    metrics.siiErrors.inc({ operation: options.operation ?? 'unknown', kind });
   }
 }
 

@@ -7,6 +7,8 @@
 import http from 'node:http';
 import https from 'node:https';
 
+import { metrics } from '@dte/service-runtime';
+
 import { SiiError } from './errors';
 
 export interface HttpExchange {
@@ -31,7 +33,27 @@ export interface HttpReply {
 
 const DEFAULT_MAX_RESPONSE_BYTES = 10 * 1024 * 1024;
 
+/** One exchange, timed in dte_sii_request_duration_seconds{operation,outcome}. */
 export function sendHttp(x: HttpExchange): Promise<HttpReply> {
+  const t0 = process.hrtime.bigint();
+  const observe = (outcome: string) =>
+    metrics.siiRequestDuration.observe(
+      { operation: x.operation, outcome },
+      Number(process.hrtime.bigint() - t0) / 1e9,
+    );
+  return exchange(x).then(
+    (reply) => {
+      observe(reply.status >= 200 && reply.status < 300 ? 'ok' : `http_${Math.floor(reply.status / 100)}xx`);
+      return reply;
+    },
+    (err: unknown) => {
+      observe(err instanceof SiiError ? err.kind : 'error');
+      throw err;
+    },
+  );
+}
+
+function exchange(x: HttpExchange): Promise<HttpReply> {
   return new Promise<HttpReply>((resolve, reject) => {
     const url = new URL(x.url);
     const transport = url.protocol === 'https:' ? https : http;

@@ -12,11 +12,17 @@
  *                                             returns it; when the file does not exist, the keys made
  *                                             at start are written there (stable across restarts)
  *   SII_SIMULATOR_TRIGGERS                    JSON array of triggers armed at start
+ *   SII_SIMULATOR_EXCHANGE_RATES_FILE         JSON { rates: [{ moneda, fecha, valor }] } set at start
+ *                                             (npm start uses seed/exchange-rates.json)
+ *   SII_SIMULATOR_STATE_FILE                  keeps the state (enrolments, folios, uploads ...) in this
+ *                                             JSON file across restarts; POST /admin/reset forgets it
+ *                                             (npm start: .stack/data/sii-simulator/state.json)
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { parse, readConfig } from '@dte/service-runtime';
 import type { SiiKey } from './engine';
 import type { SimulatorOptions } from './options';
+import type { ExchangeRate } from './state';
 import { parseTrigger, type Trigger } from './triggers';
 import type { SiiEnv } from './types';
 
@@ -38,6 +44,16 @@ export function readSimulatorConfig(env: NodeJS.ProcessEnv = process.env): Parti
       },
       cafKeyBits: { env: 'SII_SIMULATOR_CAF_KEY_BITS', default: 1024, parse: nonNegative },
       keysFile: { env: 'SII_SIMULATOR_KEYS_FILE', required: false, default: undefined as string | undefined },
+      stateFile: {
+        env: 'SII_SIMULATOR_STATE_FILE',
+        required: false,
+        default: undefined as string | undefined,
+      },
+      exchangeRatesFile: {
+        env: 'SII_SIMULATOR_EXCHANGE_RATES_FILE',
+        required: false,
+        default: undefined as string | undefined,
+      },
       triggers: {
         env: 'SII_SIMULATOR_TRIGGERS',
         required: false,
@@ -64,7 +80,23 @@ export function readSimulatorConfig(env: NodeJS.ProcessEnv = process.env): Parti
     cafKeyBits: c.cafKeyBits,
     siiKeys,
     triggers: c.triggers,
+    exchangeRates: c.exchangeRatesFile ? readExchangeRates(c.exchangeRatesFile) : [],
+    ...(c.stateFile ? { stateFile: c.stateFile } : {}),
   };
+}
+
+/** Rates of a seed file, checked as PUT /admin/exchange-rates checks one; throws naming the file. */
+export function readExchangeRates(file: string): ExchangeRate[] {
+  const doc = JSON.parse(readFileSync(file, 'utf8')) as { rates?: unknown };
+  if (!Array.isArray(doc.rates)) throw new Error(`${file}: expected { "rates": [ ... ] }`);
+  return doc.rates.map((r: { moneda?: unknown; fecha?: unknown; valor?: unknown }, i: number) => {
+    const moneda = String(r.moneda ?? '');
+    const fecha = String(r.fecha ?? '');
+    const valor = Number(r.valor);
+    if (!/^[A-Z]{3}$/.test(moneda) || !/^\d{4}-\d{2}-\d{2}$/.test(fecha) || !(valor > 0))
+      throw new Error(`${file}: rates[${i}] needs moneda (ISO 4217), fecha (YYYY-MM-DD), valor > 0`);
+    return { moneda, fecha, valor };
+  });
 }
 
 function nonNegative(raw: string): number {

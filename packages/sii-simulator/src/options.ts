@@ -1,5 +1,6 @@
 /** Options of one simulator instance (from the environment in main.ts, or given by a test). */
 import type { SiiKey } from './engine';
+import type { ExchangeRate } from './state';
 import type { Trigger } from './triggers';
 import type { SiiEnv } from './types';
 
@@ -35,6 +36,10 @@ export interface SimulatorOptions {
   siiKeys: Partial<Record<SiiEnv, SiiKey>>;
   /** triggers armed at start */
   triggers: Trigger[];
+  /** exchange rates set at start (as PUT /admin/exchange-rates would), e.g. the local stack's seed */
+  exchangeRates: ExchangeRate[];
+  /** where the state is kept across restarts (snapshot.ts); in memory only when absent */
+  stateFile?: string;
   /** epoch ms; Date.now by default */
   clock: () => number;
 }
@@ -56,6 +61,8 @@ export function withDefaults(partial: Partial<SimulatorOptions> = {}): Simulator
     cafKeyBits: partial.cafKeyBits ?? 1024,
     siiKeys: partial.siiKeys ?? {},
     triggers: partial.triggers ?? [],
+    exchangeRates: partial.exchangeRates ?? [],
+    ...(partial.stateFile ? { stateFile: partial.stateFile } : {}),
     clock: partial.clock ?? Date.now,
   };
 }

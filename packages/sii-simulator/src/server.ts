@@ -29,6 +29,7 @@ import { dteUpload } from './routes/upload';
 import { serveWsdl, WSDL_SERVICES } from './routes/wsdl';
 import { taxpayerRoutes } from './routes/taxpayers';
 import type { Sim } from './sim';
+import { keepStateIn, loadState } from './snapshot';
 import { SimulatorState } from './state';
 import { REGISTER_PATH, SII_ENVS, SII_IDK, type SiiEnv } from './types';
 
@@ -105,7 +106,11 @@ export async function startSiiSimulator(partial: Partial<SimulatorOptions> = {})
     siiKeys[env] = given ?? createTestSiiKey(SII_IDK[env]);
   }
   const state = new SimulatorState(options.clock);
-  options.triggers.forEach((t) => state.triggers.add(t));
+  // a saved state comes back whole; the start-up triggers arm only a fresh one (not again at each restart)
+  const restored = options.stateFile ? loadState(state, options.stateFile) : false;
+  if (!restored) options.triggers.forEach((t) => state.triggers.add(t));
+  options.exchangeRates.forEach((r) => state.rates.set(`${r.moneda}|${r.fecha}`, r));
+  const saver = options.stateFile ? keepStateIn(state, options.stateFile) : undefined;
   const sim: Sim = { state, options, siiKeys };
   const app = createApp(sim);
   const server: Server = await new Promise((resolve, reject) => {
@@ -122,7 +127,11 @@ export async function startSiiSimulator(partial: Partial<SimulatorOptions> = {})
     close: () =>
       new Promise<void>((resolve, reject) => {
         server.closeAllConnections();
-        server.close((err) => (err ? reject(err) : resolve()));
+        server.close((err) => {
+          saver?.stop();
+          if (err) reject(err);
+          else resolve();
+        });
       }),
   };
 }

@@ -1,7 +1,8 @@
 /**
- * In-memory state of the simulator: one `EnvState` per SII environment, the shared trigger
- * queue, exchange rates and the clock. Nothing is persisted: a restart (or `POST /admin/reset`)
- * starts from scratch, keeping only the SII keys.
+ * State of the simulator: one `EnvState` per SII environment, the shared trigger queue,
+ * exchange rates and the clock. In memory; with SII_SIMULATOR_STATE_FILE every data property here
+ * is also kept on disk across restarts by snapshot.ts (generic: new fields need nothing there).
+ * `POST /admin/reset` starts from scratch, keeping only the SII keys.
  */
 import { randomBytes, randomInt } from 'node:crypto';
 import type {

@@ -6,6 +6,7 @@ import { dashboard } from '@dte/dashboard';
 import type { ApiDeps, RouteDef } from './context';
 import { errorEnvelope } from './http/error-envelope';
 import { healthProbes } from './http/health';
+import { httpMetrics } from './http/metrics';
 import { requestId } from './http/request-id';
 import { buildOpenApi } from './openapi';
 import { branchRoutes } from './routes/branches';
@@ -85,6 +86,7 @@ export function createApp(deps: ApiDeps): ApiApp {
   // ── Emission routes (/dtes, issue 6) mount here, with the same building blocks. ──
   deps.mountExtraRoutes?.(router, kit);
 
+  app.use(httpMetrics());
   app.use(requestId());
   app.use(healthProbes(deps));
   // OAuth server ({auth_url}/oauth, metadata) and the MCP server (/mcp), issue 15

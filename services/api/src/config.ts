@@ -1,4 +1,4 @@
-import { parse, readConfig } from '@dte/service-runtime';
+import { ConfigError, parse, readConfig } from '@dte/service-runtime';
 import { parseFeatureFlag, type FeatureFlag } from './boletas/flags';
 
 import { loadSiiCafKeys, type SiiCafKeys } from './caf/sii-caf-keys';
@@ -44,8 +44,17 @@ export interface Config {
    * unset means the real SII (see @dte/sii-client's endpoint configuration, read the same way).
    */
   siiBaseUrl?: string;
-  /** the exchange-rate source of export documents (GET {url}/tipo-cambio/...); defaults to SII_BASE_URL */
+  /**
+   * the exchange-rate source of export documents: the Banco Central de Chile's API when the URL is
+   * its SieteRestWS.ashx endpoint (with exchangeRateUser/Password), else a source speaking
+   * GET {url}/tipo-cambio/... (the simulator); defaults to SII_BASE_URL
+   */
   exchangeRateUrl?: string;
+  /** Banco Central API credentials (secrets) */
+  exchangeRateUser?: string;
+  exchangeRatePassword?: string;
+  /** Banco Central series per ISO currency, added to the defaults (USD, EUR) */
+  exchangeRateSeries?: Record<string, string>;
   siiTimeoutMs: number;
   /**
    * The SII's CAF-signing public keys per environment and IDK (SII_CAF_KEYS_FILE): every CAF,
@@ -94,10 +103,20 @@ const positive = (raw: string): number => {
   return n;
 };
 
+const seriesMap = (raw: string): Record<string, string> => {
+  const m = JSON.parse(raw) as unknown;
+  if (typeof m !== 'object' || m === null || Array.isArray(m))
+    throw new Error('expected a JSON object {"ISO code": "series code"}');
+  for (const [k, v] of Object.entries(m))
+    if (!/^[A-Z]{3}$/.test(k) || typeof v !== 'string' || !/^[A-Z0-9.]+$/.test(v))
+      throw new Error(`bad entry ${JSON.stringify(k)}: ${JSON.stringify(v)}`);
+  return m as Record<string, string>;
+};
+
 /** Every environment variable the api reads, checked at start-up. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = env.API_PORT ? parse.port(env.API_PORT) : 3000;
-  return readConfig<Config>(
+  const config = readConfig<Config>(
     {
       port: { env: 'API_PORT', default: 3000, parse: parse.port },
       host: { env: 'API_HOST', default: '127.0.0.1' },
@@ -126,6 +145,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       cafAutoIntervalSec: { env: 'CAF_AUTO_INTERVAL_SEC', default: 300, parse: parse.int },
       siiBaseUrl: { env: 'SII_BASE_URL', parse: url, required: false },
       exchangeRateUrl: { env: 'EXCHANGE_RATE_URL', parse: url, required: false },
+      exchangeRateUser: { env: 'EXCHANGE_RATE_USER', required: false },
+      exchangeRatePassword: { env: 'EXCHANGE_RATE_PASSWORD', required: false },
+      exchangeRateSeries: { env: 'EXCHANGE_RATE_SERIES', required: false, parse: seriesMap },
       siiTimeoutMs: { env: 'SII_TIMEOUT_MS', default: 15000, parse: positive },
       siiCafKeys: { env: 'SII_CAF_KEYS_FILE', parse: loadSiiCafKeys, required: false },
       smtpUrl: { env: 'SMTP_URL', parse: url, required: false },
@@ -143,4 +165,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     env,
   );
+  if (
+    config.exchangeRateUrl &&
+    isBcchUrl(config.exchangeRateUrl) &&
+    !(config.exchangeRateUser && config.exchangeRatePassword)
+  )
+    throw new ConfigError([
+      'EXCHANGE_RATE_URL is the Banco Central API: EXCHANGE_RATE_USER and EXCHANGE_RATE_PASSWORD are required',
+    ]);
+  return config;
+}
+
+/** The Banco Central de Chile's statistics API (GetSeries), as opposed to a /tipo-cambio source. */
+export function isBcchUrl(u: string): boolean {
+  return /\/SieteRestWS\.ashx$/i.test(new URL(u).pathname);
 }

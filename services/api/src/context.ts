@@ -45,6 +45,8 @@ export interface ApiDeps {
   mountExtraRoutes?: (router: Router, kit: import('./routes/route-kit').RouteKit) => void;
   /** the SII situation of a RUT (default: the SII simulator's taxpayer register at SII_BASE_URL) */
   situacion?: import('@dte/accounts').SituacionSource;
+  /** more /readyz checks, read at each request (main.ts adds the pipeline's Kafka check) */
+  readiness?: import('@dte/service-runtime').HealthCheck[];
 }
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'delete';

@@ -19,6 +19,7 @@ async function main(): Promise<void> {
   const sweep = startAutoStamping(deps);
   const delivery = startReceptorDelivery(deps);
   const pipeline = await startApiPipeline(dataSource, logger);
+  deps.readiness = pipeline.checks;
   onShutdown(logger, [
     async () => sweep.stop(),
     async () => delivery.stop(),

@@ -20,6 +20,7 @@ async function main(): Promise<void> {
   const signer = await startSigner({ dataSource, messaging, keys, logger, concurrency: config.concurrency });
   const health = await startHealthServer(config.healthPort, [
     { name: 'database', check: async () => void (await dataSource.query('SELECT 1')) },
+    { name: 'kafka', check: () => messaging.checkBrokers() },
   ]);
   onShutdown(logger, [
     () => health.close(),

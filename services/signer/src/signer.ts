@@ -300,12 +300,20 @@ export async function startSigner(
   });
   // one transaction per fetched batch of a partition
   await consumer.runBatch<EmitDteCommand>(async (msgs) => {
-    const cmds = msgs.flatMap((msg) => (msg.value === null ? [] : [msg.value]));
-    const results = await signCommands(handlerDeps, cmds);
-    deps.logger.debug(
-      { commands: cmds.length, signed: results.filter((r) => r === 'signed').length },
-      'signer: batch handled',
+    const live = msgs.filter((msg) => msg.value !== null);
+    const results = await signCommands(
+      handlerDeps,
+      live.map((msg) => msg.value as EmitDteCommand),
     );
+    // x-request-id: the api request that issued the document (Kafka header set by its outbox)
+    if (deps.logger.isLevelEnabled('debug')) {
+      live.forEach((msg, i) =>
+        deps.logger.debug(
+          { dteId: msg.value?.dte_id, requestId: msg.headers['x-request-id'], result: results[i] },
+          'signer: command handled',
+        ),
+      );
+    }
   });
   return {
     consumer,

@@ -30,6 +30,7 @@ async function main(): Promise<void> {
   await poller.start(messaging);
   const health = await startHealthServer(config.healthPort, [
     { name: 'database', check: async () => void (await dataSource.query('SELECT 1')) },
+    { name: 'kafka', check: () => messaging.checkBrokers() },
     { name: 'redis', check: async () => void (await redis.ping()) },
   ]);
   onShutdown(logger, [

@@ -1,3 +1,5 @@
+import { metrics } from '@dte/service-runtime';
+
 import type { Clock } from './clock';
 import type { Dispatcher } from './dispatcher';
 import type { DeliveryStore, DueAttempt } from './model';
@@ -32,7 +34,7 @@ export class DeliveryRunner {
   /** hands a due attempt to the pool; returns at once */
   enqueue(due: DueAttempt): void {
     this.queue.push(due.subscription_id, async () => {
-      await this.dispatcher.runAttempt(due);
+      metrics.webhookDeliveries.inc({ outcome: await this.dispatcher.runAttempt(due) });
     });
   }
 

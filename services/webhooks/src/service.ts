@@ -107,6 +107,7 @@ export async function startWebhooksService(
 
   const health = await startHealthServer(config.healthPort, [
     { name: 'database', check: async () => void (await ds.query('SELECT 1')) },
+    { name: 'kafka', check: () => messaging.checkBrokers() },
   ]);
   logger.info({ healthPort: health.port, retryDelaysMs: config.retryDelaysMs }, 'webhooks ready');
   return {

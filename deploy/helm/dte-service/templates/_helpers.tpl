@@ -70,3 +70,20 @@ periodSeconds: {{ .timing.periodSeconds }}
 timeoutSeconds: {{ .timing.timeoutSeconds }}
 failureThreshold: {{ .timing.failureThreshold }}
 {{- end -}}
+
+{{/* Secret variables every Kafka client gets from the chart's security settings. */}}
+{{- define "dte.messagingSecretNames" -}}
+{{- $v := .Values -}}
+{{- $names := list -}}
+{{- if hasPrefix "SASL_" $v.kafka.security.protocol -}}
+{{- $names = concat $names (list "KAFKA_SASL_USERNAME" "KAFKA_SASL_PASSWORD") -}}
+{{- end -}}
+{{- if $v.schemaRegistry.basicAuth -}}
+{{- $names = concat $names (list "SCHEMA_REGISTRY_USERNAME" "SCHEMA_REGISTRY_PASSWORD") -}}
+{{- end -}}
+{{- toJson $names -}}
+{{- end -}}
+
+{{/* Where the TLS Secrets are mounted. */}}
+{{- define "dte.kafkaTlsDir" -}}/etc/dte/kafka-tls{{- end -}}
+{{- define "dte.registryTlsDir" -}}/etc/dte/registry-tls{{- end -}}

@@ -28,6 +28,8 @@ export interface EmissionRequest {
   body: unknown;
   idempotencyKey: string | undefined;
   certIdHeader: string | undefined;
+  /** the HTTP request's X-Request-Id, carried to the pipeline as a Kafka header */
+  requestId?: string;
 }
 
 export interface EmissionResult {
@@ -275,6 +277,7 @@ export async function emitDte(
           caf_id: cafId,
           requested_at: now.toISOString(),
         },
+        headers: { 'x-dte-id': id, ...(req.requestId ? { 'x-request-id': req.requestId } : {}) },
       },
       queued,
     ]);

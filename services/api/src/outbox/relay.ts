@@ -45,6 +45,7 @@ interface OutboxRow {
   schema: string;
   message_key: string | null;
   payload: Record<string, unknown>;
+  headers: Record<string, string> | null;
 }
 
 interface PgNotifyingClient {
@@ -131,7 +132,7 @@ export async function startOutboxRelay(opts: RelayOptions): Promise<OutboxRelay>
 
   const publishBatch = async (): Promise<number> => {
     const rows: OutboxRow[] = await runner!.query(
-      `SELECT id, topic, schema, message_key, payload FROM outbox
+      `SELECT id, topic, schema, message_key, payload, headers FROM outbox
         WHERE published_at IS NULL AND failed_at IS NULL ORDER BY id LIMIT $1`,
       [batchSize],
     );
@@ -151,7 +152,11 @@ export async function startOutboxRelay(opts: RelayOptions): Promise<OutboxRelay>
         [...runs.values()].map((run) => ({
           topic: run[0].topic,
           schema: run[0].schema,
-          messages: run.map((r) => ({ key: r.message_key, value: r.payload })),
+          messages: run.map((r) => ({
+            key: r.message_key,
+            value: r.payload,
+            headers: r.headers ?? undefined,
+          })),
         })),
       );
     } catch (err) {

@@ -8,12 +8,15 @@
  * OUTBOX_LINGER_MS (the relay's wait after a NOTIFY, 2 ms by default).
  */
 import { createKafka, messagingConfigFromEnv, pipelineTopicSpecs } from '@dte/messaging';
-import type { Logger } from '@dte/service-runtime';
+import type { HealthCheck, Logger } from '@dte/service-runtime';
 import type { DataSource } from 'typeorm';
+import { reportOutboxMetrics } from '../outbox/metrics';
 import { startOutboxRelay } from '../outbox/relay';
 import { startProjector } from './projector';
 
 export interface ApiPipeline {
+  /** readiness checks of what the pipeline needs (Kafka); none with API_PIPELINE=off */
+  checks: HealthCheck[];
   stop(): Promise<void>;
 }
 
@@ -24,7 +27,7 @@ export async function startApiPipeline(
 ): Promise<ApiPipeline> {
   if (env.API_PIPELINE === 'off') {
     logger.warn('API_PIPELINE=off: this process runs neither the outbox relay nor the projector');
-    return { stop: async () => undefined };
+    return { checks: [], stop: async () => undefined };
   }
   const messaging = createKafka({ ...messagingConfigFromEnv('api', env), log: logger });
   await messaging.ensureTopics(
@@ -37,9 +40,12 @@ export async function startApiPipeline(
     lingerMs: env.OUTBOX_LINGER_MS ? Number(env.OUTBOX_LINGER_MS) : undefined,
   });
   const projector = await startProjector({ dataSource, messaging, logger });
+  const stopOutboxMetrics = reportOutboxMetrics(dataSource);
   logger.info('api pipeline running: outbox relay and dte-status projector');
   return {
+    checks: [{ name: 'kafka', check: () => messaging.checkBrokers() }],
     async stop() {
+      stopOutboxMetrics();
       await relay.stop();
       await projector.stop();
       await messaging.disconnect();

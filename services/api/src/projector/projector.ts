@@ -20,6 +20,7 @@ import type { Logger } from '@dte/service-runtime';
 import { shouldApply } from '@dte/status';
 import type { DataSource } from 'typeorm';
 import type { DteStatusRecord } from '../dtes/status-record';
+import { observeTransition } from './stage-metrics';
 
 export const PROJECTOR_CONSUMER = 'api.projector';
 
@@ -103,6 +104,11 @@ export async function applyStatusRecords(db: DataSource, recs: DteStatusRecord[]
       }
     }
     const inserts: { rec: DteStatusRecord; at: Date }[] = [];
+    // transitions applied, for the stage metrics (from, to)
+    const transitions: [
+      { sii_status: string; observed_at: Date },
+      { sii_status: string; observed_at: Date },
+    ][] = [];
     const results = recs.map((rec, i): ApplyResult => {
       // a duplicate within the batch is claimed once: its first occurrence
       if (!claimed.delete(rec.event_id)) return 'duplicate';
@@ -148,6 +154,10 @@ export async function applyStatusRecords(db: DataSource, recs: DteStatusRecord[]
         }
       }
       if (apply) {
+        transitions.push([
+          { sii_status: current.sii_status, observed_at: current.observed_at },
+          { sii_status: rec.sii_status, observed_at: at },
+        ]);
         current.sii_status = rec.sii_status;
         current.sii_glosa = rec.sii_glosa;
         current.observed_at = at;
@@ -191,6 +201,7 @@ export async function applyStatusRecords(db: DataSource, recs: DteStatusRecord[]
           dirty.map(([, d]) => d.track_id),
         ],
       );
+    for (const [from, to] of transitions) observeTransition(from, to);
     return results;
   });
 }

@@ -2,7 +2,7 @@ import type { Context } from 'koa';
 import type { ApiDeps, Principal, RouteDef } from '../context';
 import type { DteScope } from '../dtes/dte-row';
 import { emitDte } from '../dtes/emission';
-import { HttpExchangeRateSource, UnconfiguredExchangeRateSource } from '../dtes/exchange-rate';
+import { exchangeRateSourceFor } from '../dtes/bcch-exchange-rate';
 import { listDtes, LIST_SORTS, parseListQuery, RECEPTOR_ESTADOS } from '../dtes/list';
 import { parsePreferWait, waitForSii, WaitSlots } from '../dtes/prefer-wait';
 import { detailRecord, emissionResponse } from '../dtes/records';
@@ -29,10 +29,7 @@ export function dteRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
   // Prefer: wait places of this api process (per caller and in all)
   const waitSlots = new WaitSlots();
   // the exchange-rate source of exports lives beside the SII endpoints (the simulator serves it)
-  const rateUrl = deps.config.exchangeRateUrl ?? deps.config.siiBaseUrl;
-  const rates = rateUrl
-    ? new HttpExchangeRateSource(rateUrl, deps.config.siiTimeoutMs)
-    : new UnconfiguredExchangeRateSource();
+  const rates = exchangeRateSourceFor(deps.config);
   return [
     {
       method: 'post',
@@ -104,6 +101,7 @@ export function dteRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
             body: ctx.state.body,
             idempotencyKey: ctx.get('Idempotency-Key') || undefined,
             certIdHeader: ctx.get('X-Cert-Id') || undefined,
+            requestId: ctx.state.requestId as string | undefined,
           },
           now(),
           { rates },

@@ -1,0 +1,108 @@
+// The simulator keeps its state across restarts when given a state file (SII_SIMULATOR_STATE_FILE;
+// npm start uses .stack/data/sii-simulator/state.json), as the real SII never forgets: the
+// enrolments, the granted and used folios, the uploads and their verdicts. POST /admin/reset is
+// the only way to forget. Each "restart" is a new simulator on the same file and the same keys
+// (main.ts keeps those in SII_SIMULATOR_KEYS_FILE).
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+
+import { expect } from 'chai';
+import { signSeedDocument } from '@dte/engine';
+
+import { readSimulatorConfig, type SimulatorOptions } from '../src';
+import { admin, estUp, getSeed, getToken, upload } from './support/client';
+import { COMPANY, credentialFor, envelope, factura, SENDER, signDte, World } from './support/world';
+
+describe('sii-simulator: state kept across restarts in SII_SIMULATOR_STATE_FILE', function () {
+  this.timeout(120_000);
+  let dir: string;
+  let stateFile: string;
+  let keys: SimulatorOptions['siiKeys'];
+  const worlds: World[] = [];
+  const start = async () => {
+    const w = await World.start({ stateFile, ...(keys ? { siiKeys: keys } : {}) });
+    worlds.push(w);
+    keys = w.sim.siiKeys;
+    return w;
+  };
+
+  before(() => {
+    dir = mkdtempSync(path.join(tmpdir(), 'sim-state-'));
+    stateFile = path.join(dir, 'data', 'state.json');
+  });
+  after(async () => {
+    for (const w of worlds) await w.close().catch(() => undefined);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  let trackId: string;
+
+  it('keeps enrolments, granted and used folios, uploads and verdicts through a restart', async () => {
+    const first = await start();
+    await first.enrol('cert');
+    const token = await first.login('cert');
+    const caf = await first.grantCaf('cert', 33, 5);
+    expect([caf.desde, caf.hasta]).to.deep.equal([1, 5]);
+    const up = await upload(first.base('cert'), {
+      token,
+      sender: SENDER,
+      company: COMPANY,
+      file: envelope([signDte(factura(1), caf)]),
+    });
+    trackId = up.trackId!;
+    expect((await estUp(first.base('cert'), COMPANY, trackId, token)).estado).to.equal('EPR');
+    await first.close();
+    expect(JSON.parse(readFileSync(stateFile, 'utf8'))).to.have.property('format', 1);
+
+    const second = await start();
+    // enrolled still: the signer logs in (not -07)
+    const again = await second.login('cert');
+    // the folios go on after those granted before the restart
+    const next = await second.grantCaf('cert', 33, 3);
+    expect([next.desde, next.hasta]).to.deep.equal([6, 8]);
+    // the upload and its verdict, by the same track id (the session token of before too)
+    expect((await estUp(second.base('cert'), COMPANY, trackId, token)).estado).to.equal('EPR');
+    const uploads = (await admin(second.sim.url, 'GET', '/admin/cert/uploads')).json as { trackId: string }[];
+    expect(uploads.map((u) => u.trackId)).to.deep.equal([trackId]);
+    // folio 1 was used before the restart: sent again, the SII answers the repeated document
+    const docs = (await admin(second.sim.url, 'GET', '/admin/cert/documents')).json as { folio: number }[];
+    expect(docs.map((d) => d.folio)).to.deep.equal([1]);
+    const newUpload = await upload(second.base('cert'), {
+      token: again,
+      sender: SENDER,
+      company: COMPANY,
+      file: envelope([signDte(factura(6), next)]),
+    });
+    expect(newUpload.trackId, 'new track ids do not repeat old ones').to.not.equal(trackId);
+    await second.close();
+  });
+
+  it('forgets only on POST /admin/reset, and stays empty after the next restart', async () => {
+    const third = await start();
+    expect(((await admin(third.sim.url, 'GET', '/admin/cert/companies')).json as unknown[]).length).to.equal(
+      1,
+    );
+    expect((await admin(third.sim.url, 'POST', '/admin/reset')).status).to.equal(204);
+    await third.close();
+    const fourth = await start();
+    expect((await admin(fourth.sim.url, 'GET', '/admin/cert/companies')).json).to.deep.equal([]);
+    expect((await admin(fourth.sim.url, 'GET', '/admin/cert/uploads')).json).to.deep.equal([]);
+    const t = await getToken(
+      fourth.base('cert'),
+      signSeedDocument(await getSeed(fourth.base('cert')), credentialFor(SENDER)),
+    );
+    expect(t.estado, 'nobody is enrolled after the reset').to.equal('-07');
+  });
+
+  it('refuses an unreadable state file at start, naming it and what to do', () => {
+    const bad = path.join(dir, 'bad.json');
+    writeFileSync(bad, '{"format":1,"state":');
+    const options = readSimulatorConfig({ SII_SIMULATOR_STATE_FILE: bad });
+    expect(options.stateFile).to.equal(bad);
+    return World.start({ stateFile: bad }).then(
+      () => expect.fail('started on a broken state file'),
+      (err: Error) => expect(err.message).to.include(bad).and.include('move it away to start empty'),
+    );
+  });
+});

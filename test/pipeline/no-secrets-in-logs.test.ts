@@ -1,0 +1,145 @@
+// No secret ever reaches a log: a full pipeline run of real processes (api with its relay and
+// projector, signer, sii-uploader, sii-poller, the SII simulator) at LOG_LEVEL=debug, with a
+// certificate uploaded under its .p12 password, a webhook subscription whose signing secret the api
+// shows once, documents issued, a bad password refused, then every log file read as an operator
+// would grep it.
+import { randomBytes, randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+
+import { expect } from 'chai';
+import { createTestP12 } from '@dte/engine';
+
+import { emissionBody, startPipelineProcesses, type RunningPipeline } from '../support/pipeline-harness';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('logs: a full pipeline run never logs the .p12 password, keys or webhook secrets', function () {
+  this.timeout(240_000);
+  let p: RunningPipeline;
+  const secrets: Record<string, string> = {};
+  /** document id -> the X-Request-Id the api answered its POST /dtes with */
+  const requestIds = new Map<string, string>();
+
+  before(async () => {
+    p = await startPipelineProcesses({
+      label: 'secrets',
+      // the loopback webhook receiver is a test-only setting (NODE_ENV=test)
+      env: {
+        NODE_ENV: 'test',
+        WEBHOOKS_ALLOW_LOOPBACK_RECEIVER: 'true',
+        LOG_LEVEL: 'debug',
+        UPLOAD_MAX_WAIT_MS: '200',
+        POLL_FIRST_DELAY_MS: '200',
+        POLL_TICK_MS: '100',
+      },
+    });
+    const co = await p.seedCompany({ tipos: [33], folios: 10 });
+    const auth = { Authorization: `Bearer ${co.key}` };
+
+    // a certificate of its own under a password nobody could find by chance
+    const password = `p12-${randomBytes(12).toString('hex')}`;
+    const p12 = createTestP12({ rut: co.rut, password });
+    const form = () => {
+      const f = new FormData();
+      f.append('file', new Blob([p12]), 'firma.p12');
+      f.append('label', `logs-${randomUUID()}`);
+      return f;
+    };
+    const good = form();
+    good.append('password', password);
+    const cert = await fetch(`${p.apiUrl}/certificates`, { method: 'POST', headers: auth, body: good });
+    const certBody = (await cert.json()) as { id: string };
+    expect(cert.status, JSON.stringify(certBody)).to.equal(201);
+    // a wrong password: refused (and its attempt must not be logged either)
+    const wrongPassword = `wrong-${randomBytes(12).toString('hex')}`;
+    const bad = form();
+    bad.append('password', wrongPassword);
+    const refused = await fetch(`${p.apiUrl}/certificates`, { method: 'POST', headers: auth, body: bad });
+    expect(refused.status).to.be.within(400, 499);
+
+    // a webhook subscription: its signing secret is in this answer only
+    const hook = await fetch(`${p.apiUrl}/webhooks`, {
+      method: 'POST',
+      headers: { ...auth, 'Content-Type': 'application/json', 'Idempotency-Key': randomUUID() },
+      body: JSON.stringify({ url: 'https://127.0.0.1:9/dte', events: ['dte.accepted'] }),
+    });
+    const hookBody = (await hook.json()) as { secret?: string };
+    expect(hook.status, JSON.stringify(hookBody)).to.equal(201);
+    expect(hookBody.secret).to.be.a('string');
+
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const res = await fetch(`${p.apiUrl}/dtes`, {
+        method: 'POST',
+        headers: {
+          ...auth,
+          'Content-Type': 'application/json',
+          'Idempotency-Key': randomUUID(),
+          'X-Cert-Id': certBody.id,
+        },
+        body: JSON.stringify(emissionBody(33, co.rut, 1000 + i)),
+      });
+      const body = (await res.json()) as { id: string };
+      expect(res.status, JSON.stringify(body)).to.equal(202);
+      ids.push(body.id);
+      requestIds.set(body.id, res.headers.get('x-request-id')!);
+    }
+    const deadline = Date.now() + 120_000;
+    for (;;) {
+      const rows: { n: number }[] = await p.db.dataSource.query(
+        `SELECT count(*)::int AS n FROM dtes WHERE id = ANY($1::uuid[]) AND sii_status IN ('EPR', 'RCH', 'RLV', 'RPR')`,
+        [ids],
+      );
+      if (rows[0]!.n === ids.length) break;
+      if (Date.now() > deadline) throw new Error('documents did not reach a verdict in 120 s');
+      await sleep(250);
+    }
+    await sleep(500); // the last log lines reach the files
+
+    Object.assign(secrets, {
+      '.p12 password': password,
+      'refused .p12 password': wrongPassword,
+      'harness .p12 password': 'secreto',
+      '.p12 file (base64)': p12.toString('base64').slice(0, 48),
+      MASTER_KEY: p.env.MASTER_KEY!,
+      SESSION_SECRET: p.env.SESSION_SECRET!,
+      'API key': co.key,
+      'webhook signing secret': hookBody.secret!,
+    });
+  });
+  after(async () => p?.close());
+
+  it('no log file holds a secret or a private key, and the run did log at debug level', () => {
+    const files = fs.readdirSync(p.logDir).filter((f) => f.endsWith('.log'));
+    expect(files).to.include.members(['api.log', 'signer.log', 'sii-uploader.log', 'sii-poller.log']);
+    let lines = 0;
+    for (const f of files) {
+      const text = fs.readFileSync(path.join(p.logDir, f), 'utf8');
+      lines += text.split('\n').length;
+      for (const [what, value] of Object.entries(secrets)) {
+        expect(value.length, what).to.be.greaterThan(5);
+        expect(text.includes(value), `${what} in ${f}`).to.equal(false);
+      }
+      expect(text, `a private key in ${f}`).to.not.match(/PRIVATE KEY/);
+    }
+    expect(lines, 'the services logged their work').to.be.greaterThan(20);
+  });
+
+  it('the signer logs each document with the request id of the POST /dtes that issued it (Kafka header)', () => {
+    const handled = fs
+      .readFileSync(path.join(p.logDir, 'signer.log'), 'utf8')
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as { msg?: string; dteId?: string; requestId?: string })
+      .filter((l) => l.msg === 'signer: command handled');
+    expect(requestIds.size).to.equal(3);
+    for (const [dteId, requestId] of requestIds) {
+      expect(requestId, 'the api answered an X-Request-Id').to.match(/^req_/);
+      expect(
+        handled.filter((l) => l.dteId === dteId).map((l) => l.requestId),
+        dteId,
+      ).to.include(requestId);
+    }
+  });
+});
