@@ -54,7 +54,7 @@ export class RcvSyncService {
 
   async start(messaging: Messaging): Promise<void> {
     const commands = await messaging.createConsumer({
-      groupId: COMMAND_GROUP,
+      groupId: messaging.topic(COMMAND_GROUP),
       topics: [PIPELINE_TOPICS.rcvSync],
       fromBeginning: true,
     });
@@ -64,7 +64,7 @@ export class RcvSyncService {
       await this.sync(v.company_id, v.sii_env, v.periodo, 'command');
     });
     const status = await messaging.createConsumer({
-      groupId: STATUS_GROUP,
+      groupId: messaging.topic(STATUS_GROUP),
       topics: [PIPELINE_TOPICS.status],
       fromBeginning: true,
       partitionsConsumedConcurrently: 3,

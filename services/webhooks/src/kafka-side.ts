@@ -50,7 +50,7 @@ export async function consumeStatus(
   opts: { partitionsConsumedConcurrently?: number; fromBeginning?: boolean } = {},
 ) {
   const consumer = await messaging.createConsumer({
-    groupId: STATUS_GROUP,
+    groupId: messaging.topic(STATUS_GROUP),
     topics: [PIPELINE_TOPICS.status],
     fromBeginning: opts.fromBeginning ?? false,
     partitionsConsumedConcurrently: opts.partitionsConsumedConcurrently ?? 3,
@@ -85,7 +85,7 @@ export async function consumeRetries(
   signal?: AbortSignal,
 ) {
   const consumer = await messaging.createConsumer({
-    groupId: RETRY_GROUP,
+    groupId: messaging.topic(RETRY_GROUP),
     topics: RETRY_TOPICS,
     partitionsConsumedConcurrently: RETRY_TOPICS.length * partitions,
   });
