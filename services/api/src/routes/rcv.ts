@@ -13,20 +13,10 @@
 import { randomUUID } from 'node:crypto';
 import { writeOutbox } from '@dte/database';
 import { PIPELINE_SCHEMAS, PIPELINE_TOPICS, rcvSyncKey } from '@dte/messaging';
-import { checkPeriodo, readRcvPeriod } from '@dte/reception';
-import type { ApiDeps, Principal, RouteDef } from '../context';
-import { ApiError } from '../http/api-error';
+import { checkPeriodo } from '@dte/reception';
+import type { ApiDeps, RouteDef } from '../context';
+import { companyIdOf, rcvPeriodOf } from '../recepcion/eventos';
 import { principalOf } from './route-kit';
-
-async function companyIdOf(deps: ApiDeps, p: Principal): Promise<string> {
-  if (p.companyId) return p.companyId;
-  const rows: { id: string }[] = await deps.dataSource.query(
-    `SELECT id FROM companies WHERE organization_id = $1 ORDER BY created_at LIMIT 2`,
-    [p.organizationId],
-  );
-  if (rows.length !== 1) throw new ApiError('empresa.not_found', 'The credential names no single company.');
-  return rows[0]!.id;
-}
 
 export function rcvRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
   const db = deps.dataSource;
@@ -51,11 +41,7 @@ export function rcvRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
       handler: async (ctx) => {
         const p = principalOf(ctx);
         const periodo = checkPeriodo(ctx.query.periodo, now());
-        ctx.body = await readRcvPeriod(db, {
-          companyId: await companyIdOf(deps, p),
-          env: p.environment,
-          periodo,
-        });
+        ctx.body = await rcvPeriodOf(deps, p, periodo);
       },
     },
     {
