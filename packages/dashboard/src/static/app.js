@@ -80,10 +80,7 @@
     }
     const out = { status: res.status, ok: res.ok, body: parsed };
     if (!opts.keepAuthErrors) {
-      if (res.status === 401 && page !== '/ingresar')
-        location.assign(
-          `/dashboard/ingresar?return_to=${encodeURIComponent(location.pathname + location.search)}`,
-        );
+      if (res.status === 401 && page !== '/ingresar') location.assign('/dashboard/ingresar');
       if (res.status === 412 && parsed && parsed.code === 'org.required' && page !== '/organizacion') {
         location.assign('/dashboard/organizacion');
       }
