@@ -316,6 +316,17 @@ describe('MCP purchases tools: RCV, inbox, acuse/reclamo approved in the dashboa
     expect((state.structuredContent as { pending_action: Pending }).pending_action.status).to.equal(
       'rejected',
     );
+    // every call is in the MCP audit log: the parked ones, and the approved one when it ran
+    const audit: { outcome: string; error_code: string | null }[] = await t.db.dataSource.query(
+      `SELECT outcome, error_code FROM mcp_audit_log WHERE tool = 'registrar_evento_recepcion' ORDER BY id`,
+    );
+    expect(audit.map((a) => `${a.outcome}:${a.error_code ?? ''}`)).to.deep.equal([
+      'error:recepcion.evento_invalid_input',
+      'error:recepcion.no_encontrado',
+      'pending:',
+      'ok:',
+      'pending:',
+    ]);
     await agent.close();
   });
 
