@@ -179,6 +179,7 @@ describe('MCP purchases tools: RCV, inbox, acuse/reclamo approved in the dashboa
     const names = tools.map((x) => x.name);
     expect(names).to.include.members([
       'consultar_rcv',
+      'sincronizar_rcv',
       'listar_recepcion',
       'obtener_recepcion',
       'registrar_evento_recepcion',
@@ -205,6 +206,15 @@ describe('MCP purchases tools: RCV, inbox, acuse/reclamo approved in the dashboa
     );
     const future = await agent.callTool({ name: 'consultar_rcv', arguments: { periodo: '2999-01' } });
     expect(future.structuredContent).to.include({ code: 'rcv.period.invalid' });
+    // a sync request goes through the outbox exactly as POST /rcv
+    const sync = await agent.callTool({ name: 'sincronizar_rcv', arguments: { periodo } });
+    expect(sync.isError, JSON.stringify(sync.structuredContent)).to.equal(false);
+    const queued = sync.structuredContent as { periodo: string; estado: string; solicitud_id: string };
+    expect(queued).to.include({ periodo, estado: 'queued' });
+    const [row] = await t.db.dataSource.query(`SELECT topic, message_key FROM outbox WHERE event_id = $1`, [
+      queued.solicitud_id,
+    ]);
+    expect(row).to.include({ topic: 'rcv.sync', message_key: `${companyId}:cert:${periodo}` });
   });
 
   it('a claim waits as a pending action; nothing reaches the SII register until the user approves it in the dashboard; then once', async () => {

@@ -1,5 +1,5 @@
 /**
- * The purchases side over MCP (issue 15): the RCV (rcv:read), the inbox (recepcion:read) and the
+ * The purchases side over MCP (issue 15): the RCV and its sync (rcv:read), the inbox (recepcion:read) and the
  * acuse / reclamo at the SII register (recepcion:write). Each tool calls the REST route's own
  * service function (recepcion/eventos.ts, @dte/reception); `registrar_evento_recepcion` is
  * ALWAYS irreversible, so over MCP it only parks a pending action the user approves or rejects
@@ -8,13 +8,8 @@
  */
 import { checkPeriodo, listInbox, showInboxRow } from '@dte/reception';
 import { parseRecepcionQuery } from '../routes/recepcion';
-import {
-  checkEventoBody,
-  inboxRowOr404,
-  inboxScopeOf,
-  rcvPeriodOf,
-  registerInboxEvento,
-} from '../recepcion/eventos';
+import { checkEventoBody, inboxRowOr404, inboxScopeOf, registerInboxEvento } from '../recepcion/eventos';
+import { rcvPeriodOf, requestRcvSync } from '../recepcion/rcv';
 import { validateBody } from '../http/validate';
 import { checkArgs, objectSchema, validateNested, withBody } from './tool-kit';
 import { bundledSchema } from './tool-schemas';
@@ -54,6 +49,18 @@ export const RECEPCION_TOOLS: AgentTool[] = [
         string,
         unknown
       >,
+  },
+  {
+    name: 'sincronizar_rcv',
+    title: 'Sincronizar el RCV de un período',
+    description:
+      'Pide al SII el registro de compras y ventas de un período YYYY-MM (en cola; consultar_rcv lee el resultado), como POST /rcv',
+    scope: 'rcv:read',
+    readOnly: false,
+    inputSchema: (({ definitions: _d, ...s }) => s)(bundledSchema('rcv-sync-request.schema.json')),
+    validate: (args) => validateBody('rcv-sync-request.schema.json', args),
+    run: async (args, principal, env) =>
+      requestRcvSync(env.deps, principal, checkPeriodo(args.periodo, env.now), env.now),
   },
   {
     name: 'listar_recepcion',

@@ -1,18 +1,16 @@
 /**
- * The purchases side's service functions, shared by the REST routes (routes/recepcion.ts,
- * routes/rcv.ts) and the MCP tools (agents/tools.ts): one copy of each rule.
+ * The inbox's register events, shared by the REST route (routes/recepcion.ts) and the MCP tools
+ * (agents/recepcion-tools.ts): one copy of each rule.
  *
  * - `checkEventoBody`: the body of POST /recepcion/:id/eventos beyond its JSON Schema (accion one
  *   of REGISTER_ACTIONS, confirmar true);
  * - `registerInboxEvento`: registers an acuse (ACD, ERM) or a claim (RCD, RFP, RFT) of one inbox
  *   document at the SII register (ingresarAceptacionReclamoDoc) and records the event; a
  *   refusal answers its catalog code and writes nothing;
- * - `rcvPeriodOf`: the last RCV snapshot of a period for the credential's company.
  */
 import {
   getInboxRow,
   isClaim,
-  readRcvPeriod,
   recordInboxEvent,
   registerOutcome,
   REGISTER_ACTIONS,
@@ -135,24 +133,4 @@ export async function registerInboxEvento(
     registrado_at: t.toISOString(),
   });
   return showInboxRow((await getInboxRow(db, inboxScopeOf(p), row.id))!, t);
-}
-
-/** The credential's company (its own, or the organization's only one). */
-export async function companyIdOf(deps: ApiDeps, p: Principal): Promise<string> {
-  if (p.companyId) return p.companyId;
-  const rows: { id: string }[] = await deps.dataSource.query(
-    `SELECT id FROM companies WHERE organization_id = $1 ORDER BY created_at LIMIT 2`,
-    [p.organizationId],
-  );
-  if (rows.length !== 1) throw new ApiError('empresa.not_found', 'The credential names no single company.');
-  return rows[0]!.id;
-}
-
-/** GET /rcv: the last snapshot of a period already checked (checkPeriodo). */
-export async function rcvPeriodOf(deps: ApiDeps, p: Principal, periodo: string) {
-  return readRcvPeriod(deps.dataSource, {
-    companyId: await companyIdOf(deps, p),
-    env: p.environment,
-    periodo,
-  });
 }
