@@ -221,6 +221,16 @@ ${['dte:read', 'dte:write', 'certificates:read', 'certificates:write', 'caf:writ
 <thead><tr><th scope="col">Correo</th><th scope="col">Fecha</th><th scope="col">Vence</th><th scope="col">Decisión</th></tr></thead><tbody></tbody></table></section>`,
   },
   {
+    path: '/aprobaciones',
+    title: 'Aprobaciones',
+    nav: 'Aprobaciones',
+    body: `
+<h1>Acciones pendientes de aprobación</h1>
+<p>Las acciones irreversibles que un agente conectado por MCP pide (reclamar o aceptar una factura recibida ante el SII, anular un documento) no se ejecutan hasta que usted las apruebe aquí. Al aprobar, la acción se ejecuta una sola vez; al rechazar, no se hace nada.</p>
+<table id="tabla-aprobaciones"><caption>Acciones pedidas por agentes (más recientes primero)</caption>
+<thead><tr><th scope="col">Fecha</th><th scope="col">Acción</th><th scope="col">Herramienta</th><th scope="col">Ambiente</th><th scope="col">Estado</th><th scope="col">Decisión o resultado</th></tr></thead><tbody></tbody></table>`,
+  },
+  {
     path: '/auditoria',
     title: 'Auditoría',
     nav: 'Auditoría',

@@ -9,7 +9,10 @@ export interface McpToolDescriptor {
   name: string;
   title: string;
   description: string;
-  /** the OAuth scope the tool needs (spec, Authentication item 5) */
+  /**
+   * the OAuth scope the tool needs (spec, Authentication item 5); several separated by spaces:
+   * any one of them is enough
+   */
   scope: string;
   inputSchema: Record<string, unknown>;
   readOnly: boolean;
@@ -83,7 +86,7 @@ function buildServer(opts: McpServerOptions, caller: McpCaller): Server {
         body: { error: { code: 'not_found', message: `Unknown tool ${req.params.name}.` } },
       });
     }
-    if (!caller.scopes.includes(tool.scope))
+    if (!tool.scope.split(' ').some((s) => caller.scopes.includes(s)))
       return toResult(await opts.forbidden(tool.name, tool.scope, caller));
     return toResult(await opts.callTool(tool.name, req.params.arguments ?? {}, caller));
   });

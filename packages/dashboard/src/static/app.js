@@ -179,9 +179,29 @@
   // ── pages ──
   const PAGES = {};
 
+  /**
+   * `return_to` of the login page (e.g. the OAuth consent step sends the user here and back):
+   * only a path on this same origin is honoured, never another site (no open redirect).
+   */
+  function returnTo() {
+    const raw = new URLSearchParams(location.search).get('return_to');
+    if (!raw || /[\\\u0000-\u001f]/.test(raw)) return null;
+    let u;
+    try {
+      u = new URL(raw, location.origin);
+    } catch {
+      return null;
+    }
+    const sameOrigin =
+      raw.startsWith(`${location.origin}/`) || (raw.startsWith('/') && !raw.startsWith('//'));
+    if (!sameOrigin || u.origin !== location.origin) return null;
+    return u.pathname + u.search + u.hash;
+  }
+
   PAGES['/ingresar'] = () => {
+    const back = returnTo();
     const after = (b) =>
-      location.assign(b.organizacion_actual ? '/dashboard/documentos' : '/dashboard/organizacion');
+      location.assign(back || (b.organizacion_actual ? '/dashboard/documentos' : '/dashboard/organizacion'));
     onSubmit('form-login', async (_f, d) => {
       const res = await api('POST', '/auth/login', {
         noEnv: true,
@@ -884,6 +904,90 @@
     }
     more.addEventListener('click', () => load(true));
     return load(false);
+  };
+
+  // ── pending actions of MCP agents (approve / reject) ──
+  const ESTADOS_ACCION = {
+    pending: 'Pendiente',
+    approved: 'Aprobada y ejecutada',
+    rejected: 'Rechazada',
+    failed: 'Aprobada; el SII o el servicio la rechazó',
+  };
+  /** What came out of an approved action, in one line. */
+  function resultado(a) {
+    if (a.status === 'pending') return null;
+    if (a.status === 'rejected') return 'No se hizo nada.';
+    const r = a.result || {};
+    if (a.status === 'failed') return `${r.message || 'Error'}${r.code ? ` [${r.code}]` : ''}`;
+    if (r.sii_estado) {
+      const ev = r.reclamo || r.acuse;
+      return `Registrada en el SII${ev ? ` (${ev})` : ''}; estado en el registro: ${r.sii_estado}.`;
+    }
+    if (r.tipo_dte)
+      return `Documento tipo ${r.tipo_dte} folio ${r.folio ?? '—'} (${r.sii_status || 'en proceso'}).`;
+    return 'Ejecutada.';
+  }
+  PAGES['/aprobaciones'] = () => {
+    const tbody = $('#tabla-aprobaciones tbody');
+    const decide = async (a, decision, cell) => {
+      cell.querySelectorAll('button').forEach((b) => (b.disabled = true));
+      const res = await api('POST', `/pending-actions/${a.id}/${decision}`, { noEnv: true });
+      if (!res.ok) {
+        cell.querySelectorAll('button').forEach((b) => (b.disabled = false));
+        return notice('error', describe(res));
+      }
+      const done = res.body.pending_action;
+      notice(done.status === 'failed' ? 'error' : 'ok', `${ESTADOS_ACCION[done.status]}: ${done.summary}`);
+      return load();
+    };
+    const row = (a) => {
+      const decision = h('td', { class: 'decision' });
+      if (a.status === 'pending') {
+        decision.append(
+          h(
+            'span',
+            { class: 'actions' },
+            h(
+              'button',
+              {
+                type: 'button',
+                'data-approve': a.id,
+                'aria-label': `Aprobar: ${a.summary}`,
+                onclick: () => decide(a, 'approve', decision),
+              },
+              'Aprobar',
+            ),
+            h(
+              'button',
+              {
+                type: 'button',
+                class: 'peligro',
+                'data-reject': a.id,
+                'aria-label': `Rechazar: ${a.summary}`,
+                onclick: () => decide(a, 'reject', decision),
+              },
+              'Rechazar',
+            ),
+          ),
+        );
+      } else decision.append(`${resultado(a)}${a.decided_at ? ` (${fecha(a.decided_at)})` : ''}`);
+      return h(
+        'tr',
+        { 'data-accion': a.id, 'data-estado': a.status },
+        h('td', {}, fecha(a.created_at)),
+        h('td', {}, a.summary),
+        h('td', {}, h('code', {}, a.tool)),
+        h('td', {}, a.sii_env === 'prod' ? 'Producción' : 'Certificación'),
+        h('td', {}, h('span', { class: `estado ${a.status}` }, ESTADOS_ACCION[a.status] || a.status)),
+        decision,
+      );
+    };
+    async function load() {
+      const res = await api('GET', '/pending-actions', { noEnv: true });
+      if (!res.ok) return notice('error', describe(res));
+      fill(tbody, res.body.pending_actions.map(row), 'No hay acciones pedidas por agentes.');
+    }
+    return load();
   };
 
   const start = async () => {

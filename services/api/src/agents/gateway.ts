@@ -84,12 +84,20 @@ export function createAgentsGateway(deps: ApiDeps): AgentsGateway {
     currentUser: (req) => currentDashboardUser(db, accountStores(deps).sessions, deps.config, req, now()),
     grantableCompanies: (userId) => grantableCompanies(db, userId),
     createConnection: (c) => createConnection(db, c),
-    loginUrl: (returnTo) =>
-      `${deps.config.dashboardLoginUrl ?? `${origin}/dashboard/ingresar`}?return_to=${encodeURIComponent(`${issuer}${returnTo}`)}`,
+    loginUrl: (returnTo) => {
+      // the dashboard's login sends the user back to `return_to`, a path of its own origin only
+      const login = new URL(deps.config.dashboardLoginUrl ?? `${origin}/dashboard/ingresar`);
+      const back = new URL(`${issuer}${returnTo}`);
+      login.searchParams.set(
+        'return_to',
+        back.origin === login.origin ? back.pathname + back.search : back.href,
+      );
+      return login.href;
+    },
   });
 
   const errorBody = (err: unknown) => toEnvelope(err, `mcp-${Date.now().toString(36)}`, catalogUrl).body;
-  const env = (): ToolEnv => ({ db, rates, now: now() });
+  const env = (): ToolEnv => ({ deps, db, rates, now: now() });
 
   const connectionOf = async (caller: McpCaller): Promise<McpConnection> => {
     const c = await activeConnection(db, caller.connectionId);
@@ -131,7 +139,8 @@ export function createAgentsGateway(deps: ApiDeps): AgentsGateway {
         );
       }
       if (tool.irreversible?.(args)) {
-        const row = await parkAction(db, conn, name, args, tool.summary?.(args) ?? name);
+        const summary = (await tool.summary?.(args, connectionPrincipal(conn), env())) ?? name;
+        const row = await parkAction(db, conn, name, args, summary);
         await audit('pending');
         return {
           isError: false,
@@ -183,7 +192,8 @@ export function createAgentsGateway(deps: ApiDeps): AgentsGateway {
         title: 'Estado de una acción pendiente',
         description:
           'Estado de una acción irreversible que espera la aprobación del usuario, y su resultado una vez decidida',
-        scope: 'dte:read',
+        // whoever may park an action (dte:write, recepcion:write) or read its area may follow it
+        scope: 'dte:read dte:write recepcion:read recepcion:write',
         inputSchema: {
           type: 'object',
           additionalProperties: false,

@@ -1,7 +1,7 @@
 import type { DataSource } from 'typeorm';
 import { certificateRecord, listCertificates } from '../certificates/certificates';
 import { listCurrentBranches } from '../routes/branches';
-import type { Principal } from '../context';
+import type { ApiDeps, Principal } from '../context';
 import { loadCompanyProfile } from '../dtes/company-profile';
 import { deriveDte, type DeriveBody } from '../dtes/derive';
 import type { DteScope } from '../dtes/dte-row';
@@ -13,11 +13,13 @@ import { dteEvents, getDteOr404 } from '../dtes/reads';
 import { refreshStatus } from '../dtes/refresh-status';
 import { dteTotales, parsePeriodo } from '../dtes/totales';
 import { ApiError } from '../http/api-error';
-import { validateBody, type JsonSchema } from '../http/validate';
+import type { JsonSchema } from '../http/validate';
 import type { McpActionType } from './caps';
-import { bundledSchema } from './tool-schemas';
+import { checkArgs, objectSchema, validateNested, withBody } from './tool-kit';
+import { RECEPCION_TOOLS } from './recepcion-tools';
 
 export interface ToolEnv {
+  deps: ApiDeps;
   db: DataSource;
   rates: ExchangeRateSource;
   now: Date;
@@ -39,8 +41,11 @@ export interface AgentTool {
   capType?: McpActionType;
   /** irreversible calls wait for the user's approval (pending_actions) */
   irreversible?(args: Record<string, unknown>): boolean;
-  /** one line the approval page shows */
-  summary?(args: Record<string, unknown>): string;
+  /**
+   * One line the approval page shows, computed when the call is parked (it may read the
+   * document it names, so a call on a missing document is refused then, nothing parked).
+   */
+  summary?(args: Record<string, unknown>, principal: Principal, env: ToolEnv): string | Promise<string>;
   /** checks the arguments against the same schema as the REST route (400 validation_failed) */
   validate(args: Record<string, unknown>): void;
   run(args: Record<string, unknown>, principal: Principal, env: ToolEnv): Promise<Record<string, unknown>>;
@@ -60,59 +65,6 @@ const IDEMPOTENCY_KEY = {
   description: 'the Idempotency-Key of the REST route: the same key and body return the same document',
 };
 const CERT_ID = { type: 'string', format: 'uuid', description: 'the X-Cert-Id of the REST route (optional)' };
-
-/** An object schema whose property `bodyProp` is the (bundled) REST body schema `file`. */
-function withBody(
-  file: string,
-  bodyProp: string,
-  extra: Record<string, unknown>,
-  required: string[],
-): JsonSchema {
-  const { definitions, ...body } = bundledSchema(file);
-  return {
-    type: 'object',
-    additionalProperties: false,
-    required: [...required, bodyProp],
-    properties: { ...extra, [bodyProp]: body },
-    definitions,
-  };
-}
-
-function objectSchema(properties: Record<string, unknown>, required: string[] = []): JsonSchema {
-  return { type: 'object', additionalProperties: false, required, properties };
-}
-
-/** Checks the non-body arguments (what REST takes from the path and headers). */
-function checkArgs(args: Record<string, unknown>, spec: Record<string, 'uuid' | 'key' | 'uuid?'>): void {
-  const issues: { path: string; message: string }[] = [];
-  const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-  for (const [name, kind] of Object.entries(spec)) {
-    const v = args[name];
-    if (kind === 'uuid?' && v === undefined) continue;
-    if (kind === 'key') {
-      if (typeof v !== 'string' || v.trim() === '' || v.length > 255) {
-        issues.push({ path: `/${name}`, message: 'should be a string of 1 to 255 characters' });
-      }
-    } else if (typeof v !== 'string' || !uuid.test(v)) {
-      issues.push({ path: `/${name}`, message: 'should be a uuid' });
-    }
-  }
-  if (issues.length) throw new ApiError('validation_failed', 'The tool arguments are not valid.', { issues });
-}
-
-/** Prefixes the issue paths of a body validated on its own with the tool argument holding it. */
-function validateNested(file: string, prop: string, args: Record<string, unknown>): void {
-  try {
-    validateBody(file, args[prop]);
-  } catch (err) {
-    if (err instanceof ApiError && err.issues) {
-      throw new ApiError('validation_failed', err.message, {
-        issues: err.issues.map((i) => ({ ...i, path: `/${prop}${i.path}` })),
-      });
-    }
-    throw err;
-  }
-}
 
 const MCP_TIPOS = [33, 34, 46, 52, 56, 61];
 
@@ -323,6 +275,7 @@ export const AGENT_TOOLS: AgentTool[] = [
     run: async (_args, principal, env) =>
       listCurrentBranches(env.db, principal.organizationId, principal.companyId),
   },
+  ...RECEPCION_TOOLS,
 ];
 
 export function agentTool(name: string): AgentTool | undefined {

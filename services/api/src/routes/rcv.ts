@@ -10,23 +10,10 @@
  * - `GET /rcof`: read-only list of consumption reports (never sent by this service: not mandatory
  *   since 1 August 2022).
  */
-import { randomUUID } from 'node:crypto';
-import { writeOutbox } from '@dte/database';
-import { PIPELINE_SCHEMAS, PIPELINE_TOPICS, rcvSyncKey } from '@dte/messaging';
-import { checkPeriodo, readRcvPeriod } from '@dte/reception';
-import type { ApiDeps, Principal, RouteDef } from '../context';
-import { ApiError } from '../http/api-error';
+import { checkPeriodo } from '@dte/reception';
+import type { ApiDeps, RouteDef } from '../context';
+import { rcvPeriodOf, requestRcvSync } from '../recepcion/rcv';
 import { principalOf } from './route-kit';
-
-async function companyIdOf(deps: ApiDeps, p: Principal): Promise<string> {
-  if (p.companyId) return p.companyId;
-  const rows: { id: string }[] = await deps.dataSource.query(
-    `SELECT id FROM companies WHERE organization_id = $1 ORDER BY created_at LIMIT 2`,
-    [p.organizationId],
-  );
-  if (rows.length !== 1) throw new ApiError('empresa.not_found', 'The credential names no single company.');
-  return rows[0]!.id;
-}
 
 export function rcvRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
   const db = deps.dataSource;
@@ -51,11 +38,7 @@ export function rcvRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
       handler: async (ctx) => {
         const p = principalOf(ctx);
         const periodo = checkPeriodo(ctx.query.periodo, now());
-        ctx.body = await readRcvPeriod(db, {
-          companyId: await companyIdOf(deps, p),
-          env: p.environment,
-          periodo,
-        });
+        ctx.body = await rcvPeriodOf(deps, p, periodo);
       },
     },
     {
@@ -75,36 +58,8 @@ export function rcvRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
         const p = principalOf(ctx);
         const t = now();
         const periodo = checkPeriodo((ctx.state.body as { periodo?: unknown } | undefined)?.periodo, t);
-        const companyId = await companyIdOf(deps, p);
-        const eventId = randomUUID();
-        await db.transaction(async (m) => {
-          // a new request re-arms a period left failed; a synced one keeps its snapshot until replaced
-          await m.query(
-            `INSERT INTO rcv_periods (company_id, sii_env, periodo, organization_id, status, requested_at)
-             VALUES ($1, $2, $3, $4, 'pending', $5)
-             ON CONFLICT (company_id, sii_env, periodo) DO UPDATE SET requested_at = $5,
-               attempts = CASE WHEN rcv_periods.status = 'failed' THEN 0 ELSE rcv_periods.attempts END,
-               status = CASE WHEN rcv_periods.status = 'failed' THEN 'retrying' ELSE rcv_periods.status END`,
-            [companyId, p.environment, periodo, p.organizationId, t],
-          );
-          await writeOutbox(m, [
-            {
-              topic: PIPELINE_TOPICS.rcvSync,
-              schema: PIPELINE_SCHEMAS[PIPELINE_TOPICS.rcvSync],
-              key: rcvSyncKey(companyId, p.environment, periodo),
-              payload: {
-                event_id: eventId,
-                organization_id: p.organizationId,
-                company_id: companyId,
-                sii_env: p.environment,
-                periodo,
-                requested_at: t.toISOString(),
-              },
-            },
-          ]);
-        });
+        ctx.body = await requestRcvSync(deps, p, periodo, t);
         ctx.status = 202;
-        ctx.body = { periodo, estado: 'queued', solicitud_id: eventId };
       },
     },
     {

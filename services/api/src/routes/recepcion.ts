@@ -18,35 +18,25 @@
 import {
   getInboxRow,
   inboxXml,
-  isClaim,
   listInbox,
   parseSiiDateTime,
   readReceivedXml,
-  recordInboxEvent,
   ReceptionRefused,
-  REGISTER_ACTIONS,
   setReceptionDate,
-  registerOutcome,
   showInboxRow,
   storeReceived,
   DEFAULT_XML_LIMITS,
-  type InboxScope,
   type ReceivedDocument,
-  type RegisterAction,
 } from '@dte/reception';
-import { isSiiError, resolveEndpoints, SiiClient, simulatorEndpoints } from '@dte/sii-client';
 import type { Context } from 'koa';
 import { loadSigningCredential, resolveActiveCertificate } from '../certificates/certificates';
 import type { ApiDeps, Principal, RouteDef } from '../context';
 import { ApiError } from '../http/api-error';
 import { readRaw } from '../http/json-body';
+import { checkEventoBody, inboxScopeOf, registerInboxEvento, siiClientOf } from '../recepcion/eventos';
 import { principalOf } from './route-kit';
 
-const scopeOf = (p: Principal): InboxScope => ({
-  organizationId: p.organizationId,
-  env: p.environment,
-  companyId: p.companyId,
-});
+const scopeOf = inboxScopeOf;
 
 function queryInvalid(message: string): ApiError {
   return new ApiError('recepcion.query_invalid', message);
@@ -81,14 +71,6 @@ export function parseRecepcionQuery(q: Record<string, unknown>): {
   };
 }
 
-function siiClientOf(deps: ApiDeps): SiiClient {
-  const base = deps.config.siiBaseUrl;
-  return new SiiClient({
-    endpoints: base ? simulatorEndpoints(base) : resolveEndpoints(),
-    timeoutMs: deps.config.siiTimeoutMs,
-  });
-}
-
 async function companyOf(deps: ApiDeps, p: Principal): Promise<{ id: string; rut: string }> {
   const rows: { id: string; rut: string }[] = await deps.dataSource.query(
     `SELECT id, rut FROM companies WHERE organization_id = $1 AND ($2::uuid IS NULL OR id = $2) ORDER BY created_at LIMIT 2`,
@@ -100,7 +82,6 @@ async function companyOf(deps: ApiDeps, p: Principal): Promise<{ id: string; rut
 
 export function recepcionRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
   const db = deps.dataSource;
-  let sii: SiiClient | undefined;
   const row404 = async (ctx: Context) => {
     const row = await getInboxRow(db, scopeOf(principalOf(ctx)), String(ctx.params.id));
     if (!row) throw new ApiError('recepcion.no_encontrado', 'No such document in the purchases inbox.');
@@ -118,9 +99,7 @@ export function recepcionRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
     if (wanted.length === 0 || wanted.length > 50) return;
     try {
       const cert = await resolveActiveCertificate(db, p.organizationId, undefined, now());
-      const session = (sii ??= siiClientOf(deps)).session(
-        await loadSigningCredential(db, deps.keys, cert.id),
-      );
+      const session = siiClientOf(deps).session(await loadSigningCredential(db, deps.keys, cert.id));
       for (const { d, id } of wanted) {
         const text = await session.consultarFechaRecepcionSii({
           env: p.environment,
@@ -273,66 +252,8 @@ export function recepcionRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
         'sii_unavailable',
       ],
       handler: async (ctx) => {
-        const p = principalOf(ctx);
-        const body = (ctx.state.body ?? {}) as { accion?: unknown; confirmar?: unknown; forzar?: unknown };
-        const accion = body.accion as RegisterAction;
-        if (!(REGISTER_ACTIONS as readonly unknown[]).includes(accion))
-          throw new ApiError(
-            'recepcion.evento_invalid_input',
-            `accion must be one of ${REGISTER_ACTIONS.join(', ')}.`,
-            {
-              detail: { accion: body.accion ?? null },
-            },
-          );
-        if (body.confirmar !== true)
-          throw new ApiError(
-            'recepcion.evento_invalid_input',
-            'The action is irreversible at the SII: send confirmar: true to register it.',
-            { detail: { campo: 'confirmar' } },
-          );
-        const row = await row404(ctx);
-        const t = now();
-        if (![33, 34, 43].includes(Number(row.tipo_dte)))
-          throw new ApiError(
-            'recepcion.rar_tipo_no_soportado',
-            `The SII register does not handle type ${row.tipo_dte}.`,
-          );
-        const shown = showInboxRow(row, t);
-        if (isClaim(accion) && shown.cesion.estado === 'cedida' && body.forzar !== true)
-          throw new ApiError(
-            'recepcion.rar_cedible_warning',
-            'The SII shows this document as transferred: claim it only with forzar: true.',
-            {
-              detail: { requiresOverride: true, cesion: shown.cesion },
-            },
-          );
-        const cert = await resolveActiveCertificate(db, p.organizationId, undefined, t);
-        const credential = await loadSigningCredential(db, deps.keys, cert.id);
-        sii ??= siiClientOf(deps);
-        let answer;
-        try {
-          answer = await sii.session(credential).ingresarAceptacionReclamoDoc({
-            env: p.environment,
-            rutEmisor: row.rut_emisor,
-            tipoDoc: Number(row.tipo_dte),
-            folio: Number(row.folio),
-            accionDoc: accion,
-          });
-        } catch (err) {
-          if (isSiiError(err))
-            throw new ApiError('sii_unavailable', `The SII register did not answer: ${err.message}`, {
-              detail: { retryAfterSec: 30 },
-            });
-          throw err;
-        }
-        const outcome = registerOutcome(answer); // throws the catalog code of a refusal: nothing written
-        await recordInboxEvent(db, row, p.environment, {
-          accion,
-          codResp: outcome.codResp,
-          descResp: outcome.descResp,
-          registrado_at: t.toISOString(),
-        });
-        ctx.body = showInboxRow((await getInboxRow(db, scopeOf(p), row.id))!, t);
+        const body = checkEventoBody(ctx.state.body);
+        ctx.body = await registerInboxEvento(deps, principalOf(ctx), String(ctx.params.id), body, now());
       },
     },
   ];

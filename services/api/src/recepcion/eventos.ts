@@ -1,0 +1,136 @@
+/**
+ * The inbox's register events, shared by the REST route (routes/recepcion.ts) and the MCP tools
+ * (agents/recepcion-tools.ts): one copy of each rule.
+ *
+ * - `checkEventoBody`: the body of POST /recepcion/:id/eventos beyond its JSON Schema (accion one
+ *   of REGISTER_ACTIONS, confirmar true);
+ * - `registerInboxEvento`: registers an acuse (ACD, ERM) or a claim (RCD, RFP, RFT) of one inbox
+ *   document at the SII register (ingresarAceptacionReclamoDoc) and records the event; a
+ *   refusal answers its catalog code and writes nothing;
+ */
+import {
+  getInboxRow,
+  isClaim,
+  recordInboxEvent,
+  registerOutcome,
+  REGISTER_ACTIONS,
+  showInboxRow,
+  type InboxScope,
+  type RegisterAction,
+} from '@dte/reception';
+import { isSiiError, resolveEndpoints, SiiClient, simulatorEndpoints } from '@dte/sii-client';
+import { loadSigningCredential, resolveActiveCertificate } from '../certificates/certificates';
+import type { ApiDeps, Principal } from '../context';
+import { ApiError } from '../http/api-error';
+
+type InboxRow = NonNullable<Awaited<ReturnType<typeof getInboxRow>>>;
+
+export interface EventoBody {
+  accion: RegisterAction;
+  confirmar: true;
+  forzar?: boolean;
+}
+
+export const inboxScopeOf = (p: Principal): InboxScope => ({
+  organizationId: p.organizationId,
+  env: p.environment,
+  companyId: p.companyId,
+});
+
+const clients = new WeakMap<ApiDeps, SiiClient>();
+
+/** The SII client of an api instance (the simulator when SII_BASE_URL is set). */
+export function siiClientOf(deps: ApiDeps): SiiClient {
+  let c = clients.get(deps);
+  if (!c) {
+    const base = deps.config.siiBaseUrl;
+    c = new SiiClient({
+      endpoints: base ? simulatorEndpoints(base) : resolveEndpoints(),
+      timeoutMs: deps.config.siiTimeoutMs,
+    });
+    clients.set(deps, c);
+  }
+  return c;
+}
+
+/** accion one of ACD, ERM, RCD, RFP, RFT and confirmar true (the action is irreversible). */
+export function checkEventoBody(raw: unknown): EventoBody {
+  const body = (raw ?? {}) as { accion?: unknown; confirmar?: unknown; forzar?: unknown };
+  if (!(REGISTER_ACTIONS as readonly unknown[]).includes(body.accion))
+    throw new ApiError(
+      'recepcion.evento_invalid_input',
+      `accion must be one of ${REGISTER_ACTIONS.join(', ')}.`,
+      { detail: { accion: body.accion ?? null } },
+    );
+  if (body.confirmar !== true)
+    throw new ApiError(
+      'recepcion.evento_invalid_input',
+      'The action is irreversible at the SII: send confirmar: true to register it.',
+      { detail: { campo: 'confirmar' } },
+    );
+  return { accion: body.accion as RegisterAction, confirmar: true, forzar: body.forzar === true };
+}
+
+/** The inbox document or `recepcion.no_encontrado` (404). */
+export async function inboxRowOr404(deps: ApiDeps, p: Principal, id: string): Promise<InboxRow> {
+  const row = await getInboxRow(deps.dataSource, inboxScopeOf(p), id);
+  if (!row) throw new ApiError('recepcion.no_encontrado', 'No such document in the purchases inbox.');
+  return row;
+}
+
+/**
+ * Registers the event at the SII register and records it on the inbox document; answers the
+ * document as GET /recepcion/:id shows it. Refusals (type the register does not handle, a
+ * transferred document claimed without forzar, the register's own refusal, the SII down) throw
+ * their catalog code before anything is written.
+ */
+export async function registerInboxEvento(
+  deps: ApiDeps,
+  p: Principal,
+  id: string,
+  body: EventoBody,
+  t: Date,
+) {
+  const db = deps.dataSource;
+  const row = await inboxRowOr404(deps, p, id);
+  if (![33, 34, 43].includes(Number(row.tipo_dte)))
+    throw new ApiError(
+      'recepcion.rar_tipo_no_soportado',
+      `The SII register does not handle type ${row.tipo_dte}.`,
+    );
+  const shown = showInboxRow(row, t);
+  if (isClaim(body.accion) && shown.cesion.estado === 'cedida' && body.forzar !== true)
+    throw new ApiError(
+      'recepcion.rar_cedible_warning',
+      'The SII shows this document as transferred: claim it only with forzar: true.',
+      { detail: { requiresOverride: true, cesion: shown.cesion } },
+    );
+  const cert = await resolveActiveCertificate(db, p.organizationId, undefined, t);
+  const credential = await loadSigningCredential(db, deps.keys, cert.id);
+  let answer;
+  try {
+    answer = await siiClientOf(deps)
+      .session(credential)
+      .ingresarAceptacionReclamoDoc({
+        env: p.environment,
+        rutEmisor: row.rut_emisor,
+        tipoDoc: Number(row.tipo_dte),
+        folio: Number(row.folio),
+        accionDoc: body.accion,
+      });
+  } catch (err) {
+    if (isSiiError(err))
+      throw new ApiError('sii_unavailable', `The SII register did not answer: ${err.message}`, {
+        detail: { retryAfterSec: 30 },
+      });
+    throw err;
+  }
+  const outcome = registerOutcome(answer); // throws the catalog code of a refusal: nothing written
+  await recordInboxEvent(db, row, p.environment, {
+    accion: body.accion,
+    codResp: outcome.codResp,
+    descResp: outcome.descResp,
+    registrado_at: t.toISOString(),
+  });
+  return showInboxRow((await getInboxRow(db, inboxScopeOf(p), row.id))!, t);
+}
