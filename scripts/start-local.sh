@@ -81,6 +81,8 @@ export_service_env() {
   # the real SII does: the demo issuer's CAFs and enrolment survive stack down / npm start
   export SII_SIMULATOR_KEYS_FILE="${SII_SIMULATOR_KEYS_FILE:-$STACK_DIR/data/sii-simulator/keys.json}"
   export SII_SIMULATOR_STATE_FILE="${SII_SIMULATOR_STATE_FILE:-$STACK_DIR/data/sii-simulator/state.json}"
+  # CAFs the local SII grants are verified against its own keys, as production verifies the SII's
+  export SII_CAF_KEYS_FILE="${SII_CAF_KEYS_FILE:-$SII_SIMULATOR_KEYS_FILE}"
   mkdir -p "$(dirname "$SII_SIMULATOR_KEYS_FILE")" "$(dirname "$SII_SIMULATOR_STATE_FILE")"
   # exchange rates the simulator starts with: an export without otra_moneda works at once
   export SII_SIMULATOR_EXCHANGE_RATES_FILE="${SII_SIMULATOR_EXCHANGE_RATES_FILE:-$ROOT/packages/sii-simulator/seed/exchange-rates.json}"
@@ -184,7 +186,9 @@ cmd_start() {
   local names=()
   if simulator_present; then
     start_one sii-simulator @dte/sii-simulator || failed=1
-    names+=(sii-simulator)
+    # the api verifies every CAF's FRMA with the SII's keys (SII_CAF_KEYS_FILE): locally, the
+    # simulator's keys file, which it writes on its first start, so it must be up first
+    wait_one sii-simulator || failed=1
   else
     say "sii-simulator: packages/sii-simulator has no start script yet; not started (SII_BASE_URL=$SII_BASE_URL)"
   fi
