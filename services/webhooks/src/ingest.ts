@@ -111,6 +111,7 @@ export async function ingestStatus(
       subscription_id: d.subscription_id,
       attempt: 1,
       due_at: now.toISOString(),
+      organization_id: record.organization_id,
     }));
   });
 }
