@@ -21,6 +21,7 @@ import { Accounts1763806000000 } from './1763806000000-accounts';
 import { AgentsOauthMcp1763810000000 } from './1763810000000-agents-oauth-mcp';
 import { BoletasBhe1763807000000 } from './1763807000000-boletas-bhe';
 import { WebhookDeliveriesQueuedUntil1763812000000 } from './1763812000000-webhook-deliveries-queued-until';
+import { DtesStatusNotify1763812100000 } from './1763812100000-dtes-status-notify';
 
 export const migrations: (new () => MigrationInterface)[] = [
   ProcessedEvents1763780000000,
@@ -43,4 +44,5 @@ export const migrations: (new () => MigrationInterface)[] = [
   AgentsOauthMcp1763810000000,
   BoletasBhe1763807000000,
   WebhookDeliveriesQueuedUntil1763812000000,
+  DtesStatusNotify1763812100000,
 ];
