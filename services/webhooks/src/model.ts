@@ -10,6 +10,8 @@ export type DeliveryState = 'pending' | 'delivered' | 'exhausted';
 export interface Subscription {
   id: string;
   organization_id: string;
+  /** the company of a company-scoped subscription; null: organization-wide */
+  company_id?: string | null;
   sii_env: SiiEnv;
   url: string;
   events: WebhookEventType[];

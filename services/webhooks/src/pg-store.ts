@@ -16,6 +16,7 @@ export function subscriptionFromRow(r: Row): Subscription {
   return {
     id: r.id as string,
     organization_id: r.organization_id as string,
+    company_id: (r.company_id as string | null | undefined) ?? null,
     sii_env: r.sii_env as SiiEnv,
     url: r.url as string,
     events: r.events as WebhookEventType[],
@@ -253,11 +254,14 @@ function ingestTx(m: EntityManager): IngestTx {
         [s.dte_id, s.sii_status, s.observed_at, s.emitted],
       );
     },
-    async activeSubscriptions(organizationId: string, env: SiiEnv): Promise<Subscription[]> {
+    async activeSubscriptions(organizationId: string, env: SiiEnv, dteId?: string): Promise<Subscription[]> {
       if (!isUuid(organizationId)) return [];
+      // organization-wide subscriptions, and those of the document's own company
       const rows: Row[] = await m.query(
-        `SELECT * FROM webhook_subscriptions WHERE organization_id = $1 AND sii_env = $2 AND active`,
-        [organizationId, env],
+        `SELECT * FROM webhook_subscriptions
+          WHERE organization_id = $1 AND sii_env = $2 AND active
+            AND (company_id IS NULL OR company_id = (SELECT company_id FROM dtes WHERE id = $3::uuid))`,
+        [organizationId, env, dteId && isUuid(dteId) ? dteId : null],
       );
       return rows.map(subscriptionFromRow);
     },

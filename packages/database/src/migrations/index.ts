@@ -22,6 +22,7 @@ import { AgentsOauthMcp1763810000000 } from './1763810000000-agents-oauth-mcp';
 import { BoletasBhe1763807000000 } from './1763807000000-boletas-bhe';
 import { WebhookDeliveriesQueuedUntil1763812000000 } from './1763812000000-webhook-deliveries-queued-until';
 import { DtesStatusNotify1763812100000 } from './1763812100000-dtes-status-notify';
+import { WebhookSubscriptionsCompany1763812200000 } from './1763812200000-webhook-subscriptions-company';
 
 export const migrations: (new () => MigrationInterface)[] = [
   ProcessedEvents1763780000000,
@@ -45,4 +46,5 @@ export const migrations: (new () => MigrationInterface)[] = [
   BoletasBhe1763807000000,
   WebhookDeliveriesQueuedUntil1763812000000,
   DtesStatusNotify1763812100000,
+  WebhookSubscriptionsCompany1763812200000,
 ];
