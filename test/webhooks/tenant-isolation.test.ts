@@ -194,7 +194,10 @@ describe('webhooks tenant isolation over real Kafka, PostgreSQL and https (issue
         expect(letter.error).to.contain('broken row of one organization');
         expect(JSON.parse(letter.record_json).dte_id).to.equal(poisonDte);
         expect(await s.deliveries(poisoned)).to.equal(0);
-        await until('both healthy deliveries recorded', async () => (await s.deliveries(healthy, 'delivered')) === 2);
+        await until(
+          'both healthy deliveries recorded',
+          async () => (await s.deliveries(healthy, 'delivered')) === 2,
+        );
         expect(s.service.deadLetters.map((l) => l.dte_id)).to.deep.equal([poisonDte]);
       } finally {
         await dlq.disconnect();
@@ -220,7 +223,11 @@ describe('webhooks tenant isolation over real Kafka, PostgreSQL and https (issue
     });
     after(async () => {
       // end the hanging attempts quickly: the endpoints are switched off, then the receiver closes
-      await s.ds?.query(`UPDATE webhook_subscriptions SET active = false, disabled_at = now(), disabled_reason = 'test_over'`).catch(() => undefined);
+      await s.ds
+        ?.query(
+          `UPDATE webhook_subscriptions SET active = false, disabled_at = now(), disabled_reason = 'test_over'`,
+        )
+        .catch(() => undefined);
       await hanging?.close();
       await ok?.close();
       await s.stop();
@@ -276,7 +283,10 @@ describe('webhooks tenant isolation over real Kafka, PostgreSQL and https (issue
       await s.subscribe(org, slow.url('/bulk'), 10);
       await s.publish(org, 30); // 300 deliveries
       await slow.waitFor(300, 120_000);
-      await until('every delivery recorded as delivered', async () => (await s.deliveries(org, 'delivered')) === 300);
+      await until(
+        'every delivery recorded as delivered',
+        async () => (await s.deliveries(org, 'delivered')) === 300,
+      );
       await until('the queue drained', () => s.service.runner.queue.size === 0);
       await new Promise((r) => setTimeout(r, 1000)); // nothing more may arrive (no duplicates)
 

@@ -189,14 +189,7 @@ export class PgWebhookStore implements DeliveryStore, IngestStore {
         WHERE d.id = p.id AND s.id = d.subscription_id
           AND d.state = 'pending' AND (d.queued_until IS NULL OR d.queued_until <= $3)
         RETURNING d.id, d.subscription_id, d.attempts, d.next_attempt_at, s.organization_id`,
-      [
-        o.firstBefore,
-        o.retryBefore,
-        o.now,
-        o.limit,
-        o.perOrganization ?? o.limit,
-        o.queuedUntil ?? o.now,
-      ],
+      [o.firstBefore, o.retryBefore, o.now, o.limit, o.perOrganization ?? o.limit, o.queuedUntil ?? o.now],
     );
     return rowsOf(res)
       .map((r) => ({

@@ -102,7 +102,10 @@ export async function startWebhooksService(
       // the queue is full: stop fetching until it drained (the member keeps its partitions)
       pressure.paused = full;
       if (full) pressure.pauses++;
-      logger.warn({ waiting: runner.queue.waitingCount }, full ? 'delivery queue full: consumers paused' : 'delivery queue drained: consumers resumed');
+      logger.warn(
+        { waiting: runner.queue.waitingCount },
+        full ? 'delivery queue full: consumers paused' : 'delivery queue drained: consumers resumed',
+      );
       for (const c of consumers) {
         try {
           if (full) c.pause();
@@ -125,7 +128,12 @@ export async function startWebhooksService(
         deadLetters.push(letter);
         if (deadLetters.length > 100) deadLetters.shift();
         logger.error(
-          { err, dte_id: letter.dte_id, organization_id: letter.organization_id, offset: letter.source_offset },
+          {
+            err,
+            dte_id: letter.dte_id,
+            organization_id: letter.organization_id,
+            offset: letter.source_offset,
+          },
           'dte-status record sent to the dead-letter topic',
         );
       },

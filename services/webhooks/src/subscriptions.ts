@@ -53,7 +53,9 @@ export interface Scope {
  * keys), using parameter number `n` for the company id; and the parameters to append.
  */
 function companyClause(scope: Scope, n: number): { sql: string; params: string[] } {
-  return scope.companyId ? { sql: ` AND company_id = $${n}`, params: [scope.companyId] } : { sql: '', params: [] };
+  return scope.companyId
+    ? { sql: ` AND company_id = $${n}`, params: [scope.companyId] }
+    : { sql: '', params: [] };
 }
 
 function notFound(): never {

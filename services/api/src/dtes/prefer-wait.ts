@@ -102,7 +102,10 @@ export async function waitForSii(
       while (!done()) {
         if (!woken) {
           await new Promise<void>((resolve) => {
-            const t = setTimeout(done_, Math.min(PREFER_WAIT_FALLBACK_MS, Math.max(0, deadline - Date.now())));
+            const t = setTimeout(
+              done_,
+              Math.min(PREFER_WAIT_FALLBACK_MS, Math.max(0, deadline - Date.now())),
+            );
             function done_() {
               clearTimeout(t);
               resolve();
