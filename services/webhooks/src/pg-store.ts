@@ -249,11 +249,15 @@ function ingestTx(m: EntityManager): IngestTx {
     },
     async activeSubscriptions(organizationId: string, env: SiiEnv, dteId?: string): Promise<Subscription[]> {
       if (!isUuid(organizationId)) return [];
-      // organization-wide subscriptions, and those of the document's own company
+      // organization-wide subscriptions, and those of the document's own company. A record whose
+      // document is not in dtes (every document the service issues is; only a hand-made record is
+      // not) has no known company and goes to every subscription of the organization, as before.
       const rows: Row[] = await m.query(
-        `SELECT * FROM webhook_subscriptions
+        `WITH doc AS (SELECT company_id FROM dtes WHERE id = $3::uuid)
+         SELECT * FROM webhook_subscriptions
           WHERE organization_id = $1 AND sii_env = $2 AND active
-            AND (company_id IS NULL OR company_id = (SELECT company_id FROM dtes WHERE id = $3::uuid))`,
+            AND (company_id IS NULL OR NOT EXISTS (SELECT 1 FROM doc)
+                 OR company_id = (SELECT company_id FROM doc))`,
         [organizationId, env, dteId && isUuid(dteId) ? dteId : null],
       );
       return rows.map(subscriptionFromRow);
