@@ -219,6 +219,20 @@ export class AvroConsumer {
     return this.joined;
   }
 
+  /**
+   * Stops fetching every subscribed topic (the member stays in its group and keeps its
+   * partitions; messages already handed to the handler finish). Used for back-pressure: a
+   * service whose in-memory work is full pauses its consumers until it drained.
+   */
+  pause(): void {
+    this.consumer.pause(this.options.topics.map((t) => ({ topic: this.topicName(t) })));
+  }
+
+  /** Fetches again after pause(), from the next uncommitted offset. */
+  resume(): void {
+    this.consumer.resume(this.options.topics.map((t) => ({ topic: this.topicName(t) })));
+  }
+
   /** Stops consuming and leaves the group (committed offsets stay). */
   async disconnect(): Promise<void> {
     await this.consumer.disconnect();

@@ -19,6 +19,18 @@ export interface Config {
   retryGraceMs: number;
   purgeIntervalMs: number;
   retryPartitions: number;
+  /** attempts in flight for one organization */
+  orgConcurrency: number;
+  /** attempts waiting in memory, all organizations; the consumers pause at 3/4 of it */
+  queueMax: number;
+  /** attempts waiting in memory for one organization */
+  orgQueueShare: number;
+  /** how long the overdue sweep's claim of a queued row lasts */
+  sweepHoldMs: number;
+  /** handlings of one dte-status record before it goes to the dead-letter topic */
+  statusMaxAttempts: number;
+  /** pause before handling n+1 of a failing dte-status record is n times this */
+  statusRetryBackoffMs: number;
   smtpUrl: string;
   mailFrom: string;
   /** opens the sealed signing secrets (MASTER_KEY, base64 of 32 bytes; the api's) */
@@ -62,6 +74,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       retryGraceMs: { env: 'WEBHOOKS_RETRY_GRACE', default: 60_000, parse: parseDuration },
       purgeIntervalMs: { env: 'WEBHOOKS_PURGE_INTERVAL', default: 3_600_000, parse: parseDuration },
       retryPartitions: { env: 'WEBHOOKS_RETRY_PARTITIONS', default: 6, parse: positive },
+      orgConcurrency: { env: 'WEBHOOKS_ORG_CONCURRENCY', default: 16, parse: positive },
+      queueMax: { env: 'WEBHOOKS_QUEUE_MAX', default: 10_000, parse: positive },
+      orgQueueShare: { env: 'WEBHOOKS_ORG_QUEUE_SHARE', default: 1_000, parse: positive },
+      sweepHoldMs: { env: 'WEBHOOKS_SWEEP_HOLD', default: 120_000, parse: parseDuration },
+      statusMaxAttempts: { env: 'WEBHOOKS_STATUS_MAX_ATTEMPTS', default: 5, parse: positive },
+      statusRetryBackoffMs: { env: 'WEBHOOKS_STATUS_RETRY_BACKOFF', default: 500, parse: parseDuration },
       smtpUrl: { env: 'SMTP_URL', required: true },
       mailFrom: { env: 'MAIL_FROM', default: 'Service Webhooks <no-reply@localhost>' },
       masterKey: { env: 'MASTER_KEY', required: true },

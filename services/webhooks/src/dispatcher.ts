@@ -103,6 +103,7 @@ export class Dispatcher {
           subscription_id: subscription.id,
           attempt: next,
           due_at: nextAt.toISOString(),
+          organization_id: subscription.organization_id,
         },
         tierOfAttempt(next),
       );

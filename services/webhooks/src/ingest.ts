@@ -38,8 +38,11 @@ export interface IngestTx {
   /** the document's state, locked until the transaction ends */
   documentState(dteId: string): Promise<DocumentWebhookState | null>;
   saveDocumentState(state: DocumentWebhookState): Promise<void>;
-  /** active subscriptions of the organization in that environment */
-  activeSubscriptions(organizationId: string, env: SiiEnv): Promise<Subscription[]>;
+  /**
+   * active subscriptions of the organization in that environment that hear the document: the
+   * organization-wide ones and those of the document's company
+   */
+  activeSubscriptions(organizationId: string, env: SiiEnv, dteId?: string): Promise<Subscription[]>;
   /** inserts the rows not already there (unique per subscription and event id); returns those inserted */
   insertDeliveries(rows: NewDelivery[]): Promise<NewDelivery[]>;
 }
@@ -84,7 +87,7 @@ export async function ingestStatus(
       emitted: Boolean(state?.emitted) || events.includes('dte.emitted'),
     });
     if (events.length === 0) return [];
-    const subs = await tx.activeSubscriptions(record.organization_id, record.sii_env);
+    const subs = await tx.activeSubscriptions(record.organization_id, record.sii_env, record.dte_id);
     const nowMs = clock.now();
     const now = new Date(nowMs);
     const rows: NewDelivery[] = [];
@@ -111,6 +114,7 @@ export async function ingestStatus(
       subscription_id: d.subscription_id,
       attempt: 1,
       due_at: now.toISOString(),
+      organization_id: record.organization_id,
     }));
   });
 }

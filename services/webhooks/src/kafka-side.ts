@@ -13,6 +13,44 @@ export const RETRY_TOPICS = [
 ];
 export const RETRY_SCHEMA = 'webhook-delivery';
 export const STATUS_GROUP = 'webhooks.status';
+/** where a dte-status record goes after WEBHOOKS_STATUS_MAX_ATTEMPTS failed handlings */
+export const STATUS_DEAD_LETTER_TOPIC = 'dte-status.webhooks.dlq';
+export const STATUS_DEAD_LETTER_SCHEMA = 'dte-status-dead-letter';
+
+/** Value of the dead-letter topic (schemas/avro/dte-status-dead-letter.avsc). */
+export interface StatusDeadLetter {
+  event_id: string;
+  dte_id: string;
+  organization_id: string;
+  source_topic: string;
+  source_partition: number;
+  source_offset: string;
+  consumer_group: string;
+  attempts: number;
+  error: string;
+  failed_at: string;
+  record_json: string;
+}
+
+export function deadLetterTopicSpecs(partitions: number) {
+  return [{ name: STATUS_DEAD_LETTER_TOPIC, partitions }];
+}
+
+/** How often a dte-status record is tried before it goes to the dead-letter topic. */
+export interface DeadLetterPolicy {
+  /** handlings tried in a row (WEBHOOKS_STATUS_MAX_ATTEMPTS) */
+  maxAttempts: number;
+  /** pause before try n+1 is n times this (WEBHOOKS_STATUS_RETRY_BACKOFF) */
+  backoffMs: number;
+  producer: AvroProducer;
+  onDeadLetter?: (letter: StatusDeadLetter, err: unknown) => void;
+}
+
+/** the error's class and message, never its SQL parameters or driver detail */
+function describeError(err: unknown): string {
+  if (err instanceof Error) return `${err.name}: ${err.message}`.slice(0, 1000);
+  return String(err).slice(0, 1000);
+}
 export const RETRY_GROUP = 'webhooks.retry';
 
 export function retryTopicSpecs(partitions: number) {
@@ -41,13 +79,25 @@ export class KafkaTierScheduler implements AttemptScheduler {
   }
 }
 
-/** Consumes dte-status: each record becomes delivery records, whose first attempts start at once. */
+/**
+ * Consumes dte-status: each record becomes delivery records, whose first attempts start at once.
+ * A record whose handling throws is tried again in place (at most `maxAttempts` times, with a
+ * growing pause and heartbeats in between); after the last failure it is published to the
+ * dead-letter topic and its offset committed, so one poison record (say, one organization's
+ * broken data) holds its partition for a bounded time and never stops the records behind it.
+ * If even the dead-letter publish fails, the handler throws and the record is consumed again:
+ * nothing is skipped without a trace.
+ */
 export async function consumeStatus(
   messaging: Messaging,
   store: IngestStore,
   clock: Clock,
   run: (due: DueAttempt) => void,
-  opts: { partitionsConsumedConcurrently?: number; fromBeginning?: boolean } = {},
+  opts: {
+    partitionsConsumedConcurrently?: number;
+    fromBeginning?: boolean;
+    deadLetter: DeadLetterPolicy;
+  },
 ) {
   const consumer = await messaging.createConsumer({
     groupId: messaging.topic(STATUS_GROUP),
@@ -55,10 +105,44 @@ export async function consumeStatus(
     fromBeginning: opts.fromBeginning ?? false,
     partitionsConsumedConcurrently: opts.partitionsConsumedConcurrently ?? 3,
   });
-  await consumer.run<DteStatusRecord>(async (msg) => {
+  const policy = opts.deadLetter;
+  await consumer.run<DteStatusRecord>(async (msg, ctx) => {
     if (msg.value === null) return; // tombstone: the document is gone, nothing to tell
-    const due = await ingestStatus(msg.value, store, clock);
-    for (const d of due) run(d);
+    const record = msg.value;
+    for (let attempt = 1; ; attempt++) {
+      let due: DueAttempt[];
+      try {
+        due = await ingestStatus(record, store, clock);
+      } catch (err) {
+        if (attempt < policy.maxAttempts) {
+          await sleep(policy.backoffMs * attempt);
+          await ctx.heartbeat();
+          continue;
+        }
+        const letter: StatusDeadLetter = {
+          event_id: record.event_id,
+          dte_id: record.dte_id,
+          organization_id: record.organization_id,
+          source_topic: msg.topic,
+          source_partition: msg.partition,
+          source_offset: msg.offset,
+          consumer_group: STATUS_GROUP,
+          attempts: attempt,
+          error: describeError(err),
+          failed_at: new Date(clock.now()).toISOString(),
+          record_json: JSON.stringify(record),
+        };
+        await policy.producer.send<StatusDeadLetter>({
+          topic: STATUS_DEAD_LETTER_TOPIC,
+          schema: STATUS_DEAD_LETTER_SCHEMA,
+          messages: [{ key: msg.key, value: letter }],
+        });
+        policy.onDeadLetter?.(letter, err);
+        return;
+      }
+      for (const d of due) run(d);
+      return;
+    }
   });
   return consumer;
 }

@@ -10,6 +10,8 @@ export type DeliveryState = 'pending' | 'delivered' | 'exhausted';
 export interface Subscription {
   id: string;
   organization_id: string;
+  /** the company of a company-scoped subscription; null: organization-wide */
+  company_id?: string | null;
   sii_env: SiiEnv;
   url: string;
   events: WebhookEventType[];
@@ -50,6 +52,8 @@ export interface DueAttempt {
   attempt: number;
   /** ISO-8601 */
   due_at: string;
+  /** the subscription's organization: the delivery queue's fairness key (absent: unknown) */
+  organization_id?: string | null;
 }
 
 export interface AttemptOutcome {
@@ -102,7 +106,13 @@ export interface DeliveryStore {
     retryBefore: Date;
     now: Date;
     limit: number;
+    /** at most this many rows of one organization (its queue share) */
+    perOrganization?: number;
+    /** claims the rows returned until then, so no other sweep queues them meanwhile */
+    queuedUntil?: Date;
   }): Promise<DueAttempt[]>;
+  /** gives back the sweep's claim of rows the in-memory queue did not take */
+  releaseQueued?(deliveryIds: string[]): Promise<void>;
   /** removes delivered/exhausted records completed before `before`; returns how many */
   purgeTerminal(before: Date): Promise<number>;
 }

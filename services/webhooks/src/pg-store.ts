@@ -16,6 +16,7 @@ export function subscriptionFromRow(r: Row): Subscription {
   return {
     id: r.id as string,
     organization_id: r.organization_id as string,
+    company_id: (r.company_id as string | null | undefined) ?? null,
     sii_env: r.sii_env as SiiEnv,
     url: r.url as string,
     events: r.events as WebhookEventType[],
@@ -158,28 +159,55 @@ export class PgWebhookStore implements DeliveryStore, IngestStore {
     });
   }
 
+  /**
+   * Overdue pending deliveries nobody holds, oldest first, at most `perOrganization` of one
+   * organization (so one organization's backlog never fills a sweep), CLAIMED until `queuedUntil`
+   * in the same statement: a row a sweep already queued is skipped by every other sweep until the
+   * claim lapses (a crash), and two processes sweeping at once never both take a row.
+   */
   async findOverdue(o: {
     firstBefore: Date;
     retryBefore: Date;
     now: Date;
     limit: number;
+    perOrganization?: number;
+    queuedUntil?: Date;
   }): Promise<DueAttempt[]> {
-    const rows: Row[] = await this.ds.query(
-      `SELECT id, subscription_id, attempts, next_attempt_at FROM webhook_deliveries
-        WHERE state = 'pending'
-          AND next_attempt_at <= CASE WHEN attempts = 0 THEN $1::timestamptz ELSE $2::timestamptz END
-          AND (lease_until IS NULL OR lease_until <= $3)
-        ORDER BY next_attempt_at
-        LIMIT $4`,
-      [o.firstBefore, o.retryBefore, o.now, o.limit],
+    const res: unknown = await this.ds.query(
+      `WITH candidates AS (
+         SELECT d.id, d.next_attempt_at,
+                row_number() OVER (PARTITION BY s.organization_id ORDER BY d.next_attempt_at) AS rn
+           FROM webhook_deliveries d JOIN webhook_subscriptions s ON s.id = d.subscription_id
+          WHERE d.state = 'pending'
+            AND d.next_attempt_at <= CASE WHEN d.attempts = 0 THEN $1::timestamptz ELSE $2::timestamptz END
+            AND (d.lease_until IS NULL OR d.lease_until <= $3)
+            AND (d.queued_until IS NULL OR d.queued_until <= $3)),
+       picked AS (
+         SELECT id FROM candidates WHERE rn <= $5 ORDER BY next_attempt_at LIMIT $4)
+       UPDATE webhook_deliveries d SET queued_until = $6
+         FROM picked p, webhook_subscriptions s
+        WHERE d.id = p.id AND s.id = d.subscription_id
+          AND d.state = 'pending' AND (d.queued_until IS NULL OR d.queued_until <= $3)
+        RETURNING d.id, d.subscription_id, d.attempts, d.next_attempt_at, s.organization_id`,
+      [o.firstBefore, o.retryBefore, o.now, o.limit, o.perOrganization ?? o.limit, o.queuedUntil ?? o.now],
     );
-    return rows.map((r) => ({
-      event_id: `sweep:${r.id as string}:${Number(r.attempts) + 1}`,
-      delivery_id: r.id as string,
-      subscription_id: r.subscription_id as string,
-      attempt: Number(r.attempts) + 1,
-      due_at: (r.next_attempt_at as Date).toISOString(),
-    }));
+    return rowsOf(res)
+      .map((r) => ({
+        event_id: `sweep:${r.id as string}:${Number(r.attempts) + 1}`,
+        delivery_id: r.id as string,
+        subscription_id: r.subscription_id as string,
+        attempt: Number(r.attempts) + 1,
+        due_at: (r.next_attempt_at as Date).toISOString(),
+        organization_id: r.organization_id as string,
+      }))
+      .sort((a, b) => a.due_at.localeCompare(b.due_at));
+  }
+
+  async releaseQueued(deliveryIds: string[]): Promise<void> {
+    if (deliveryIds.length === 0) return;
+    await this.ds.query(`UPDATE webhook_deliveries SET queued_until = NULL WHERE id = ANY($1::uuid[])`, [
+      deliveryIds,
+    ]);
   }
 
   async purgeTerminal(before: Date): Promise<number> {
@@ -219,11 +247,18 @@ function ingestTx(m: EntityManager): IngestTx {
         [s.dte_id, s.sii_status, s.observed_at, s.emitted],
       );
     },
-    async activeSubscriptions(organizationId: string, env: SiiEnv): Promise<Subscription[]> {
+    async activeSubscriptions(organizationId: string, env: SiiEnv, dteId?: string): Promise<Subscription[]> {
       if (!isUuid(organizationId)) return [];
+      // organization-wide subscriptions, and those of the document's own company. A record whose
+      // document is not in dtes (every document the service issues is; only a hand-made record is
+      // not) has no known company and goes to every subscription of the organization, as before.
       const rows: Row[] = await m.query(
-        `SELECT * FROM webhook_subscriptions WHERE organization_id = $1 AND sii_env = $2 AND active`,
-        [organizationId, env],
+        `WITH doc AS (SELECT company_id FROM dtes WHERE id = $3::uuid)
+         SELECT * FROM webhook_subscriptions
+          WHERE organization_id = $1 AND sii_env = $2 AND active
+            AND (company_id IS NULL OR NOT EXISTS (SELECT 1 FROM doc)
+                 OR company_id = (SELECT company_id FROM doc))`,
+        [organizationId, env, dteId && isUuid(dteId) ? dteId : null],
       );
       return rows.map(subscriptionFromRow);
     },
@@ -265,6 +300,12 @@ function firstRow(res: unknown): Row | undefined {
   if (Array.isArray(res) && res.length === 2 && Array.isArray(res[0]) && typeof res[1] === 'number')
     return (res[0] as Row[])[0];
   return Array.isArray(res) ? (res[0] as Row | undefined) : undefined;
+}
+
+function rowsOf(res: unknown): Row[] {
+  if (Array.isArray(res) && res.length === 2 && Array.isArray(res[0]) && typeof res[1] === 'number')
+    return res[0] as Row[];
+  return Array.isArray(res) ? (res as Row[]) : [];
 }
 
 function affected(res: unknown): number {

@@ -3,15 +3,28 @@ import { metrics } from '@dte/service-runtime';
 import type { Clock } from './clock';
 import type { Dispatcher } from './dispatcher';
 import type { DeliveryStore, DueAttempt } from './model';
-import { KeyedWorkQueue } from './work-queue';
+import { FairWorkQueue, type PushResult } from './work-queue';
 
 export interface RunnerOptions {
   /** attempts in flight at once */
   concurrency: number;
   /** attempts in flight at once for one endpoint (subscription) */
   perEndpoint: number;
+  /** attempts in flight at once for one organization (WEBHOOKS_ORG_CONCURRENCY) */
+  perOrganization?: number;
+  /** attempts waiting in memory, all organizations (WEBHOOKS_QUEUE_MAX) */
+  maxQueued?: number;
+  /** attempts waiting in memory for one organization (WEBHOOKS_ORG_QUEUE_SHARE) */
+  organizationShare?: number;
+  /** how long the sweep's claim of a row it queued lasts (WEBHOOKS_SWEEP_HOLD) */
+  sweepHoldMs?: number;
   onError?: (err: unknown) => void;
+  /** true when the queue reached its high-water mark, false when it drained (pause/resume consumers) */
+  onPressure?: (full: boolean) => void;
 }
+
+/** organization key of attempts that do not say theirs (old retry messages) */
+export const UNKNOWN_ORGANIZATION = '?';
 
 /**
  * Where due attempts run: in parallel, at most `perEndpoint` per subscription, so a slow or
@@ -20,7 +33,10 @@ export interface RunnerOptions {
  * purging terminal records after the retention period.
  */
 export class DeliveryRunner {
-  readonly queue: KeyedWorkQueue;
+  readonly queue: FairWorkQueue;
+  private readonly sweepHoldMs: number;
+  /** attempts refused because their organization's share or the queue was full (left in the database) */
+  refused = 0;
 
   constructor(
     private readonly dispatcher: Dispatcher,
@@ -28,14 +44,36 @@ export class DeliveryRunner {
     private readonly clock: Clock,
     opts: RunnerOptions,
   ) {
-    this.queue = new KeyedWorkQueue(opts.concurrency, opts.perEndpoint, opts.onError);
+    this.queue = new FairWorkQueue(
+      {
+        global: opts.concurrency,
+        perKey: opts.perEndpoint,
+        perOrg: opts.perOrganization ?? opts.concurrency,
+        maxWaiting: opts.maxQueued ?? 10_000,
+        orgShare: opts.organizationShare ?? opts.maxQueued ?? 10_000,
+      },
+      opts.onError,
+      opts.onPressure,
+    );
+    this.sweepHoldMs = opts.sweepHoldMs ?? 120_000;
   }
 
-  /** hands a due attempt to the pool; returns at once */
-  enqueue(due: DueAttempt): void {
-    this.queue.push(due.subscription_id, async () => {
-      metrics.webhookDeliveries.inc({ outcome: await this.dispatcher.runAttempt(due) });
-    });
+  /**
+   * Hands a due attempt to the pool; returns at once. An attempt already held (waiting or
+   * running) is not queued twice; one refused because its organization's share (or the whole
+   * queue) is full stays pending in the database, where the overdue sweep finds it again.
+   */
+  enqueue(due: DueAttempt): PushResult {
+    const r = this.queue.push(
+      due.organization_id ?? UNKNOWN_ORGANIZATION,
+      due.subscription_id,
+      due.delivery_id,
+      async () => {
+        metrics.webhookDeliveries.inc({ outcome: await this.dispatcher.runAttempt(due) });
+      },
+    );
+    if (r === 'org_full' || r === 'full') this.refused++;
+    return r;
   }
 
   /**
@@ -44,15 +82,26 @@ export class DeliveryRunner {
    * overdue by `retryGraceMs` (their retry-topic message was lost). Returns how many.
    */
   async sweepOverdue(firstGraceMs: number, retryGraceMs: number, limit = 500): Promise<number> {
+    const room = this.queue.limits.maxWaiting - this.queue.waitingCount;
+    if (room <= 0) return 0;
     const now = this.clock.now();
     const due = await this.store.findOverdue({
       firstBefore: new Date(now - firstGraceMs),
       retryBefore: new Date(now - retryGraceMs),
       now: new Date(now),
-      limit,
+      limit: Math.min(limit, room),
+      perOrganization: this.queue.limits.orgShare,
+      queuedUntil: new Date(now + this.sweepHoldMs),
     });
-    for (const d of due) this.enqueue(d);
-    return due.length;
+    const giveBack: string[] = [];
+    let queued = 0;
+    for (const d of due) {
+      const r = this.enqueue(d);
+      if (r === 'queued') queued++;
+      else if (r !== 'duplicate') giveBack.push(d.delivery_id);
+    }
+    if (giveBack.length > 0) await this.store.releaseQueued?.(giveBack);
+    return queued;
   }
 
   /** removes terminal delivery records older than `retentionMs`; returns how many */

@@ -7,7 +7,14 @@ import { systemClock, type Clock } from './clock';
 import type { Config } from './config';
 import { Dispatcher } from './dispatcher';
 import { closeDeliveryAgents } from './http-delivery';
-import { consumeRetries, consumeStatus, KafkaTierScheduler, retryTopicSpecs } from './kafka-side';
+import {
+  consumeRetries,
+  consumeStatus,
+  deadLetterTopicSpecs,
+  KafkaTierScheduler,
+  retryTopicSpecs,
+  type StatusDeadLetter,
+} from './kafka-side';
 import { MailDisableNotifier } from './notifier';
 import { PgWebhookStore, pgOwnerLookup } from './pg-store';
 import { DeliveryRunner } from './runner';
@@ -15,6 +22,12 @@ import { DeliveryRunner } from './runner';
 export interface RunningService {
   healthPort: number;
   runner: DeliveryRunner;
+  /** records sent to the dead-letter topic by this process */
+  deadLetters: StatusDeadLetter[];
+  /** times the consumers were paused because the delivery queue was full */
+  pauses: number;
+  /** whether the consumers are paused now */
+  readonly paused: boolean;
   /** resolves once both consumers have joined their groups and hold partitions */
   ready(): Promise<void>;
   close(): Promise<void>;
@@ -47,7 +60,10 @@ export async function startWebhooksService(
   if (!ds.isInitialized) await ds.initialize();
   const messaging =
     deps.messaging ?? createKafka({ ...messagingConfigFromEnv('webhooks', env), log: logger });
-  await messaging.ensureTopics(retryTopicSpecs(config.retryPartitions));
+  await messaging.ensureTopics([
+    ...retryTopicSpecs(config.retryPartitions),
+    ...deadLetterTopicSpecs(config.retryPartitions),
+  ]);
   const producer = await messaging.createProducer();
 
   const store = new PgWebhookStore(ds, deps.keys ?? localKeyWrapper(config.masterKey, config.masterKeyId));
@@ -72,16 +88,61 @@ export async function startWebhooksService(
     leaseMs: config.timeoutMs + 30_000,
     logger,
   });
+  const consumers: { pause(): void; resume(): void }[] = [];
+  const pressure = { paused: false, pauses: 0 };
   const runner = new DeliveryRunner(dispatcher, store, clock, {
     concurrency: config.concurrency,
     perEndpoint: config.endpointConcurrency,
+    perOrganization: config.orgConcurrency,
+    maxQueued: config.queueMax,
+    organizationShare: config.orgQueueShare,
+    sweepHoldMs: config.sweepHoldMs,
     onError: (err) => logger.error({ err }, 'webhook attempt failed to run'),
+    onPressure: (full) => {
+      // the queue is full: stop fetching until it drained (the member keeps its partitions)
+      pressure.paused = full;
+      if (full) pressure.pauses++;
+      logger.warn(
+        { waiting: runner.queue.waitingCount },
+        full ? 'delivery queue full: consumers paused' : 'delivery queue drained: consumers resumed',
+      );
+      for (const c of consumers) {
+        try {
+          if (full) c.pause();
+          else c.resume();
+        } catch (err) {
+          logger.error({ err }, 'could not pause/resume a consumer');
+        }
+      }
+    },
   });
   holder.runner = runner;
 
-  const status = await consumeStatus(messaging, store, clock, run);
+  const deadLetters: StatusDeadLetter[] = [];
+  const status = await consumeStatus(messaging, store, clock, run, {
+    deadLetter: {
+      maxAttempts: config.statusMaxAttempts,
+      backoffMs: config.statusRetryBackoffMs,
+      producer,
+      onDeadLetter: (letter, err) => {
+        deadLetters.push(letter);
+        if (deadLetters.length > 100) deadLetters.shift();
+        logger.error(
+          {
+            err,
+            dte_id: letter.dte_id,
+            organization_id: letter.organization_id,
+            offset: letter.source_offset,
+          },
+          'dte-status record sent to the dead-letter topic',
+        );
+      },
+    },
+  });
   const stopping = new AbortController();
   const retries = await consumeRetries(messaging, clock, run, config.retryPartitions, stopping.signal);
+  consumers.push(status, retries);
+  if (pressure.paused) for (const c of consumers) c.pause();
 
   const every = (ms: number, what: string, fn: () => Promise<unknown>) => {
     let busy = false;
@@ -113,6 +174,13 @@ export async function startWebhooksService(
   return {
     healthPort: health.port,
     runner,
+    deadLetters,
+    get pauses() {
+      return pressure.pauses;
+    },
+    get paused() {
+      return pressure.paused;
+    },
     async ready() {
       await Promise.all([status.whenJoined(), retries.whenJoined()]);
     },

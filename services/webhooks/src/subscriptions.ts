@@ -40,6 +40,22 @@ export function publicRecord(s: Subscription): SubscriptionRecord {
 export interface Scope {
   organizationId: string;
   env: SiiEnv;
+  /**
+   * A company-scoped API key's company: it sees, creates and manages only that company's
+   * subscriptions. Null or absent: an organization-wide key, which sees every subscription of
+   * the organization and creates organization-wide ones.
+   */
+  companyId?: string | null;
+}
+
+/**
+ * The SQL condition that keeps a query inside the scope's company (none for organization-wide
+ * keys), using parameter number `n` for the company id; and the parameters to append.
+ */
+function companyClause(scope: Scope, n: number): { sql: string; params: string[] } {
+  return scope.companyId
+    ? { sql: ` AND company_id = $${n}`, params: [scope.companyId] }
+    : { sql: '', params: [] };
 }
 
 function notFound(): never {
@@ -100,11 +116,23 @@ export async function createSubscription(
     await assertBelowCap(m, scope);
     return m.query(
       `INSERT INTO webhook_subscriptions
-         (id, organization_id, sii_env, url, events, secret_sealed, idempotency_key, request_hash)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-       ON CONFLICT (organization_id, sii_env, idempotency_key) DO NOTHING
+         (id, organization_id, sii_env, url, events, secret_sealed, idempotency_key, request_hash, company_id)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+       ON CONFLICT (organization_id, sii_env,
+                    (COALESCE(company_id, '00000000-0000-0000-0000-000000000000'::uuid)), idempotency_key)
+       DO NOTHING
        RETURNING *`,
-      [id, scope.organizationId, scope.env, input.url, events, sealed, input.idempotencyKey, hash],
+      [
+        id,
+        scope.organizationId,
+        scope.env,
+        input.url,
+        events,
+        sealed,
+        input.idempotencyKey,
+        hash,
+        scope.companyId ?? null,
+      ],
     );
   });
   if (rows[0]) return { subscription: subscriptionFromRow(rows[0]), created: true, secret };
@@ -144,8 +172,9 @@ async function assertBelowCap(db: Pick<DataSource, 'query'>, scope: Scope): Prom
 
 async function findByKey(ds: Pick<DataSource, 'query'>, scope: Scope, key: string) {
   const rows: Record<string, unknown>[] = await ds.query(
-    `SELECT * FROM webhook_subscriptions WHERE organization_id = $1 AND sii_env = $2 AND idempotency_key = $3`,
-    [scope.organizationId, scope.env, key],
+    `SELECT * FROM webhook_subscriptions WHERE organization_id = $1 AND sii_env = $2 AND idempotency_key = $3
+        AND company_id IS NOT DISTINCT FROM $4::uuid`,
+    [scope.organizationId, scope.env, key, scope.companyId ?? null],
   );
   return rows[0];
 }
@@ -161,18 +190,20 @@ function repeatOrConflict(row: Record<string, unknown>, hash: string): CreateRes
 }
 
 export async function listSubscriptions(ds: DataSource, scope: Scope): Promise<Subscription[]> {
+  const c = companyClause(scope, 3);
   const rows: Record<string, unknown>[] = await ds.query(
-    `SELECT * FROM webhook_subscriptions WHERE organization_id = $1 AND sii_env = $2 ORDER BY created_at, id`,
-    [scope.organizationId, scope.env],
+    `SELECT * FROM webhook_subscriptions WHERE organization_id = $1 AND sii_env = $2${c.sql} ORDER BY created_at, id`,
+    [scope.organizationId, scope.env, ...c.params],
   );
   return rows.map(subscriptionFromRow);
 }
 
 export async function getSubscription(ds: DataSource, scope: Scope, id: string): Promise<Subscription> {
   if (!isUuid(id)) notFound();
+  const c = companyClause(scope, 4);
   const rows: Record<string, unknown>[] = await ds.query(
-    `SELECT * FROM webhook_subscriptions WHERE id = $1 AND organization_id = $2 AND sii_env = $3`,
-    [id, scope.organizationId, scope.env],
+    `SELECT * FROM webhook_subscriptions WHERE id = $1 AND organization_id = $2 AND sii_env = $3${c.sql}`,
+    [id, scope.organizationId, scope.env, ...c.params],
   );
   if (!rows[0]) notFound();
   return subscriptionFromRow(rows[0]);
@@ -190,10 +221,11 @@ export async function rotateSecret(
 ): Promise<{ subscription: Subscription; secret: string }> {
   if (!isUuid(id)) notFound();
   const { secret, sealed } = await newSealedSecret(keys, id);
+  const c = companyClause(scope, 5);
   const res = await ds.query(
     `UPDATE webhook_subscriptions SET secret_sealed = $4, secret = NULL
-      WHERE id = $1 AND organization_id = $2 AND sii_env = $3 RETURNING *`,
-    [id, scope.organizationId, scope.env, sealed],
+      WHERE id = $1 AND organization_id = $2 AND sii_env = $3${c.sql} RETURNING *`,
+    [id, scope.organizationId, scope.env, sealed, ...c.params],
   );
   const row = (Array.isArray(res[0]) ? res[0][0] : res[0]) as Record<string, unknown> | undefined;
   if (!row) notFound();
@@ -219,9 +251,10 @@ export async function enqueueTestDelivery(
 ): Promise<TestDelivery> {
   return ds.transaction(async (m) => {
     if (!isUuid(id)) notFound();
+    const c = companyClause(scope, 4);
     const rows: Record<string, unknown>[] = await m.query(
-      `SELECT * FROM webhook_subscriptions WHERE id = $1 AND organization_id = $2 AND sii_env = $3 FOR SHARE`,
-      [id, scope.organizationId, scope.env],
+      `SELECT * FROM webhook_subscriptions WHERE id = $1 AND organization_id = $2 AND sii_env = $3${c.sql} FOR SHARE`,
+      [id, scope.organizationId, scope.env, ...c.params],
     );
     if (!rows[0]) notFound();
     const s = subscriptionFromRow(rows[0]);
@@ -248,9 +281,10 @@ export async function enqueueTestDelivery(
 /** Deletes the subscription and, by cascade, every delivery record of it. */
 export async function deleteSubscription(ds: DataSource, scope: Scope, id: string): Promise<void> {
   if (!isUuid(id)) notFound();
+  const c = companyClause(scope, 4);
   const res = await ds.query(
-    `DELETE FROM webhook_subscriptions WHERE id = $1 AND organization_id = $2 AND sii_env = $3`,
-    [id, scope.organizationId, scope.env],
+    `DELETE FROM webhook_subscriptions WHERE id = $1 AND organization_id = $2 AND sii_env = $3${c.sql}`,
+    [id, scope.organizationId, scope.env, ...c.params],
   );
   const n = Array.isArray(res) && typeof res[1] === 'number' ? res[1] : 0;
   if (n === 0) notFound();

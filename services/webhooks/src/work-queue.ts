@@ -1,38 +1,128 @@
+/** In-flight and in-memory limits of the delivery queue (README: Tenant isolation bounds). */
+export interface FairQueueLimits {
+  /** jobs running at once, all organizations together */
+  global: number;
+  /** jobs running at once for one organization */
+  perOrg: number;
+  /** jobs running at once for one endpoint (subscription) */
+  perKey: number;
+  /** jobs waiting in memory, all organizations together: a push beyond it is refused */
+  maxWaiting: number;
+  /** jobs waiting in memory for one organization (its share): a push beyond it is refused */
+  orgShare: number;
+}
+
 /**
- * Runs jobs in parallel with a global limit and a limit per key (per endpoint), so that one
- * slow endpoint holds at most `perKey` slots and never delays the others. Jobs of a key beyond
- * its limit wait in that key's own line.
+ * What became of a pushed job: `queued`; `duplicate` (a job with that id is already waiting or
+ * running); `org_full` / `full` (the organization's share or the whole queue is full: the caller
+ * leaves the work where it is durable, the database, for a later sweep).
  */
-export class KeyedWorkQueue {
+export type PushResult = 'queued' | 'duplicate' | 'org_full' | 'full';
+
+type Job = { id: string; run: () => Promise<void> };
+
+interface EndpointLine {
+  running: number;
+  jobs: Job[];
+}
+
+interface OrgLine {
+  running: number;
+  waiting: number;
+  endpoints: Map<string, EndpointLine>;
+  /** endpoints with waiting jobs, in turn order */
+  turn: string[];
+}
+
+/**
+ * The delivery work queue. Jobs are grouped by organization, then by endpoint; slots go to the
+ * organizations in turn (round robin), and within one to its endpoints in turn, under three
+ * concurrency limits (global, per organization, per endpoint). So an organization with thousands
+ * of pending deliveries to slow endpoints holds at most `perOrg` slots and `orgShare` places in
+ * memory, and another organization's delivery starts as soon as any slot frees, whatever is
+ * queued before it. A job id is held once (waiting or running): pushing it again is a no-op.
+ *
+ * Back-pressure: `onPressure(true)` when the waiting jobs reach the high-water mark (3/4 of
+ * maxWaiting), `onPressure(false)` when they drained to the low-water mark (1/4); the service
+ * pauses and resumes its Kafka consumers on it.
+ */
+export class FairWorkQueue {
   private running = 0;
-  private readonly runningByKey = new Map<string, number>();
-  private readonly waitingByKey = new Map<string, (() => Promise<void>)[]>();
-  /** keys with waiting jobs, in arrival order (fairness across keys) */
-  private readonly ready: string[] = [];
+  private waiting = 0;
+  private readonly held = new Set<string>();
+  private readonly orgs = new Map<string, OrgLine>();
+  /** organizations with waiting jobs, in turn order */
+  private readonly turn: string[] = [];
+  private readonly inTurn = new Set<string>();
   private idleWaiters: (() => void)[] = [];
+  private pressured = false;
+  /** the most jobs ever waiting at once (for tests and figures) */
+  peakWaiting = 0;
+  readonly highWater: number;
+  readonly lowWater: number;
 
   constructor(
-    private readonly global: number,
-    private readonly perKey: number,
+    readonly limits: FairQueueLimits,
     private readonly onError: (err: unknown) => void = () => undefined,
+    private readonly onPressure: (full: boolean) => void = () => undefined,
   ) {
-    if (global < 1 || perKey < 1) throw new Error('concurrency limits must be at least 1');
+    for (const [k, v] of Object.entries(limits))
+      if (!Number.isInteger(v) || v < 1) throw new Error(`queue limit ${k} must be a positive integer`);
+    this.highWater = Math.max(1, Math.ceil((limits.maxWaiting * 3) / 4));
+    this.lowWater = Math.floor(limits.maxWaiting / 4);
   }
 
+  /** jobs waiting or running */
   get size(): number {
-    let waiting = 0;
-    for (const list of this.waitingByKey.values()) waiting += list.length;
-    return waiting + this.running;
+    return this.waiting + this.running;
   }
 
-  push(key: string, job: () => Promise<void>): void {
-    const list = this.waitingByKey.get(key);
-    if (list) list.push(job);
-    else {
-      this.waitingByKey.set(key, [job]);
-      this.ready.push(key);
+  get waitingCount(): number {
+    return this.waiting;
+  }
+
+  /** whether the high-water mark was reached and the low-water mark not yet */
+  get underPressure(): boolean {
+    return this.pressured;
+  }
+
+  has(id: string): boolean {
+    return this.held.has(id);
+  }
+
+  /** waiting and running jobs of one organization */
+  orgLoad(org: string): { running: number; waiting: number } {
+    const o = this.orgs.get(org);
+    return { running: o?.running ?? 0, waiting: o?.waiting ?? 0 };
+  }
+
+  push(org: string, key: string, id: string, run: () => Promise<void>): PushResult {
+    if (this.held.has(id)) return 'duplicate';
+    let o = this.orgs.get(org);
+    if (this.waiting >= this.limits.maxWaiting) return 'full';
+    if ((o?.waiting ?? 0) >= this.limits.orgShare) return 'org_full';
+    if (!o) {
+      o = { running: 0, waiting: 0, endpoints: new Map(), turn: [] };
+      this.orgs.set(org, o);
+    }
+    let e = o.endpoints.get(key);
+    if (!e) {
+      e = { running: 0, jobs: [] };
+      o.endpoints.set(key, e);
+    }
+    if (e.jobs.length === 0) o.turn.push(key);
+    e.jobs.push({ id, run });
+    o.waiting++;
+    this.waiting++;
+    this.held.add(id);
+    if (this.waiting > this.peakWaiting) this.peakWaiting = this.waiting;
+    this.enterTurn(org);
+    if (!this.pressured && this.waiting >= this.highWater) {
+      this.pressured = true;
+      this.onPressure(true);
     }
     this.pump();
+    return 'queued';
   }
 
   /** resolves when nothing runs or waits */
@@ -41,40 +131,67 @@ export class KeyedWorkQueue {
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
+  private enterTurn(org: string): void {
+    if (this.inTurn.has(org)) return;
+    this.inTurn.add(org);
+    this.turn.push(org);
+  }
+
   private pump(): void {
     let scanned = 0;
-    while (this.running < this.global && scanned < this.ready.length) {
-      const key = this.ready.shift()!;
-      const keyRunning = this.runningByKey.get(key) ?? 0;
-      const list = this.waitingByKey.get(key);
-      if (!list || list.length === 0) {
-        this.waitingByKey.delete(key);
-        continue;
-      }
-      if (keyRunning >= this.perKey) {
-        this.ready.push(key);
+    while (this.running < this.limits.global && scanned < this.turn.length) {
+      const org = this.turn.shift()!;
+      this.inTurn.delete(org);
+      const o = this.orgs.get(org)!;
+      const job = o.running < this.limits.perOrg ? this.takeFrom(o) : null;
+      if (o.waiting > 0) this.enterTurn(org);
+      if (!job) {
         scanned++;
         continue;
       }
       scanned = 0;
-      const job = list.shift()!;
-      if (list.length > 0) this.ready.push(key);
-      else this.waitingByKey.delete(key);
-      this.start(key, job);
+      this.start(org, job.key, job.job);
+    }
+    if (this.pressured && this.waiting <= this.lowWater) {
+      this.pressured = false;
+      this.onPressure(false);
     }
   }
 
-  private start(key: string, job: () => Promise<void>): void {
+  /** the next job of the organization's next endpoint that has a free slot, or null */
+  private takeFrom(o: OrgLine): { key: string; job: Job } | null {
+    for (let i = 0; i < o.turn.length; i++) {
+      const key = o.turn.shift()!;
+      const e = o.endpoints.get(key)!;
+      if (e.running >= this.limits.perKey) {
+        o.turn.push(key);
+        continue;
+      }
+      const job = e.jobs.shift()!;
+      if (e.jobs.length > 0) o.turn.push(key);
+      o.waiting--;
+      this.waiting--;
+      return { key, job };
+    }
+    return null;
+  }
+
+  private start(org: string, key: string, job: Job): void {
+    const o = this.orgs.get(org)!;
+    const e = o.endpoints.get(key)!;
     this.running++;
-    this.runningByKey.set(key, (this.runningByKey.get(key) ?? 0) + 1);
-    void job()
+    o.running++;
+    e.running++;
+    void Promise.resolve()
+      .then(job.run)
       .catch((err) => this.onError(err))
       .finally(() => {
         this.running--;
-        const n = (this.runningByKey.get(key) ?? 1) - 1;
-        if (n === 0) this.runningByKey.delete(key);
-        else this.runningByKey.set(key, n);
-        if (this.waitingByKey.has(key) && !this.ready.includes(key)) this.ready.push(key);
+        o.running--;
+        e.running--;
+        this.held.delete(job.id);
+        if (e.running === 0 && e.jobs.length === 0) o.endpoints.delete(key);
+        if (o.running === 0 && o.waiting === 0) this.orgs.delete(org);
         this.pump();
         if (this.size === 0) {
           const waiters = this.idleWaiters;

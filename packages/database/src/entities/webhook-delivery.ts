@@ -36,6 +36,10 @@ export class WebhookDelivery {
   @Column({ name: 'lease_until', type: 'timestamptz', nullable: true })
   leaseUntil!: Date | null;
 
+  /** the overdue sweep put it in a process's in-memory queue until then (no second queueing) */
+  @Column({ name: 'queued_until', type: 'timestamptz', nullable: true })
+  queuedUntil!: Date | null;
+
   @Column({ name: 'last_status', type: 'integer', nullable: true })
   lastStatus!: number | null;
 

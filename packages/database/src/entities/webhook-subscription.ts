@@ -13,6 +13,10 @@ export class WebhookSubscription {
   @Column({ name: 'organization_id', type: 'uuid' })
   organizationId!: string;
 
+  /** the company of a company-scoped subscription; null: organization-wide */
+  @Column({ name: 'company_id', type: 'uuid', nullable: true })
+  companyId!: string | null;
+
   @Column({ name: 'sii_env', type: 'text' })
   siiEnv!: 'cert' | 'prod';
 

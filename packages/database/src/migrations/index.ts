@@ -21,6 +21,9 @@ import { Accounts1763806000000 } from './1763806000000-accounts';
 import { AgentsOauthMcp1763810000000 } from './1763810000000-agents-oauth-mcp';
 import { BoletasBhe1763807000000 } from './1763807000000-boletas-bhe';
 import { OutboxHeaders1763808000000 } from './1763808000000-outbox-headers';
+import { WebhookDeliveriesQueuedUntil1763812000000 } from './1763812000000-webhook-deliveries-queued-until';
+import { DtesStatusNotify1763812100000 } from './1763812100000-dtes-status-notify';
+import { WebhookSubscriptionsCompany1763812200000 } from './1763812200000-webhook-subscriptions-company';
 
 export const migrations: (new () => MigrationInterface)[] = [
   ProcessedEvents1763780000000,
@@ -43,4 +46,7 @@ export const migrations: (new () => MigrationInterface)[] = [
   AgentsOauthMcp1763810000000,
   BoletasBhe1763807000000,
   OutboxHeaders1763808000000,
+  WebhookDeliveriesQueuedUntil1763812000000,
+  DtesStatusNotify1763812100000,
+  WebhookSubscriptionsCompany1763812200000,
 ];

@@ -1,6 +1,7 @@
 import { classify } from '@dte/status';
 import type { DataSource } from 'typeorm';
 import { DTE_COLUMNS, type DteRow } from './dte-row';
+import type { StatusWakeups } from './status-wakeups';
 
 /** Longest `Prefer: wait=N` honoured (seconds); larger values are clamped to it. */
 export const MAX_PREFER_WAIT_SEC = 60;
@@ -68,26 +69,65 @@ function settledElsewhere(row: DteRow): boolean {
   return e.terminal || e.categoria === 'requiere_accion';
 }
 
+/** Re-read period of a waiting request when no notification came (a lost one, a broken listener). */
+export const PREFER_WAIT_FALLBACK_MS = 5_000;
+
 /**
- * Waits up to `seconds` for the document to reach the SII (track id recorded by the uploader),
- * re-reading the row every `intervalMs` at first, then less often (up to 1 s); stops early when the document ended without reaching it
- * (e.g. emision_fallida). Returns the last row read and whether it got there.
+ * Waits up to `seconds` for the document to reach the SII (track id recorded by the uploader);
+ * stops early when the document ended without reaching it (e.g. emision_fallida). With
+ * `wakeups`, the row is re-read when PostgreSQL notifies a change of this document (and every
+ * PREFER_WAIT_FALLBACK_MS in case a notification is lost); without it, every `intervalMs` at
+ * first, then less often (up to 1 s). Returns the last row read and whether it got there.
  */
 export async function waitForSii(
   db: DataSource,
   row: DteRow,
   seconds: number,
   intervalMs = 200,
+  wakeups?: StatusWakeups,
 ): Promise<{ row: DteRow; sent: boolean }> {
   const deadline = Date.now() + seconds * 1000;
   let current = row;
+  const reread = async () => {
+    const rows: DteRow[] = await db.query(`SELECT ${DTE_COLUMNS} FROM dtes WHERE id = $1`, [row.id]);
+    if (rows[0]) current = rows[0];
+  };
+  const done = () => reachedSii(current) || settledElsewhere(current) || Date.now() >= deadline;
+  if (wakeups && !done()) {
+    let woken = false;
+    let wake: () => void = () => (woken = true);
+    const off = await wakeups.subscribe(row.id, () => wake());
+    try {
+      await reread(); // a change that committed before LISTEN was in place
+      while (!done()) {
+        if (!woken) {
+          await new Promise<void>((resolve) => {
+            const t = setTimeout(
+              done_,
+              Math.min(PREFER_WAIT_FALLBACK_MS, Math.max(0, deadline - Date.now())),
+            );
+            function done_() {
+              clearTimeout(t);
+              resolve();
+            }
+            wake = done_;
+          });
+        }
+        woken = false;
+        wake = () => (woken = true);
+        await reread();
+      }
+    } finally {
+      off();
+    }
+    return { row: current, sent: reachedSii(current) };
+  }
   let every = intervalMs;
-  while (!reachedSii(current) && !settledElsewhere(current) && Date.now() < deadline) {
+  while (!done()) {
     await new Promise((r) => setTimeout(r, Math.min(every, Math.max(0, deadline - Date.now()))));
     // reads slow down the longer it waits: 200 ms, then ×1.5 up to 1 s
     every = Math.min(1000, Math.round(every * 1.5));
-    const rows: DteRow[] = await db.query(`SELECT ${DTE_COLUMNS} FROM dtes WHERE id = $1`, [row.id]);
-    if (rows[0]) current = rows[0];
+    await reread();
   }
   return { row: current, sent: reachedSii(current) };
 }

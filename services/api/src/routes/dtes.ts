@@ -5,6 +5,7 @@ import { emitDte } from '../dtes/emission';
 import { exchangeRateSourceFor } from '../dtes/bcch-exchange-rate';
 import { listDtes, LIST_SORTS, parseListQuery, RECEPTOR_ESTADOS } from '../dtes/list';
 import { parsePreferWait, waitForSii, WaitSlots } from '../dtes/prefer-wait';
+import { StatusWakeups } from '../dtes/status-wakeups';
 import { detailRecord, emissionResponse } from '../dtes/records';
 import { dteEvents, getDteOr404, signedXml } from '../dtes/reads';
 import { refreshStatus } from '../dtes/refresh-status';
@@ -28,6 +29,7 @@ export function dteRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
   const db = deps.dataSource;
   // Prefer: wait places of this api process (per caller and in all)
   const waitSlots = new WaitSlots();
+  const wakeups = new StatusWakeups(db);
   // the exchange-rate source of exports lives beside the SII endpoints (the simulator serves it)
   const rates = exchangeRateSourceFor(deps.config);
   return [
@@ -111,7 +113,7 @@ export function dteRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
         const release = wait !== undefined ? waitSlots.take(principalOf(ctx).actorId) : null;
         if (wait !== undefined && release) {
           try {
-            ({ row: current, sent } = await waitForSii(db, row, wait));
+            ({ row: current, sent } = await waitForSii(db, row, wait, 200, wakeups));
           } finally {
             release();
           }

@@ -34,7 +34,8 @@ export const WEBHOOK_TEST_LIMIT = { max: 5, windowSec: 60 };
 
 function scopeOf(ctx: Context): WebhookScope {
   const p = principalOf(ctx);
-  return { organizationId: p.organizationId, env: p.environment };
+  // a company-scoped key sees and manages only its company's subscriptions
+  return { organizationId: p.organizationId, env: p.environment, companyId: p.companyId ?? null };
 }
 
 function idempotencyKey(ctx: Context): string {

@@ -1,0 +1,105 @@
+import type { DataSource } from 'typeorm';
+
+/** The parts of node-postgres's pool and client this module uses (typeorm's driver holds them). */
+interface PoolClient {
+  query(sql: string): Promise<unknown>;
+  on(event: 'notification', fn: (n: { channel: string; payload?: string }) => void): unknown;
+  on(event: 'error', fn: (err: Error) => void): unknown;
+  removeAllListeners(event: string): unknown;
+  release(err?: Error | boolean): void;
+}
+interface Pool {
+  connect(): Promise<PoolClient>;
+}
+
+/** The channel the dtes trigger notifies on (migration DtesStatusNotify1763812100000). */
+export const DTE_STATUS_CHANNEL = 'dte_status';
+
+/**
+ * Wakes `Prefer: wait` requests when their document's track id or status changes, from
+ * PostgreSQL's LISTEN/NOTIFY. One connection of the process's pool listens while at least one
+ * request waits (the number of waiters is bounded by WaitSlots) and is given back when the last
+ * one leaves, so an idle process holds nothing.
+ */
+export class StatusWakeups {
+  private readonly waiters = new Map<string, Set<() => void>>();
+  private client: Promise<PoolClient> | null = null;
+  /** notifications received (for tests and figures) */
+  notifications = 0;
+
+  constructor(private readonly ds: DataSource) {}
+
+  /**
+   * Registers a wake-up for document `id` and resolves once LISTEN is in place, so a change that
+   * commits after this resolved is never missed. Returns the function that unregisters it.
+   */
+  async subscribe(id: string, wake: () => void): Promise<() => void> {
+    let set = this.waiters.get(id);
+    if (!set) this.waiters.set(id, (set = new Set()));
+    set.add(wake);
+    const off = () => {
+      const s = this.waiters.get(id);
+      if (!s) return;
+      s.delete(wake);
+      if (s.size === 0) this.waiters.delete(id);
+      if (this.waiters.size === 0) this.stopListening();
+    };
+    try {
+      await this.listen();
+    } catch (err) {
+      off();
+      throw err;
+    }
+    return off;
+  }
+
+  private listen(): Promise<PoolClient> {
+    if (!this.client) {
+      const pool = (this.ds.driver as unknown as { master: Pool }).master;
+      const p = pool.connect().then(async (c) => {
+        c.on('notification', (n) => {
+          if (n.channel !== DTE_STATUS_CHANNEL || !n.payload) return;
+          this.notifications++;
+          for (const w of this.waiters.get(n.payload) ?? []) w();
+        });
+        c.on('error', () => {
+          // the connection broke: the next waiter opens a new one; current waiters fall back
+          // to their periodic re-read
+          if (this.client === p) this.client = null;
+          for (const set of this.waiters.values()) for (const w of set) w();
+        });
+        try {
+          await c.query(`LISTEN ${DTE_STATUS_CHANNEL}`);
+        } catch (err) {
+          c.release(err as Error);
+          throw err;
+        }
+        return c;
+      });
+      p.catch(() => {
+        if (this.client === p) this.client = null;
+      });
+      this.client = p;
+      return p;
+    }
+    return this.client;
+  }
+
+  private stopListening(): void {
+    const p = this.client;
+    if (!p) return;
+    this.client = null;
+    void p
+      .then(async (c) => {
+        try {
+          await c.query(`UNLISTEN ${DTE_STATUS_CHANNEL}`);
+          c.removeAllListeners('notification');
+          c.removeAllListeners('error');
+          c.release();
+        } catch (err) {
+          c.release(err as Error);
+        }
+      })
+      .catch(() => undefined);
+  }
+}
