@@ -5,7 +5,10 @@
  * answers 401 invalid_token and the refresh token gets a new one.
  */
 import { expect } from 'chai';
-import { randomUUID } from 'node:crypto';
+import { generateKeyPairSync, randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
@@ -25,6 +28,7 @@ import {
 } from './oauth-agent';
 
 const TTL_SEC = 2;
+const KID = `test-${randomUUID()}`;
 
 describe('OAuth server across api replicas, with short-lived access tokens (issue 15)', function () {
   this.timeout(120_000);
@@ -38,9 +42,18 @@ describe('OAuth server across api replicas, with short-lived access tokens (issu
   before(async () => {
     const port = await freePort();
     origin = `http://127.0.0.1:${port}`;
+    // the signing keys every replica shares (OAUTH_JWKS_FILE), as a deployment mounts them
+    const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const jwk = { ...privateKey.export({ format: 'jwk' }), kid: KID, alg: 'RS256', use: 'sig' };
+    const jwksFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'oauth-jwks-')), 'jwks.json');
+    fs.writeFileSync(jwksFile, JSON.stringify({ keys: [jwk] }), { mode: 0o600 });
     t = await startTestApi({
       port,
-      env: { PUBLIC_BASE_URL: `${origin}/api/v1`, OAUTH_ACCESS_TOKEN_TTL_SEC: String(TTL_SEC) },
+      env: {
+        PUBLIC_BASE_URL: `${origin}/api/v1`,
+        OAUTH_ACCESS_TOKEN_TTL_SEC: String(TTL_SEC),
+        OAUTH_JWKS_FILE: jwksFile,
+      },
     });
     // the second replica: its own app and OAuth provider, the same configuration, database and Redis
     replica = await startApi({ ...t.deps }, { port: 0 });
@@ -54,6 +67,19 @@ describe('OAuth server across api replicas, with short-lived access tokens (issu
     cb?.close();
     await replica?.close();
     await t?.close();
+  });
+
+  it('both replicas publish the configured signing key (OAUTH_JWKS_FILE), public part only', async () => {
+    for (const base of [origin, `http://127.0.0.1:${replica.port}`]) {
+      const res = await fetch(`${base}/oauth/jwks`);
+      expect(res.status, base).to.equal(200);
+      const { keys } = (await res.json()) as { keys: Record<string, unknown>[] };
+      expect(
+        keys.map((k) => k.kid),
+        base,
+      ).to.deep.equal([KID]);
+      expect(keys[0], base).to.not.have.any.keys('d', 'p', 'q', 'dp', 'dq', 'qi');
+    }
   });
 
   it('a token issued through one replica works on the other; once expired it is refused and the refresh token renews it', async () => {

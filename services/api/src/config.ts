@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { ConfigError, parse, readConfig } from '@dte/service-runtime';
 import { parseFeatureFlag, type FeatureFlag } from './boletas/flags';
 
@@ -71,6 +72,12 @@ export interface Config {
   deliveryIntervalSec: number;
   /** `{auth_url}` of the OAuth server (issuer; routes under /oauth); default the origin of PUBLIC_BASE_URL */
   authUrl?: string;
+  /**
+   * OAUTH_JWKS_FILE: a JWKS (JSON with private keys: RSA for RS256) the OAuth server signs with, the
+   * same file on every replica. Unset: oidc-provider's development keys (it warns at start-up);
+   * access tokens are opaque, so only ID tokens of clients asking for `openid` are signed.
+   */
+  oauthJwks?: { keys: Record<string, unknown>[] };
   /** lifetime of OAuth access tokens of the MCP server, seconds */
   oauthAccessTokenTtlSec: number;
   /** dashboard login page (the consent step links to it with ?return_to=) */
@@ -85,6 +92,17 @@ export interface Config {
   bheEnabled: FeatureFlag;
 }
 
+const loadJwks = (file: string): { keys: Record<string, unknown>[] } => {
+  const jwks = JSON.parse(readFileSync(file, 'utf8')) as { keys?: unknown };
+  if (
+    !Array.isArray(jwks.keys) ||
+    jwks.keys.length === 0 ||
+    !jwks.keys.every((k) => k && typeof k === 'object')
+  ) {
+    throw new Error(`${file}: expected a JWKS {"keys": [...]} with at least one key`);
+  }
+  return jwks as { keys: Record<string, unknown>[] };
+};
 const base64Key = (raw: string): string => {
   if (Buffer.from(raw, 'base64').length !== 32) throw new Error('expected base64 of exactly 32 bytes');
   return raw;
@@ -155,6 +173,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       muestrasMailTo: { env: 'MUESTRAS_MAIL_TO', required: false },
       deliveryIntervalSec: { env: 'DELIVERY_INTERVAL_SEC', default: 30, parse: parse.int },
       authUrl: { env: 'AUTH_URL', parse: url, required: false },
+      oauthJwks: { env: 'OAUTH_JWKS_FILE', parse: loadJwks, required: false },
       oauthAccessTokenTtlSec: { env: 'OAUTH_ACCESS_TOKEN_TTL_SEC', default: 600, parse: positive },
       dashboardLoginUrl: { env: 'DASHBOARD_LOGIN_URL', parse: url, required: false },
       mcpCapEmitPerMinute: { env: 'MCP_CAP_EMIT_PER_MINUTE', default: 20, parse: positive },

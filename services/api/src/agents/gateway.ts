@@ -81,6 +81,7 @@ export function createAgentsGateway(deps: ApiDeps): AgentsGateway {
         .digest('base64url'),
     ],
     accessTokenTtlSec: deps.config.oauthAccessTokenTtlSec,
+    ...(deps.config.oauthJwks ? { jwks: deps.config.oauthJwks } : {}),
     currentUser: (req) => currentDashboardUser(db, accountStores(deps).sessions, deps.config, req, now()),
     grantableCompanies: (userId) => grantableCompanies(db, userId),
     createConnection: (c) => createConnection(db, c),
