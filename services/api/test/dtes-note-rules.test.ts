@@ -555,7 +555,7 @@ describe('GET /dtes/totales', function () {
   });
 
   it('answers 400 dte.totales.query_invalid for a periodo that is not YYYY-MM', async () => {
-    for (const bad of ['2025-13', '2025-1', '202501', 'abc', '2025-00', '2025-01-01']) {
+    for (const bad of ['2025-13', '2025-1', '202501', 'abc', '2025-00', '2025-01-01', '0000-01']) {
       const res = await totales(`?periodo=${encodeURIComponent(bad)}`);
       expect(res.status, bad).to.equal(400);
       expect(res.body.code).to.equal('dte.totales.query_invalid');

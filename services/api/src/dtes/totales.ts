@@ -8,7 +8,8 @@ const PERIODO = /^([0-9]{4})-(0[1-9]|1[0-2])$/;
 /** `periodo` of GET /dtes/totales: YYYY-MM, default the current month in America/Santiago. */
 export function parsePeriodo(value: unknown, now: Date): string {
   if (value === undefined || value === '') return santiagoDate(now).slice(0, 7);
-  if (typeof value !== 'string' || !PERIODO.test(value)) {
+  // the year from 1: there is no year 0 ('0000-01-01' is not a date to PostgreSQL)
+  if (typeof value !== 'string' || !PERIODO.test(value) || value.startsWith('0000')) {
     throw new ApiError('dte.totales.query_invalid', 'periodo must be a month YYYY-MM (01 to 12).', {
       detail: { periodo: value },
     });

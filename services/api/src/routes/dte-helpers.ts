@@ -34,7 +34,7 @@ export function dteHelperRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
       query: {
         periodo: {
           description: 'YYYY-MM; default the current month in America/Santiago',
-          schema: { type: 'string', pattern: '^[0-9]{4}-(0[1-9]|1[0-2])$' },
+          schema: { type: 'string', pattern: '^(?!0000)[0-9]{4}-(0[1-9]|1[0-2])$' },
         },
       },
       responses: { 200: { description: 'the totals', schema: 'dte-totales.schema.json' } },
