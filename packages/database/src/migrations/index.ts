@@ -20,6 +20,7 @@ import { DteDeliveries1763802100000 } from './1763802100000-dte-deliveries';
 import { Accounts1763806000000 } from './1763806000000-accounts';
 import { AgentsOauthMcp1763810000000 } from './1763810000000-agents-oauth-mcp';
 import { BoletasBhe1763807000000 } from './1763807000000-boletas-bhe';
+import { DtesUnsentIndex1763813000000 } from './1763813000000-dtes-unsent-index';
 
 export const migrations: (new () => MigrationInterface)[] = [
   ProcessedEvents1763780000000,
@@ -41,4 +42,5 @@ export const migrations: (new () => MigrationInterface)[] = [
   Accounts1763806000000,
   AgentsOauthMcp1763810000000,
   BoletasBhe1763807000000,
+  DtesUnsentIndex1763813000000,
 ];

@@ -1,6 +1,7 @@
 import type { Context } from 'koa';
 import type { ApiDeps, Principal, RouteDef } from '../context';
 import type { DteScope } from '../dtes/dte-row';
+import { backlogGateFor } from '../dtes/backlog-gate';
 import { emitDte } from '../dtes/emission';
 import { HttpExchangeRateSource, UnconfiguredExchangeRateSource } from '../dtes/exchange-rate';
 import { listDtes, LIST_SORTS, parseListQuery, RECEPTOR_ESTADOS } from '../dtes/list';
@@ -30,6 +31,7 @@ export function dteRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
   const waitSlots = new WaitSlots();
   // the exchange-rate source of exports lives beside the SII endpoints (the simulator serves it)
   const rateUrl = deps.config.exchangeRateUrl ?? deps.config.siiBaseUrl;
+  const backlog = backlogGateFor(deps);
   const rates = rateUrl
     ? new HttpExchangeRateSource(rateUrl, deps.config.siiTimeoutMs)
     : new UnconfiguredExchangeRateSource();
@@ -94,6 +96,7 @@ export function dteRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
         'caf_not_found',
         'caf_expired',
         'caf_exhausted',
+        'sii_unavailable',
       ],
       handler: async (ctx) => {
         const wait = parsePreferWait(ctx.get('Prefer') || undefined);
@@ -106,7 +109,7 @@ export function dteRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
             certIdHeader: ctx.get('X-Cert-Id') || undefined,
           },
           now(),
-          { rates },
+          { rates, backlog },
         );
         let current = row;
         let sent = false;
