@@ -18,18 +18,21 @@ import { ApiError } from '../http/api-error';
  * taking documents: that is the spec's 503 "authority or dependency unavailable; retry with
  * exponential backoff and jitter", and the catalog names it sii_unavailable.
  *
- * Cost: one bounded count (`LIMIT max + 1`) over the partial index. While the count is under
- * half the bound it is remembered for `cacheMs` per (company, environment) and this process's own
- * admissions are added to it, so a healthy pipeline pays one query per second per company, not
- * one per POST; near the bound every POST counts, so the bound holds to the document for a
- * single api process (several api processes may each admit up to max/2 within one cacheMs).
+ * Cost: one bounded count (`LIMIT max + 1`) over the partial index, at most once per `cacheMs`
+ * per (company, environment) and api process: between counts the last count plus this
+ * process's own admissions stands in for it. That is an upper bound of the backlog for one api
+ * process (documents only leave the backlog between counts, and only this process adds), so the
+ * bound holds to the document with one api process; with K processes each may admit, within one
+ * cacheMs, what the others admitted since its last count (overshoot ≤ (K-1) × rate × cacheMs).
+ * A refusal is likewise remembered until the next count (a client told to wait Retry-After
+ * seconds loses nothing by it). scripts/bench/backlog-check.ts measures the count.
  */
 export interface BacklogSettings {
   /** documents unsent per company and environment above which emission is refused; 0 disables */
   max: number;
   /** what Retry-After / detail.retryAfterSec say */
   retryAfterSec: number;
-  /** how long a count well under the bound (≤ max/2) is reused */
+  /** how long a count (plus this process's admissions since) is reused, ms; 0 counts on every POST */
   cacheMs: number;
 }
 
@@ -69,21 +72,20 @@ export class BacklogGate {
     if (max <= 0) return;
     const key = `${scope.companyId}:${scope.environment}`;
     const now = this.clock();
-    const seen = this.recent.get(key);
-    if (seen && now - seen.at < cacheMs && seen.count + n <= max / 2) {
-      seen.count += n;
-      return;
+    let seen = this.recent.get(key);
+    if (!seen || now - seen.at >= cacheMs) {
+      seen = { count: await countUnsent(db, scope, max + 1), at: now };
+      this.recent.set(key, seen);
     }
-    const count = await countUnsent(db, scope, max + 1);
+    const count = seen.count;
     if (count + n > max) {
-      this.recent.delete(key);
       throw new ApiError(
         'sii_unavailable',
-        `The SII is not taking this company's documents fast enough: ${count >= max ? `more than ${max}` : count} are waiting to be sent in ${scope.environment}. Nothing was issued and no folio used; retry with the same Idempotency-Key after Retry-After seconds, backing off with jitter.`,
+        `The SII is not taking this company's documents fast enough: ${count > max ? `more than ${max}` : count} are waiting to be sent in ${scope.environment}. Nothing was issued and no folio used; retry with the same Idempotency-Key after Retry-After seconds, backing off with jitter.`,
         { detail: { retryAfterSec } },
       );
     }
-    this.recent.set(key, { count: count + n, at: now });
+    seen.count += n;
   }
 }
 
