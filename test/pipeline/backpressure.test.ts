@@ -16,7 +16,7 @@ import { eventually, simAdmin, startPipeline, type Pipeline } from './harness';
 const BOUND = 5;
 const RETRY_AFTER = 7;
 
-describe('backpressure on emission when the SII is failing (503 sii_unavailable, Retry-After)', function () {
+describe('backpressure on emission when the SII is failing or slow (503 sii_unavailable, Retry-After)', function () {
   this.timeout(240_000);
   let p: Pipeline;
   const db = () => p.t.db.dataSource;
@@ -166,5 +166,63 @@ describe('backpressure on emission when the SII is failing (503 sii_unavailable,
     const retriedBatch = await postBatch(batchKey);
     expect(retriedBatch.status, retriedBatch.text).to.equal(202);
     expect(retriedBatch.body.queued).to.equal(1);
+  });
+
+  it('a slow SII (each upload answered after seconds) holds the backlog at the bound too, and it drains', async () => {
+    // start from an empty backlog, with the gate's count refreshed
+    await eventually(
+      'every earlier document taken by the SII',
+      async () => {
+        const n = (
+          await db().query(
+            `SELECT count(*)::int AS n FROM dtes WHERE company_id = $1 AND track_id IS NULL AND sii_status IN ('queued', 'signed')`,
+            [p.o.companyId],
+          )
+        )[0].n as number;
+        return n === 0 ? n : undefined;
+      },
+      60_000,
+    );
+    await new Promise((r) => setTimeout(r, 1100));
+    await simAdmin(p.t, 'POST', '/admin/triggers', {
+      kind: 'delay',
+      operation: 'upload',
+      ms: 4000,
+      times: 4,
+    });
+    const accepted: string[] = [];
+    for (let i = 0; i < BOUND; i++) {
+      const res = await emit(p.t, p.o, body(33, p.o.rut, 3000 + i));
+      expect(res.status, res.text).to.equal(202);
+      accepted.push(res.body.id as string);
+    }
+    // the envelope is at the SII, unanswered; the gate's next count (after its 1 s reuse) reads the
+    // database, where the documents still have no track id
+    await eventually('an upload in flight at the slow SII', async () => {
+      const rows: unknown[] = await db().query(
+        `SELECT 1 FROM sii_uploads WHERE dte_ids && $1::uuid[] AND state = 'sending'`,
+        [accepted],
+      );
+      return rows.length > 0 ? rows : undefined;
+    });
+    await new Promise((r) => setTimeout(r, 1100));
+    const folio = await nextFolio(p.t, p.o, 33);
+    expectRefused(await emit(p.t, p.o, body(33, p.o.rut, 3100)));
+    expect(await nextFolio(p.t, p.o, 33)).to.equal(folio);
+    await eventually(
+      'the slow uploads answered and the documents accepted',
+      async () => {
+        const rows: { sii_status: string }[] = await db().query(
+          'SELECT sii_status FROM dtes WHERE id = ANY($1)',
+          [accepted],
+        );
+        return rows.every((r) => r.sii_status === 'EPR') ? rows : undefined;
+      },
+      90_000,
+    );
+    await new Promise((r) => setTimeout(r, 1100));
+    const after = await emit(p.t, p.o, body(33, p.o.rut, 3101));
+    expect(after.status, after.text).to.equal(202);
+    expect(after.body.folio).to.equal(folio);
   });
 });
