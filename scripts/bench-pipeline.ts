@@ -13,7 +13,8 @@
  * the answers (latency counted from the scheduled instant, so a slow server is not hidden by a
  * slow client). BENCH_DOCS (1000), BENCH_TYPES (33), BENCH_BATCH = UPLOAD_MAX_DOCS (500),
  * BENCH_BATCH_WAIT_MS = UPLOAD_MAX_WAIT_MS (200), BENCH_SIM_REGISTER_MS (0) and BENCH_SIM_STEP_MS
- * (0): the simulator's QueryEstUp timings, BENCH_PARTITIONS (2).
+ * (0): the simulator's QueryEstUp timings, BENCH_PARTITIONS (2), BENCH_REPLICAS (e.g.
+ * signer=2,sii-uploader=2: processes of a worker in one consumer group; the api stays one).
  * BENCH_ENV_<NAME>=<value> gives NAME=value to every service (e.g. BENCH_ENV_NODE_OPTIONS="--import
  * ./scripts/bench/cpu-profile.mjs" with BENCH_ENV_CPU_PROFILE_DIR=/tmp/prof writes a CPU profile
  * of each service when the run ends).
@@ -26,7 +27,15 @@
  */
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
-import { SERVICES, emissionBody, percentile, startPipelineProcesses } from '../test/support/pipeline-harness';
+import path from 'node:path';
+import {
+  SERVICES,
+  ServiceProcess,
+  emissionBody,
+  percentile,
+  startPipelineProcesses,
+  type ServiceName,
+} from '../test/support/pipeline-harness';
 import { testStack } from '../test/support/env';
 import {
   CpuAccount,
@@ -46,6 +55,18 @@ const BATCH = num('BENCH_BATCH', 500);
 const BATCH_WAIT_MS = num('BENCH_BATCH_WAIT_MS', 200);
 const SIM = { registerMs: num('BENCH_SIM_REGISTER_MS', 0), stepMs: num('BENCH_SIM_STEP_MS', 0) };
 const PARTITIONS = num('BENCH_PARTITIONS', 2);
+/** BENCH_REPLICAS=signer=2,sii-uploader=2: processes per service (api stays one: it runs the migrations) */
+const REPLICAS = new Map<ServiceName, number>(
+  (process.env.BENCH_REPLICAS ?? '')
+    .split(',')
+    .filter(Boolean)
+    .map((kv) => {
+      const [name, n] = kv.split('=');
+      if (!(SERVICES as readonly string[]).includes(name!) || name === 'api' || !(Number(n) >= 1))
+        throw new Error(`BENCH_REPLICAS: ${kv} (service=count, not api)`);
+      return [name as ServiceName, Number(n)];
+    }),
+);
 const WARMUP = 20;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -77,7 +98,24 @@ async function main(): Promise<void> {
     partitions: PARTITIONS,
     env: workerEnv,
   });
+  // extra replicas of a worker: same variables, same consumer group, their own log
+  const replicaProcs = new Map<ServiceName, ServiceProcess[]>();
+  for (const [name, n] of REPLICAS) {
+    const more = Array.from(
+      { length: n - 1 },
+      (_, i) =>
+        new ServiceProcess(
+          name,
+          ['--import', 'tsx', `services/${name}/src/main.ts`],
+          p.env,
+          path.join(p.logDir, `${name}-${i + 2}.log`),
+          new RegExp(`"msg":"${name} ready"`),
+        ),
+    );
+    replicaProcs.set(name, more);
+  }
   try {
+    await Promise.all([...replicaProcs.values()].flat().map((s) => s.start()));
     const co = await p.seedCompany({ tipos: [...new Set(TYPES)], folios: DOCS + WARMUP + 10 });
     const db = p.db.dataSource;
     const post = async (i: number) => {
@@ -130,9 +168,13 @@ async function main(): Promise<void> {
     const kafkaPid = pidListeningOn(Number(stack.kafkaBrokers[0]!.split(':')[1]));
     const registryPid = pidListeningOn(Number(new URL(stack.schemaRegistryUrl).port));
     const cpu = new CpuAccount();
-    for (const n of SERVICES) cpu.add(n, () => (p.services[n].child?.pid ? [p.services[n].child!.pid!] : []));
+    const procs = (n: ServiceName) => [p.services[n], ...(replicaProcs.get(n) ?? [])];
+    const pids = (n: ServiceName) => procs(n).flatMap((s) => (s.child?.pid ? [s.child.pid] : []));
+    for (const n of SERVICES) cpu.add(n, async () => pids(n));
     for (const n of SERVICES)
-      cpu.add(`postgres for ${n}`, () => backendsOf(p.services[n].child?.pid, dbPort, backends));
+      cpu.add(`postgres for ${n}`, async () =>
+        (await Promise.all(pids(n).map((pid) => backendsOf(pid, dbPort, backends)))).flat(),
+      );
     cpu.add('sii-simulator', () => (p.simulator.child?.pid ? [p.simulator.child.pid] : []));
     cpu.add('postgres own processes (shared)', () => postgresAuxiliary(postmaster, backends));
     cpu.add('kafka broker (shared)', () => (kafkaPid ? [kafkaPid] : []));
@@ -229,7 +271,8 @@ async function main(): Promise<void> {
     );
     console.log('  poller: first 300 ms, backoff 250 ms x1.5 up to 1000 ms, tick 100 ms');
     console.log(`  simulator: registerMs ${SIM.registerMs}, stepMs ${SIM.stepMs} (process of its own)`);
-    console.log(`  topic partitions ${PARTITIONS}; one process per service (api with relay and projector)`);
+    const replicas = SERVICES.map((n) => `${n} ×${REPLICAS.get(n) ?? 1}`).join(', ');
+    console.log(`  topic partitions ${PARTITIONS}; processes: ${replicas} (api with relay and projector)`);
     const extra = Object.entries(workerEnv).filter(
       ([k]) => !k.startsWith('UPLOAD_') && !k.startsWith('POLL_'),
     );
@@ -261,6 +304,7 @@ async function main(): Promise<void> {
     }
     console.log(`    ${'whole system (all but the client)'.padEnd(34)} ${system.toFixed(2).padStart(7)}`);
   } finally {
+    await Promise.all([...replicaProcs.values()].flat().map((s) => s.stop()));
     await p.close();
   }
 }

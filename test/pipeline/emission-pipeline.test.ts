@@ -33,7 +33,16 @@ describe('emission pipeline end to end (api, relay, projector, signer, sii-uploa
   let p: Pipeline;
 
   before(async () => {
-    p = await startPipeline();
+    // The SII simulator's timeline runs on its clock from the upload: -11 for registerMs, then the
+    // intermediate codes (REC, SOK, FOK, CRT, PDR, PRD) one stepMs each, then the verdict. The
+    // poller's first query comes firstDelayMs (200) after it hears of the track id, through the
+    // outbox relay and Kafka: ~350 ms after the upload on a quiet machine, measured, but well over
+    // a second on the shared 2-core machine under load. With the default 80 ms steps the whole
+    // window was 780 ms, so the first poll sometimes saw EPR directly and "an intermediate code
+    // in the feed" failed: a timing assumption of the test, not a race in the code (the real SII
+    // can also reach its verdict between two polls; the poller publishes what it sees, and the
+    // feed then rightly shows no intermediate code). 400 ms steps give a 2.7 s window.
+    p = await startPipeline({ sim: { registerMs: 300, stepMs: 400 } });
   });
   after(async () => p?.close());
 

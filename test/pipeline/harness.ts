@@ -85,13 +85,15 @@ export async function startPipeline(
     tipos?: number[];
     hasta?: number;
     uploader?: Partial<UploaderSettings>;
+    /** the simulator's timeline of an upload: -11 for registerMs, then one state per stepMs (default 300/80) */
+    sim?: { registerMs: number; stepMs: number };
   } = {},
 ): Promise<Pipeline> {
   const logger = pino({ level: process.env.PIPELINE_TEST_LOG ?? 'silent' });
   const env = { ...opts.api?.env, ...opts.env };
   const t = await startTestApi({
     ...opts.api,
-    sim: { timings: { registerMs: 300, stepMs: 80 } },
+    sim: { timings: opts.sim ?? { registerMs: 300, stepMs: 80 } },
     ...(Object.keys(env).length > 0 ? { env } : {}),
   });
   const o = await orgWithCafs(t, { tipos: opts.tipos ?? [33, 34], hasta: opts.hasta ?? 200 });

@@ -90,6 +90,15 @@ export interface Config {
   boletasEnabled: FeatureFlag;
   /** BHE_ENABLED: SII environments where /bhe answers (empty: the spec's 404) */
   bheEnabled: FeatureFlag;
+  /**
+   * Backpressure (dtes/backlog-gate.ts): documents of a company and environment accepted but not
+   * yet taken by the SII above which emission answers 503 sii_unavailable; 0 disables the check
+   */
+  emissionBacklogMax: number;
+  /** Retry-After of that answer, seconds */
+  emissionBacklogRetryAfterSec: number;
+  /** how long a backlog count well under the bound is reused, ms (0: count on every POST) */
+  emissionBacklogCacheMs: number;
 }
 
 const loadJwks = (file: string): { keys: Record<string, unknown>[] } => {
@@ -181,6 +190,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       mcpCapReenvioPerMinute: { env: 'MCP_CAP_REENVIO_PER_MINUTE', default: 10, parse: positive },
       boletasEnabled: { env: 'BOLETAS_ENABLED', default: new Set(), parse: parseFeatureFlag },
       bheEnabled: { env: 'BHE_ENABLED', default: new Set(), parse: parseFeatureFlag },
+      emissionBacklogMax: { env: 'EMISSION_BACKLOG_MAX', default: 10000, parse: parse.int },
+      emissionBacklogRetryAfterSec: { env: 'EMISSION_BACKLOG_RETRY_AFTER_SEC', default: 30, parse: positive },
+      emissionBacklogCacheMs: { env: 'EMISSION_BACKLOG_CACHE_MS', default: 1000, parse: parse.int },
     },
     env,
   );

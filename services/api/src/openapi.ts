@@ -144,7 +144,7 @@ export function buildOpenApi(routes: RouteDef[], opts: { serverUrl: string; cata
         description: `error: ${codes.join(', ')}`,
         headers: {
           'X-Request-Id': { $ref: '#/components/headers/XRequestId' },
-          ...(status === 429
+          ...(status === 429 || codes.includes('sii_unavailable')
             ? { 'Retry-After': { schema: { type: 'integer' }, description: 'seconds' } }
             : {}),
         },

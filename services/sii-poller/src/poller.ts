@@ -352,7 +352,14 @@ export class Poller {
         [p.upload_id, p.version, state, attempts, nextPollAt, lastEstado, publish.at(-1)?.glosa ?? null, now],
       );
       if (returnedRows(res).length !== 1) return; // re-armed meanwhile: this answer is stale
-      await m.query('UPDATE dtes SET sii_last_polled = $2 WHERE id = ANY($1::uuid[])', [p.dte_ids, now]);
+      // rows locked in id order, like every other batch writer of dtes (signer, uploader,
+      // projector): two transactions over overlapping documents cannot deadlock
+      await m.query(
+        `UPDATE dtes SET sii_last_polled = $2
+           FROM (SELECT id FROM dtes WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE) AS l
+          WHERE dtes.id = l.id`,
+        [p.dte_ids, now],
+      );
       if (publish.length === 0) return;
       const docs: DocRow[] = await m.query(
         `SELECT id, organization_id, sii_env, tipo_dte, folio FROM dtes WHERE id = ANY($1::uuid[]) ORDER BY id`,

@@ -24,6 +24,7 @@ import { OutboxHeaders1763808000000 } from './1763808000000-outbox-headers';
 import { WebhookDeliveriesQueuedUntil1763812000000 } from './1763812000000-webhook-deliveries-queued-until';
 import { DtesStatusNotify1763812100000 } from './1763812100000-dtes-status-notify';
 import { WebhookSubscriptionsCompany1763812200000 } from './1763812200000-webhook-subscriptions-company';
+import { DtesUnsentIndex1763813000000 } from './1763813000000-dtes-unsent-index';
 
 export const migrations: (new () => MigrationInterface)[] = [
   ProcessedEvents1763780000000,
@@ -49,4 +50,5 @@ export const migrations: (new () => MigrationInterface)[] = [
   WebhookDeliveriesQueuedUntil1763812000000,
   DtesStatusNotify1763812100000,
   WebhookSubscriptionsCompany1763812200000,
+  DtesUnsentIndex1763813000000,
 ];

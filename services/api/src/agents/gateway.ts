@@ -1,3 +1,4 @@
+import { backlogGateFor } from '../dtes/backlog-gate';
 import { createHmac } from 'node:crypto';
 import type { Middleware } from 'koa';
 import { createMcpHttp, type McpCaller, type McpToolOutcome } from '@dte/mcp-server';
@@ -98,7 +99,8 @@ export function createAgentsGateway(deps: ApiDeps): AgentsGateway {
   });
 
   const errorBody = (err: unknown) => toEnvelope(err, `mcp-${Date.now().toString(36)}`, catalogUrl).body;
-  const env = (): ToolEnv => ({ deps, db, rates, now: now() });
+  const backlog = backlogGateFor(deps);
+  const env = (): ToolEnv => ({ deps, db, rates, now: now(), backlog });
 
   const connectionOf = async (caller: McpCaller): Promise<McpConnection> => {
     const c = await activeConnection(db, caller.connectionId);

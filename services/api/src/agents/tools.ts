@@ -5,6 +5,7 @@ import type { ApiDeps, Principal } from '../context';
 import { loadCompanyProfile } from '../dtes/company-profile';
 import { deriveDte, type DeriveBody } from '../dtes/derive';
 import type { DteScope } from '../dtes/dte-row';
+import type { BacklogGate } from '../dtes/backlog-gate';
 import { emitDte } from '../dtes/emission';
 import type { ExchangeRateSource } from '../dtes/exchange-rate';
 import { listDtes, LIST_SORTS, parseListQuery, RECEPTOR_ESTADOS } from '../dtes/list';
@@ -23,6 +24,8 @@ export interface ToolEnv {
   db: DataSource;
   rates: ExchangeRateSource;
   now: Date;
+  /** backpressure of emission (dtes/backlog-gate.ts), the same gate as the REST routes */
+  backlog?: BacklogGate;
 }
 
 /**
@@ -107,7 +110,7 @@ export const AGENT_TOOLS: AgentTool[] = [
           certIdHeader: args.certificate_id as string | undefined,
         },
         env.now,
-        { rates: env.rates },
+        { rates: env.rates, backlog: env.backlog },
       );
       return emissionResponse(row) as unknown as Record<string, unknown>;
     },
@@ -144,7 +147,7 @@ export const AGENT_TOOLS: AgentTool[] = [
           certIdHeader: args.certificate_id as string | undefined,
         },
         env.now,
-        { rates: env.rates },
+        { rates: env.rates, backlog: env.backlog },
       );
       return { ...emissionResponse(row), derived_from: String(args.id), action: body.action };
     },

@@ -1,3 +1,4 @@
+import type { BacklogGate } from '../dtes/backlog-gate';
 import { randomUUID } from 'node:crypto';
 import { classify } from '@dte/status';
 import { isServiceError } from '@dte/error-catalog';
@@ -47,6 +48,7 @@ export async function submitBatch(
   body: unknown,
   certIdHeader: string | undefined,
   now: Date,
+  opts: { backlog?: BacklogGate } = {},
 ): Promise<{ batchId: string; queued: number }> {
   const b = (body && typeof body === 'object' ? body : {}) as Record<string, unknown>;
   const key = b.batch_idempotency_key;
@@ -124,6 +126,12 @@ export async function submitBatch(
     }
   });
   if (errors.length > 0) throw validationError(errors);
+  // backpressure: the whole batch must fit under the company's unsent backlog bound
+  await opts.backlog?.admit(
+    db,
+    { companyId: principal.companyId, environment: principal.environment },
+    entries.length,
+  );
 
   return db.transaction(async (m) => {
     await m.query('SELECT pg_advisory_xact_lock(hashtext($1))', [

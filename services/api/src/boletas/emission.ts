@@ -1,3 +1,4 @@
+import type { BacklogGate } from '../dtes/backlog-gate';
 import { randomUUID } from 'node:crypto';
 import { buildBoletaDocument, checkBoleta, normalizeRut, type BoletaInput } from '@dte/engine';
 import { PIPELINE_SCHEMAS, PIPELINE_TOPICS } from '@dte/messaging';
@@ -269,6 +270,7 @@ export async function emitBoleta(
   principal: Principal,
   req: { body: BoletaInput; idempotencyKey: string | undefined; certIdHeader: string | undefined },
   now: Date,
+  opts: { backlog?: BacklogGate } = {},
 ): Promise<DteRow> {
   const key = req.idempotencyKey?.trim();
   if (!key)
@@ -285,6 +287,8 @@ export async function emitBoleta(
   checkSiiEnv(principal, req.body);
   const issuer = await loadIssuer(db, principal, req.certIdHeader || req.body.certificate_id, now);
   checkBoletaFor(issuer, req.body);
+  // backpressure: above the company's unsent backlog, 503 sii_unavailable before any folio
+  await opts.backlog?.admit(db, { companyId: principal.companyId!, environment: principal.environment });
   return db.transaction(async (m) => {
     await m.query('SELECT pg_advisory_xact_lock(hashtext($1))', [
       `dte-idem:${principal.organizationId}:${principal.environment}:${key}`,

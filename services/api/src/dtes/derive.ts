@@ -2,6 +2,7 @@ import type { DataSource } from 'typeorm';
 import type { Principal } from '../context';
 import { isUuid } from '../db/pg-errors';
 import { ApiError } from '../http/api-error';
+import type { BacklogGate } from './backlog-gate';
 import { emitDte, type EmissionResult } from './emission';
 import type { ExchangeRateSource } from './exchange-rate';
 
@@ -198,7 +199,7 @@ export async function deriveDte(
   id: string,
   req: { body: DeriveBody; idempotencyKey: string | undefined; certIdHeader: string | undefined },
   now: Date,
-  opts: { rates?: ExchangeRateSource } = {},
+  opts: { rates?: ExchangeRateSource; backlog?: BacklogGate } = {},
 ): Promise<EmissionResult & { body: Record<string, unknown> }> {
   if (!(DERIVE_ACTIONS as readonly string[]).includes(req.body.action)) {
     throw new ApiError('invalid_action', `Unknown action ${String(req.body.action)}.`, {

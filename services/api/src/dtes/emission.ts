@@ -14,6 +14,7 @@ import { resolveSigningCertificate } from '../certificates/certificates';
 import type { Principal } from '../context';
 import { ApiError } from '../http/api-error';
 import { enqueueOutbox } from '../outbox/enqueue';
+import type { BacklogGate } from './backlog-gate';
 import { bodyHash } from './canonical-json';
 import { productionIssueGate } from '../production-gates';
 import { loadCompanyProfile, type CompanyProfile } from './company-profile';
@@ -141,7 +142,8 @@ export function emissionTotals(input: EmissionInput, rateOpt: { exchangeRate?: n
  * validation (in production after the organization's gate, onboarding_production_not_authorized);
  * rut_emisor against the key's company; in production, the type's gate (dte.type.prod_not_certified)
  * and the company's SII resolution (dte.production_resolucion_missing); the signing certificate
- * (X-Cert-Id rules).
+ * (X-Cert-Id rules); backpressure (backlog-gate.ts: 503 sii_unavailable when the company's
+ * unsent backlog is above the bound).
  * Then, in ONE transaction serialized per (company, environment, key) by an advisory lock: re-check
  * the key, apply the rules of references to our own documents (note-rules.ts, serialized per
  * referenced document; derive passes ruleCodes 'derive' for its own codes), take the folio (THE
@@ -153,7 +155,7 @@ export async function emitDte(
   principal: Principal,
   req: EmissionRequest,
   now: Date,
-  opts: { rates?: ExchangeRateSource; ruleCodes?: RuleCodes } = {},
+  opts: { rates?: ExchangeRateSource; ruleCodes?: RuleCodes; backlog?: BacklogGate } = {},
 ): Promise<EmissionResult> {
   const key = req.idempotencyKey?.trim();
   if (!key) {
@@ -182,6 +184,8 @@ export async function emitDte(
     now,
     companyId,
   });
+  // backpressure: above the company's unsent backlog, 503 sii_unavailable before any folio
+  await opts.backlog?.admit(db, { companyId, environment: principal.environment });
   const rateOpt = await exchangeRateFor(input, opts);
 
   return db.transaction(async (m) => {

@@ -60,7 +60,12 @@ export function errorEnvelope(opts: { catalogUrl: string; logger: Logger }): Mid
   const write = (ctx: Context, err: unknown) => {
     const { status, body } = toEnvelope(err, ctx.state.requestId as string, opts.catalogUrl);
     if (status >= 500) opts.logger.error({ err, requestId: ctx.state.requestId, path: ctx.path }, body.code);
-    if (isServiceError(err) && err.code === 'rate_limit' && typeof err.detail?.retryAfterSec === 'number') {
+    // 429 rate_limit and 503 sii_unavailable (backpressure, dtes/backlog-gate.ts) say when to retry
+    if (
+      isServiceError(err) &&
+      typeof err.detail?.retryAfterSec === 'number' &&
+      (status === 429 || status === 503)
+    ) {
       ctx.set('Retry-After', String(err.detail.retryAfterSec));
     }
     ctx.status = status;

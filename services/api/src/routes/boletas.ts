@@ -1,3 +1,4 @@
+import { backlogGateFor } from '../dtes/backlog-gate';
 import type { BoletaInput } from '@dte/engine';
 import type { Context } from 'koa';
 import { batchStatus, submitBatch } from '../boletas/batch';
@@ -40,6 +41,7 @@ export function boletaRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
   const flag = deps.config.boletasEnabled;
   if (flag.size === 0) return [];
   const db = deps.dataSource;
+  const backlog = backlogGateFor(deps);
   const tag = 'boletas';
   return [
     {
@@ -73,6 +75,7 @@ export function boletaRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
         'caf_not_found',
         'caf_expired',
         'caf_exhausted',
+        'sii_unavailable',
       ],
       handler: flagged(flag, async (ctx) => {
         const row = await emitBoleta(
@@ -84,6 +87,7 @@ export function boletaRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
             certIdHeader: ctx.get('X-Cert-Id') || undefined,
           },
           now(),
+          { backlog },
         );
         const body = boletaResponse(row);
         ctx.status = 202;
@@ -128,6 +132,7 @@ export function boletaRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
         'caf_not_found',
         'caf_expired',
         'caf_exhausted',
+        'sii_unavailable',
       ],
       handler: flagged(flag, async (ctx) => {
         ctx.status = 202;
@@ -137,6 +142,7 @@ export function boletaRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
           ctx.state.body,
           ctx.get('X-Cert-Id') || undefined,
           now(),
+          { backlog },
         );
       }),
     },

@@ -1,4 +1,5 @@
 import type { ApiDeps, Principal, RouteDef } from '../context';
+import { backlogGateFor } from '../dtes/backlog-gate';
 import { deriveDte, type DeriveBody } from '../dtes/derive';
 import { HttpExchangeRateSource, UnconfiguredExchangeRateSource } from '../dtes/exchange-rate';
 import { emissionResponse } from '../dtes/records';
@@ -18,6 +19,7 @@ const scopeOf = (p: Principal) => ({
 export function dteHelperRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
   const db = deps.dataSource;
   const rateUrl = deps.config.exchangeRateUrl ?? deps.config.siiBaseUrl;
+  const backlog = backlogGateFor(deps);
   const rates = rateUrl
     ? new HttpExchangeRateSource(rateUrl, deps.config.siiTimeoutMs)
     : new UnconfiguredExchangeRateSource();
@@ -85,6 +87,7 @@ export function dteHelperRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
         'caf_not_found',
         'caf_expired',
         'caf_exhausted',
+        'sii_unavailable',
       ],
       handler: async (ctx) => {
         const req = ctx.state.body as DeriveBody;
@@ -98,7 +101,7 @@ export function dteHelperRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
             certIdHeader: ctx.get('X-Cert-Id') || undefined,
           },
           now(),
-          { rates },
+          { rates, backlog },
         );
         const out = emissionResponse(row);
         ctx.status = 202;

@@ -1,6 +1,7 @@
 import type { Context } from 'koa';
 import type { ApiDeps, Principal, RouteDef } from '../context';
 import type { DteScope } from '../dtes/dte-row';
+import { backlogGateFor } from '../dtes/backlog-gate';
 import { emitDte } from '../dtes/emission';
 import { exchangeRateSourceFor } from '../dtes/bcch-exchange-rate';
 import { listDtes, LIST_SORTS, parseListQuery, RECEPTOR_ESTADOS } from '../dtes/list';
@@ -32,6 +33,7 @@ export function dteRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
   const wakeups = new StatusWakeups(db);
   // the exchange-rate source of exports lives beside the SII endpoints (the simulator serves it)
   const rates = exchangeRateSourceFor(deps.config);
+  const backlog = backlogGateFor(deps);
   return [
     {
       method: 'post',
@@ -93,6 +95,7 @@ export function dteRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
         'caf_not_found',
         'caf_expired',
         'caf_exhausted',
+        'sii_unavailable',
       ],
       handler: async (ctx) => {
         const wait = parsePreferWait(ctx.get('Prefer') || undefined);
@@ -106,7 +109,7 @@ export function dteRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
             requestId: ctx.state.requestId as string | undefined,
           },
           now(),
-          { rates },
+          { rates, backlog },
         );
         let current = row;
         let sent = false;
