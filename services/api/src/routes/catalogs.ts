@@ -200,7 +200,7 @@ export function catalogRoutes(deps: ApiDeps): RouteDef[] {
       scope: 'dte:write',
       roles: ['owner', 'admin'],
       responses: { 200: { description: '{id, closed_at}' } },
-      errors: [],
+      errors: ['not_found'],
       handler: async (ctx) => {
         const p = principalOf(ctx);
         const closed = isUuid(ctx.params.id)

@@ -66,7 +66,7 @@ export function dtePrintRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
             'application/zip, one <tipo>-<folio>.pdf per document; X-Muestras-Omitted names documents the printed form refuses (e.g. 33-7.pdf:dte.print.items_limit)',
         },
       },
-      errors: ['dte.muestras.empty'],
+      errors: ['validation_failed', 'dte.muestras.empty'],
       handler: async (ctx) => {
         const { zip, omitted } = await muestrasZip(
           db,
@@ -98,6 +98,7 @@ export function dtePrintRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
       },
       responses: { 200: { description: '{data: {sent, sentAt}}', schema: 'dte-muestras-send.schema.json' } },
       errors: [
+        'validation_failed',
         'dte.muestras.no_samples',
         'dte.muestras.too_large',
         'dte.muestras.send_not_configured',
@@ -181,7 +182,13 @@ export function dtePrintRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
       scope: 'dte:read',
       query: PRINT_QUERY,
       responses: { 200: { description: 'application/pdf' } },
-      errors: ['not_found', 'dte.pdf.not_signed', 'dte.print.items_limit', 'dte.print.overflow'],
+      errors: [
+        'validation_failed',
+        'not_found',
+        'dte.pdf.not_signed',
+        'dte.print.items_limit',
+        'dte.print.overflow',
+      ],
       handler: async (ctx: Context) => {
         const q = parsePrintQuery(ctx.query);
         try {
