@@ -142,4 +142,44 @@ describe('logs: a full pipeline run never logs the .p12 password, keys or webhoo
       ).to.include(requestId);
     }
   });
+
+  it('the uploader and the poller log each document with that same request id (carried in the outbox headers)', () => {
+    const logOf = (file: string) =>
+      fs
+        .readFileSync(path.join(p.logDir, file), 'utf8')
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map(
+          (l) =>
+            JSON.parse(l) as {
+              msg?: string;
+              dteId?: string;
+              requestId?: string;
+              requestIds?: Record<string, string>;
+            },
+        );
+    const uploader = logOf('sii-uploader.log');
+    const poller = logOf('sii-poller.log');
+    expect(requestIds.size).to.equal(3);
+    for (const [dteId, requestId] of requestIds) {
+      // dte.signed, written by the signer, carries x-request-id: the uploader logs it per document
+      expect(
+        uploader
+          .filter((l) => l.msg === 'sii-uploader: document signed' && l.dteId === dteId)
+          .map((l) => l.requestId),
+        `uploader, ${dteId}`,
+      ).to.include(requestId);
+      // the envelope's outcome names the request of each of its documents
+      expect(
+        uploader.filter((l) => l.msg === 'sii-uploader: upload accepted').map((l) => l.requestIds?.[dteId]),
+        `uploader outcome, ${dteId}`,
+      ).to.include(requestId);
+      // dte.uploaded, written by the uploader, carries x-request-ids: the poller logs it, and again with its verdict
+      for (const msg of ['sii-poller: envelope uploaded', 'sii-poller: status published'])
+        expect(
+          poller.filter((l) => l.msg === msg).map((l) => l.requestIds?.[dteId]),
+          `poller "${msg}", ${dteId}`,
+        ).to.include(requestId);
+    }
+  });
 });

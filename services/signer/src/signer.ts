@@ -232,7 +232,8 @@ export async function signCommands(
       if (!done) return 'already_signed'; // signed when read, so signed now
       signedNow.add(doc.id);
       const carried = correlationHeaders(headers?.[i], doc.id);
-      const withHeaders = <E extends PipelineOutboxEntry>(e: E): E => (carried ? { ...e, headers: carried } : e);
+      const withHeaders = <E extends PipelineOutboxEntry>(e: E): E =>
+        carried ? { ...e, headers: carried } : e;
       if ('failure' in done) {
         entries.push(
           withHeaders(
