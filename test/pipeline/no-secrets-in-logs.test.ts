@@ -182,4 +182,30 @@ describe('logs: a full pipeline run never logs the .p12 password, keys or webhoo
         ).to.include(requestId);
     }
   });
+
+  it('every dte-status row the signer, uploader and poller wrote for a document carries its request id', async () => {
+    const rows: {
+      dte_id: string;
+      source: string;
+      sii_status: string;
+      headers: Record<string, string> | null;
+    }[] = await p.db.dataSource.query(
+      `SELECT payload->>'dte_id' AS dte_id, payload->>'source' AS source, payload->>'sii_status' AS sii_status, headers
+           FROM outbox WHERE topic = 'dte-status' AND payload->>'dte_id' = ANY($1::text[])
+            AND payload->>'source' IN ('signer', 'sii-uploader', 'sii-poller')`,
+      [[...requestIds.keys()]],
+    );
+    for (const [dteId, requestId] of requestIds) {
+      const own = rows.filter((r) => r.dte_id === dteId);
+      expect(
+        [...new Set(own.map((r) => r.source))].sort(),
+        `the workers each wrote a status of ${dteId}`,
+      ).to.deep.equal(['signer', 'sii-poller', 'sii-uploader']);
+      for (const r of own)
+        expect(r.headers, `${r.source} ${r.sii_status} of ${dteId}`).to.deep.equal({
+          'x-request-id': requestId,
+          'x-dte-id': dteId,
+        });
+    }
+  });
 });
