@@ -142,4 +142,70 @@ describe('logs: a full pipeline run never logs the .p12 password, keys or webhoo
       ).to.include(requestId);
     }
   });
+
+  it('the uploader and the poller log each document with that same request id (carried in the outbox headers)', () => {
+    const logOf = (file: string) =>
+      fs
+        .readFileSync(path.join(p.logDir, file), 'utf8')
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map(
+          (l) =>
+            JSON.parse(l) as {
+              msg?: string;
+              dteId?: string;
+              requestId?: string;
+              requestIds?: Record<string, string>;
+            },
+        );
+    const uploader = logOf('sii-uploader.log');
+    const poller = logOf('sii-poller.log');
+    expect(requestIds.size).to.equal(3);
+    for (const [dteId, requestId] of requestIds) {
+      // dte.signed, written by the signer, carries x-request-id: the uploader logs it per document
+      expect(
+        uploader
+          .filter((l) => l.msg === 'sii-uploader: document signed' && l.dteId === dteId)
+          .map((l) => l.requestId),
+        `uploader, ${dteId}`,
+      ).to.include(requestId);
+      // the envelope's outcome names the request of each of its documents
+      expect(
+        uploader.filter((l) => l.msg === 'sii-uploader: upload accepted').map((l) => l.requestIds?.[dteId]),
+        `uploader outcome, ${dteId}`,
+      ).to.include(requestId);
+      // dte.uploaded, written by the uploader, carries x-request-ids: the poller logs it, and again with its verdict
+      for (const msg of ['sii-poller: envelope uploaded', 'sii-poller: status published'])
+        expect(
+          poller.filter((l) => l.msg === msg).map((l) => l.requestIds?.[dteId]),
+          `poller "${msg}", ${dteId}`,
+        ).to.include(requestId);
+    }
+  });
+
+  it('every dte-status row the signer, uploader and poller wrote for a document carries its request id', async () => {
+    const rows: {
+      dte_id: string;
+      source: string;
+      sii_status: string;
+      headers: Record<string, string> | null;
+    }[] = await p.db.dataSource.query(
+      `SELECT payload->>'dte_id' AS dte_id, payload->>'source' AS source, payload->>'sii_status' AS sii_status, headers
+           FROM outbox WHERE topic = 'dte-status' AND payload->>'dte_id' = ANY($1::text[])
+            AND payload->>'source' IN ('signer', 'sii-uploader', 'sii-poller')`,
+      [[...requestIds.keys()]],
+    );
+    for (const [dteId, requestId] of requestIds) {
+      const own = rows.filter((r) => r.dte_id === dteId);
+      expect(
+        [...new Set(own.map((r) => r.source))].sort(),
+        `the workers each wrote a status of ${dteId}`,
+      ).to.deep.equal(['signer', 'sii-poller', 'sii-uploader']);
+      for (const r of own)
+        expect(r.headers, `${r.source} ${r.sii_status} of ${dteId}`).to.deep.equal({
+          'x-request-id': requestId,
+          'x-dte-id': dteId,
+        });
+    }
+  });
 });

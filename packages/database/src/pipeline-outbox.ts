@@ -14,6 +14,92 @@ export interface PipelineOutboxEntry {
   schema: string;
   key: string | null;
   payload: { event_id: string } & Record<string, unknown>;
+  /**
+   * Kafka headers sent with the message by the relay (log correlation: `x-request-id` of the api
+   * request that issued the document, `x-dte-id`); see correlationHeaders.
+   */
+  headers?: Record<string, string>;
+}
+
+/**
+ * The correlation headers a worker passes on from the message it consumed to what it writes
+ * for the same document: `x-request-id` (when the consumed message has one) and `x-dte-id`.
+ * Only for a message about ONE document/request; a batch of different requests gets none.
+ */
+export function correlationHeaders(
+  consumed: Record<string, string> | undefined,
+  dteId?: string,
+): Record<string, string> | undefined {
+  const requestId = consumed?.['x-request-id'];
+  if (!requestId) return undefined;
+  return dteId ? { 'x-request-id': requestId, 'x-dte-id': dteId } : { 'x-request-id': requestId };
+}
+
+/**
+ * The request ids of the documents a worker has seen in consumed messages (dte.signed's
+ * `x-request-id`, dte.uploaded's `x-request-ids`), remembered in memory (bounded, oldest
+ * forgotten first) so that the messages it writes later for those documents carry them. Best
+ * effort, for log correlation only: after a restart, or when another instance consumed the
+ * message, a document's later messages simply carry no request id.
+ */
+export class RequestIds {
+  private readonly ids = new Map<string, string>();
+
+  constructor(private readonly max = 10_000) {}
+
+  remember(dteId: string, requestId: string | undefined): void {
+    if (!requestId) return;
+    this.ids.delete(dteId);
+    this.ids.set(dteId, requestId);
+    if (this.ids.size > this.max) this.ids.delete(this.ids.keys().next().value as string);
+  }
+
+  /** Remembers every entry of an `x-request-ids` header (JSON object dte id → request id). */
+  rememberAll(header: string | undefined): Record<string, string> {
+    if (!header) return {};
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(header);
+    } catch {
+      return {};
+    }
+    const out: Record<string, string> = {};
+    if (parsed && typeof parsed === 'object')
+      for (const [dteId, id] of Object.entries(parsed as Record<string, unknown>))
+        if (typeof id === 'string') {
+          this.remember(dteId, id);
+          out[dteId] = id;
+        }
+    return out;
+  }
+
+  get(dteId: string): string | undefined {
+    return this.ids.get(dteId);
+  }
+
+  /** The headers of a message about one document: its request id, when known, and its id. */
+  headersFor(dteId: string): Record<string, string> | undefined {
+    return correlationHeaders({ 'x-request-id': this.get(dteId) ?? '' }, dteId);
+  }
+
+  /**
+   * The headers of a message covering several documents (an envelope): `x-request-ids`, the
+   * JSON object of those with a known request id; never one `x-request-id` for many requests.
+   */
+  headersForMany(dteIds: string[]): Record<string, string> | undefined {
+    const known = this.of(dteIds);
+    return Object.keys(known).length ? { 'x-request-ids': JSON.stringify(known) } : undefined;
+  }
+
+  /** dte id → request id of those of dteIds with a known request id. */
+  of(dteIds: string[]): Record<string, string> {
+    const out: Record<string, string> = {};
+    for (const d of dteIds) {
+      const id = this.get(d);
+      if (id) out[d] = id;
+    }
+    return out;
+  }
 }
 
 export async function writeOutbox(m: EntityManager, entries: PipelineOutboxEntry[]): Promise<void> {
@@ -21,12 +107,19 @@ export async function writeOutbox(m: EntityManager, entries: PipelineOutboxEntry
   if (entries.length === 0) return;
   const values: unknown[] = [];
   const rows = entries.map((e, i) => {
-    values.push(e.topic, e.schema, e.key, JSON.stringify(e.payload), e.payload.event_id);
-    const b = i * 5;
-    return `($${b + 1}, $${b + 2}, $${b + 3}, $${b + 4}, $${b + 5})`;
+    values.push(
+      e.topic,
+      e.schema,
+      e.key,
+      JSON.stringify(e.payload),
+      e.payload.event_id,
+      e.headers ? JSON.stringify(e.headers) : null,
+    );
+    const b = i * 6;
+    return `($${b + 1}, $${b + 2}, $${b + 3}, $${b + 4}, $${b + 5}, $${b + 6}::jsonb)`;
   });
   await m.query(
-    `INSERT INTO outbox (topic, schema, message_key, payload, event_id) VALUES ${rows.join(', ')}`,
+    `INSERT INTO outbox (topic, schema, message_key, payload, event_id, headers) VALUES ${rows.join(', ')}`,
     values,
   );
 }

@@ -13,7 +13,7 @@
  * transaction, and the consumer moves on: no crash loop. Failures that may pass (database
  * down, master key unavailable) throw, and the command is redelivered.
  */
-import { statusChangeEntry, writeOutbox, type PipelineOutboxEntry } from '@dte/database';
+import { correlationHeaders, statusChangeEntry, writeOutbox, type PipelineOutboxEntry } from '@dte/database';
 import type { Caf, DteDocument } from '@dte/engine';
 import {
   PIPELINE_SCHEMAS,
@@ -137,9 +137,14 @@ export async function signCommand(deps: SignerDeps, cmd: EmitDteCommand): Promis
  * once per process (StoredCredentials), the signing is done in memory, then ONE transaction
  * claims every event id (one multi-row insert), locks the documents, stores the signed XMLs (one
  * multi-row update) and writes every outbox message (one multi-row insert). Returns each
- * command's result, in order.
+ * command's result, in order. `headers[i]` are the Kafka headers of cmds[i]: its `x-request-id`
+ * is passed on (with `x-dte-id`) to the messages written for that document.
  */
-export async function signCommands(deps: SignerDeps, cmds: EmitDteCommand[]): Promise<SignResult[]> {
+export async function signCommands(
+  deps: SignerDeps,
+  cmds: EmitDteCommand[],
+  headers?: (Record<string, string> | undefined)[],
+): Promise<SignResult[]> {
   if (cmds.length === 0) return [];
   const db = deps.dataSource;
   const now = (deps.clock ?? (() => new Date()))();
@@ -207,7 +212,7 @@ export async function signCommands(deps: SignerDeps, cmds: EmitDteCommand[]): Pr
     const signedNow = new Set(locked.filter((r) => r.signed).map((r) => r.id));
     const updates: { id: string; xml: string }[] = [];
     const entries: PipelineOutboxEntry[] = [];
-    const results = cmds.map((cmd): SignResult => {
+    const results = cmds.map((cmd, i): SignResult => {
       const doc = docs.get(cmd.dte_id);
       if (!doc) {
         // the outbox commits the command with its document: this is another database's command
@@ -226,14 +231,19 @@ export async function signCommands(deps: SignerDeps, cmds: EmitDteCommand[]): Pr
       const done = outcome.get(doc.id);
       if (!done) return 'already_signed'; // signed when read, so signed now
       signedNow.add(doc.id);
+      const carried = correlationHeaders(headers?.[i], doc.id);
+      const withHeaders = <E extends PipelineOutboxEntry>(e: E): E =>
+        carried ? { ...e, headers: carried } : e;
       if ('failure' in done) {
         entries.push(
-          statusChangeEntry(ref, {
-            siiStatus: 'emision_fallida',
-            glosa: `No se pudo firmar: ${done.failure}`,
-            observedAt: now,
-            source: 'signer',
-          }),
+          withHeaders(
+            statusChangeEntry(ref, {
+              siiStatus: 'emision_fallida',
+              glosa: `No se pudo firmar: ${done.failure}`,
+              observedAt: now,
+              source: 'signer',
+            }),
+          ),
         );
         deps.logger.warn(
           { dteId: doc.id, reason: done.failure },
@@ -243,7 +253,7 @@ export async function signCommands(deps: SignerDeps, cmds: EmitDteCommand[]): Pr
       }
       updates.push({ id: doc.id, xml: done.signedXml });
       entries.push(
-        {
+        withHeaders({
           topic: PIPELINE_TOPICS.signed,
           schema: PIPELINE_SCHEMAS[PIPELINE_TOPICS.signed],
           key: signedKey(doc.company_id, doc.sii_env),
@@ -259,8 +269,8 @@ export async function signCommands(deps: SignerDeps, cmds: EmitDteCommand[]): Pr
             certificate_id: doc.certificate_id,
             signed_at: now.toISOString(),
           },
-        },
-        statusChangeEntry(ref, { siiStatus: 'signed', observedAt: now, source: 'signer' }),
+        }),
+        withHeaders(statusChangeEntry(ref, { siiStatus: 'signed', observedAt: now, source: 'signer' })),
       );
       return 'signed';
     });
@@ -304,6 +314,7 @@ export async function startSigner(
     const results = await signCommands(
       handlerDeps,
       live.map((msg) => msg.value as EmitDteCommand),
+      live.map((msg) => msg.headers),
     );
     // x-request-id: the api request that issued the document (Kafka header set by its outbox)
     if (deps.logger.isLevelEnabled('debug')) {

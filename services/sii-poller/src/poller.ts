@@ -28,6 +28,7 @@ import {
   statusChangeEntry,
   statusDocRef,
   writeOutbox,
+  RequestIds,
   type PipelineOutboxEntry,
 } from '@dte/database';
 import { PIPELINE_TOPICS, type AvroConsumer, type Messaging } from '@dte/messaging';
@@ -102,6 +103,8 @@ export class Poller {
   private loop?: Promise<void>;
   private consumer?: AvroConsumer;
   private readonly reconciler: Reconciler;
+  /** request ids of the documents seen on dte.uploaded (log correlation, best effort) */
+  private readonly requestIds = new RequestIds();
 
   constructor(private readonly deps: PollerDeps) {
     this.now = deps.clock ?? (() => new Date());
@@ -129,6 +132,13 @@ export class Poller {
       });
       await this.consumer.run<EnvioUploaded>(async (msg) => {
         if (msg.value === null) return;
+        // x-request-ids: the api requests that issued the envelope's documents (the uploader's)
+        const requestIds = this.requestIds.rememberAll(msg.headers['x-request-ids']);
+        if (Object.keys(requestIds).length)
+          this.deps.logger.debug(
+            { uploadId: msg.value.upload_id, dteIds: msg.value.dte_ids, requestIds },
+            'sii-poller: envelope uploaded',
+          );
         await this.schedule(msg.value);
       });
     }
@@ -368,20 +378,29 @@ export class Poller {
       const entries: PipelineOutboxEntry[] = publish.flatMap((pub) =>
         docs.map((d) => {
           const own = pub.perDoc?.get(d.id);
-          return statusChangeEntry(statusDocRef(d), {
-            siiStatus: own?.estado ?? pub.estado,
-            glosa: own ? (own.glosa ?? null) : (pub.glosa ?? null),
-            trackId: p.track_id,
-            observedAt: new Date(now.getTime() + (pub.offsetMs ?? 0)),
-            source: SOURCE,
-          });
+          return {
+            ...statusChangeEntry(statusDocRef(d), {
+              siiStatus: own?.estado ?? pub.estado,
+              glosa: own ? (own.glosa ?? null) : (pub.glosa ?? null),
+              trackId: p.track_id,
+              observedAt: new Date(now.getTime() + (pub.offsetMs ?? 0)),
+              source: SOURCE,
+            }),
+            headers: this.requestIds.headersFor(d.id),
+          };
         }),
       );
       await writeOutbox(m, entries);
     });
     if (publish.length > 0)
       this.deps.logger.debug(
-        { uploadId: p.upload_id, estados: publish.map((x) => x.estado), state },
+        {
+          uploadId: p.upload_id,
+          estados: publish.map((x) => x.estado),
+          state,
+          dteIds: p.dte_ids,
+          requestIds: this.requestIds.of(p.dte_ids),
+        },
         'sii-poller: status published',
       );
   }

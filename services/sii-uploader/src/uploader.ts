@@ -46,6 +46,7 @@ import {
   statusChangeEntry,
   statusDocRef,
   writeOutbox,
+  RequestIds,
   type PipelineOutboxEntry,
   type StatusDocRef,
 } from '@dte/database';
@@ -112,6 +113,8 @@ export class Uploader {
   private readonly pause = new LoopPause();
   private loop?: Promise<void>;
   private consumer?: AvroConsumer;
+  /** request ids of the documents seen on dte.signed (log correlation, best effort) */
+  private readonly requestIds = new RequestIds();
 
   constructor(private readonly deps: UploaderDeps) {
     this.now = deps.clock ?? (() => new Date());
@@ -131,7 +134,15 @@ export class Uploader {
         topics: [PIPELINE_TOPICS.signed],
         fromBeginning: true,
       });
-      await this.consumer.run(async () => this.poke());
+      await this.consumer.run<{ dte_id: string }>(async (msg) => {
+        // x-request-id: the api request that issued the document (passed on by the signer)
+        const requestId = msg.headers['x-request-id'];
+        if (msg.value && requestId) {
+          this.requestIds.remember(msg.value.dte_id, requestId);
+          this.deps.logger.debug({ dteId: msg.value.dte_id, requestId }, 'sii-uploader: document signed');
+        }
+        this.poke();
+      });
     }
   }
 
@@ -497,27 +508,37 @@ export class Uploader {
             uploaded_at: now.toISOString(),
             refresh: false,
           },
+          // an envelope covers several requests: their ids as one JSON header, never one x-request-id
+          headers: this.requestIds.headersForMany(u.dte_ids),
         });
       }
       if (state === 'repeated' || state === 'unconfirmed') await scheduleReconciliation(m, u, now);
       const status = STATUS_OF[state];
       if (status)
         for (const d of docs)
-          entries.push(
-            statusChangeEntry(d, {
+          entries.push({
+            ...statusChangeEntry(d, {
               siiStatus: status,
               glosa: r.glosa ?? null,
               trackId: r.trackId ?? null,
               observedAt: now,
               source: SOURCE,
             }),
-          );
+            headers: this.requestIds.headersFor(d.id),
+          });
       if (entries.length > 0) await writeOutbox(m, entries);
     });
     const log = state === 'accepted' || state === 'repeated' ? this.deps.logger.info : this.deps.logger.warn;
     log.call(
       this.deps.logger,
-      { uploadId: u.id, state, trackId: r.trackId, glosa: r.glosa },
+      {
+        uploadId: u.id,
+        state,
+        trackId: r.trackId,
+        glosa: r.glosa,
+        dteIds: u.dte_ids,
+        requestIds: this.requestIds.of(u.dte_ids),
+      },
       `sii-uploader: upload ${state}`,
     );
   }
