@@ -10,6 +10,7 @@ import { bodyHash } from '../dtes/canonical-json';
 import { loadCompanyProfile, type CompanyProfile } from '../dtes/company-profile';
 import { DTE_COLUMNS, type DteRow } from '../dtes/dte-row';
 import { MAX_IDEMPOTENCY_KEY_LENGTH } from '../dtes/emission';
+import { documentByIdempotencyKey, idempotencyLockName, replayOrConflict } from '../dtes/idempotency';
 import { statusOutboxEntry } from '../dtes/status-record';
 import { ApiError } from '../http/api-error';
 import { enqueueOutbox, type OutboxEntry } from '../outbox/enqueue';
@@ -235,30 +236,6 @@ export async function insertBoletas(
   return rows;
 }
 
-async function byKey(
-  db: DataSource | EntityManager,
-  principal: Principal,
-  key: string,
-): Promise<DteRow | undefined> {
-  const rows: DteRow[] = await db.query(
-    `SELECT ${DTE_COLUMNS} FROM dtes WHERE organization_id = $1 AND sii_env = $2 AND idempotency_key = $3`,
-    [principal.organizationId, principal.environment, key],
-  );
-  return rows[0];
-}
-
-function replay(existing: DteRow, hash: string): DteRow {
-  if (existing.body_hash !== hash)
-    throw new ApiError(
-      'idempotency_conflict',
-      'This Idempotency-Key already issued a document with another body.',
-      {
-        detail: { existingDteId: existing.id },
-      },
-    );
-  return existing;
-}
-
 /**
  * POST /boletas: Idempotency-Key (same key and body → the same boleta; another body →
  * idempotency_conflict), sii_env, company, gates, certificate, the boleta's rules; then one
@@ -281,20 +258,20 @@ export async function emitBoleta(
         { path: 'Idempotency-Key', message: `must be at most ${MAX_IDEMPOTENCY_KEY_LENGTH} characters` },
       ],
     });
+  if (!principal.companyId) throw new ApiError('forbidden', 'Emission needs an API key of a company.');
   const hash = bodyHash(req.body);
-  const known = await byKey(db, principal, key);
-  if (known) return replay(known, hash);
+  const scope = { ...principal, companyId: principal.companyId };
+  const known = await documentByIdempotencyKey(db, scope, key);
+  if (known) return replayOrConflict(known, hash);
   checkSiiEnv(principal, req.body);
   const issuer = await loadIssuer(db, principal, req.certIdHeader || req.body.certificate_id, now);
   checkBoletaFor(issuer, req.body);
   // backpressure: above the company's unsent backlog, 503 sii_unavailable before any folio
-  await opts.backlog?.admit(db, { companyId: principal.companyId!, environment: principal.environment });
+  await opts.backlog?.admit(db, { companyId: scope.companyId, environment: principal.environment });
   return db.transaction(async (m) => {
-    await m.query('SELECT pg_advisory_xact_lock(hashtext($1))', [
-      `dte-idem:${principal.organizationId}:${principal.environment}:${key}`,
-    ]);
-    const raced = await byKey(m, principal, key);
-    if (raced) return replay(raced, hash);
+    await m.query('SELECT pg_advisory_xact_lock(hashtext($1))', [idempotencyLockName(scope, key)]);
+    const raced = await documentByIdempotencyKey(m, scope, key);
+    if (raced) return replayOrConflict(raced, hash);
     return (
       await insertBoletas(
         m,

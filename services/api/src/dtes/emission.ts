@@ -18,6 +18,7 @@ import type { BacklogGate } from './backlog-gate';
 import { bodyHash } from './canonical-json';
 import { productionIssueGate } from '../production-gates';
 import { loadCompanyProfile, type CompanyProfile } from './company-profile';
+import { documentByIdempotencyKey, idempotencyLockName, replayOrConflict } from './idempotency';
 import { enforceReferenceRules, lockReferenced, type RuleCodes } from './note-rules';
 import { DTE_COLUMNS, type DteRow } from './dte-row';
 import type { ExchangeRateSource } from './exchange-rate';
@@ -39,29 +40,8 @@ export interface EmissionResult {
   created: boolean;
 }
 
-/** The document an Idempotency-Key created for this company (of this organization) and environment. */
-async function byIdempotencyKey(
-  db: Pick<DataSource, 'query'>,
-  principal: Principal,
-  key: string,
-): Promise<DteRow | undefined> {
-  const rows: DteRow[] = await db.query(
-    `SELECT ${DTE_COLUMNS} FROM dtes
-      WHERE organization_id = $1 AND company_id = $2 AND sii_env = $3 AND idempotency_key = $4`,
-    [principal.organizationId, principal.companyId, principal.environment, key],
-  );
-  return rows[0];
-}
-
 function replay(existing: DteRow, hash: string): EmissionResult {
-  if (existing.body_hash !== hash) {
-    throw new ApiError(
-      'idempotency_conflict',
-      'This Idempotency-Key already issued a document with another body.',
-      { detail: { existingDteId: existing.id } },
-    );
-  }
-  return { row: existing, created: false };
+  return { row: replayOrConflict(existing, hash), created: false };
 }
 
 /**
@@ -173,7 +153,7 @@ export async function emitDte(
   const companyId = principal.companyId ?? (await sessionCompanyId(db, principal.organizationId, req.body));
   const scoped = { ...principal, companyId };
   const hash = bodyHash(req.body);
-  const known = await byIdempotencyKey(db, scoped, key);
+  const known = await documentByIdempotencyKey(db, scoped, key);
   if (known) return replay(known, hash);
 
   const { company, input } = await validateForEmission(db, scoped, req.body, now);
@@ -189,10 +169,8 @@ export async function emitDte(
   const rateOpt = await exchangeRateFor(input, opts);
 
   return db.transaction(async (m) => {
-    await m.query('SELECT pg_advisory_xact_lock(hashtext($1))', [
-      `dte-idem:${companyId}:${principal.environment}:${key}`,
-    ]);
-    const raced = await byIdempotencyKey(m, scoped, key);
+    await m.query('SELECT pg_advisory_xact_lock(hashtext($1))', [idempotencyLockName(scoped, key)]);
+    const raced = await documentByIdempotencyKey(m, scoped, key);
     if (raced) return replay(raced, hash);
     // notes over our own documents, guías (note-rules.ts): refused before the folio is taken
     const refScope = {

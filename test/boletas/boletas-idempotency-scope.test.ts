@@ -1,0 +1,91 @@
+/**
+ * Issue 18 item 4 for boletas too: the Idempotency-Key belongs to one company. Two companies of
+ * one organization sending the same key each get their own boleta (their own folio 1), and a
+ * repeat of each returns that company's boleta, never the other's.
+ */
+import { expect } from 'chai';
+import { randomUUID } from 'node:crypto';
+import { createTestCaf, santiagoDate } from '@dte/engine';
+import { orgWithCafs, today, type DteOrg } from '../../services/api/test/dtes-fixtures';
+import {
+  cafForm,
+  call,
+  newRut,
+  startTestApi,
+  uploadCert,
+  type TestApi,
+} from '../../services/api/test/support/test-api';
+
+describe('boletas: the Idempotency-Key is per company (issue 18)', function () {
+  this.timeout(120_000);
+  let t: TestApi;
+  let a: DteOrg;
+  let b: DteOrg;
+
+  before(async () => {
+    t = await startTestApi({ env: { BOLETAS_ENABLED: 'cert' } });
+    a = await orgWithCafs(t, { tipos: [39], hasta: 5 });
+    const orgName: string = (
+      await t.db.dataSource.query('SELECT name FROM organizations WHERE id = $1', [a.orgId])
+    )[0].name;
+    const rutB = newRut();
+    const s = await t.seed({
+      org: orgName,
+      rut: rutB,
+      signerRuts: [rutB],
+      giro: 'Venta al por menor',
+      direccion: 'Av. Providencia 1234',
+      comuna: 'Providencia',
+      actividadEconomica: 471100,
+    });
+    expect(s.organization_id).to.equal(a.orgId);
+    const certB = await uploadCert(t, s.api_key, rutB);
+    const caf = createTestCaf({
+      siiKey: t.sim.siiKeys.cert!,
+      rutEmisor: rutB,
+      razonSocial: 'OTRA TIENDA',
+      tipoDte: 39,
+      desde: 1,
+      hasta: 5,
+      fechaAutorizacion: santiagoDate(new Date()),
+      keyBits: 512,
+    });
+    expect((await call(t.url, 'POST', '/caf', { key: s.api_key, form: cafForm(caf) })).status).to.equal(201);
+    b = { key: s.api_key, rut: rutB, orgId: s.organization_id, companyId: s.company_id, certId: certB.id };
+  });
+  after(async () => t?.close());
+
+  const boleta = (o: DteOrg, idem: string, precio: number) =>
+    call(t.url, 'POST', '/boletas', {
+      key: o.key,
+      headers: { 'Idempotency-Key': idem, 'X-Cert-Id': o.certId },
+      json: {
+        tipo_dte: 39,
+        rut_emisor: o.rut,
+        fecha_emision: today(),
+        items: [{ nombre: 'Pan', cantidad: 1, precio_unitario: precio, exento: false, monto_item: precio }],
+      },
+    });
+
+  it('two companies with one key get two boletas; each repeat returns its own', async () => {
+    const idem = `shared-${randomUUID()}`;
+    const first = await boleta(a, idem, 1190);
+    expect(first.status, first.text).to.equal(202);
+    const second = await boleta(b, idem, 2380);
+    expect(second.status, second.text).to.equal(202);
+    expect(second.body.id).to.not.equal(first.body.id);
+    expect(second.body.rut_emisor).to.equal(b.rut);
+    expect(second.body.folio).to.equal(1);
+    expect(second.body.monto_total).to.equal(2380);
+
+    const againA = await boleta(a, idem, 1190);
+    expect([againA.status, againA.body.id]).to.deep.equal([202, first.body.id]);
+    const againB = await boleta(b, idem, 2380);
+    expect([againB.status, againB.body.id]).to.deep.equal([202, second.body.id]);
+    // another body under a company's key is that company's conflict, naming its own boleta
+    const conflict = await boleta(b, idem, 4760);
+    expect(conflict.status).to.equal(409);
+    expect(conflict.body.code).to.equal('idempotency_conflict');
+    expect((conflict.body.detail as { existingDteId: string }).existingDteId).to.equal(second.body.id);
+  });
+});
