@@ -49,11 +49,10 @@ import { uploadState } from '../progress';
 import { joinRut, normalizeRut } from '../rut';
 import { authorize, checkToken, type Sim } from '../sim';
 import { elements, siiRespuesta } from '../soap';
-import { SII_ENVS, type DocumentRecord, type SiiEnv, type UploadRecord } from '../types';
+import { SII_ENVS, type SiiEnv } from '../types';
 import { parseXml } from '../xml';
 import { tokenFromSignedSeed } from './auth';
-import { readTotals } from './totals';
-import { applyForcedVerdict, decodeXmlFile, intermediatesFor, parseForm } from './upload';
+import { decodeXmlFile, parseForm, recordUpload } from './upload';
 
 export const BOLETA_REST_BASE = '/recursos/v1';
 
@@ -163,53 +162,18 @@ async function envio(sim: Sim, env: SiiEnv, ctx: Context): Promise<void> {
       outcome.errors = ['el envío de boletas solo admite los tipos 39 y 41'];
       outcome.documents = [];
     }
-    if (trigger?.kind === 'verdict') applyForcedVerdict(outcome, trigger.verdict);
-    const trackId = e.newTrackId();
-    const totals = outcome.verdict === 'EPR' ? readTotals(xml) : new Map();
-    const documents: DocumentRecord[] = outcome.documents.map((d) => ({
-      env,
-      trackId,
-      tipoDte: d.tipoDte,
-      folio: d.folio,
-      rutEmisor: d.rutEmisor,
-      rutReceptor: d.rutReceptor,
-      fchEmis: d.fchEmis,
-      mntTotal: d.mntTotal,
-      ...totals.get(`${d.tipoDte}|${d.folio}`),
-      result: d.result,
-      detail: d.detail,
-      receivedAt: now,
-      events: [],
-    }));
-    const upload: UploadRecord = {
-      env,
-      trackId,
-      rutSender: sender,
-      rutCompany: company,
+    const trackId = recordUpload(sim, env, {
+      sender,
+      companyRut: company,
+      company: c,
       fileName: file.name,
       sha256,
-      receivedAt: now,
-      verdict: outcome.verdict,
-      errors:
-        outcome.verdict === 'EPR'
-          ? outcome.documents.flatMap((d) => d.detail.map((m) => `${d.tipoDte}/${d.folio}: ${m}`))
-          : outcome.errors,
-      stuck: trigger?.kind === 'stuck',
-      intermediates: intermediatesFor(sim.options.intermediateStates, outcome.verdict),
-      documents,
-    };
-    e.uploads.set(trackId, upload);
-    e.uploadHashes.set(sha256, trackId);
-    outcome.documents.forEach((d, i) => {
-      if (d.recordsFolio) e.documents.set(e.documentKey(d.rutEmisor, d.tipoDte, d.folio), documents[i]!);
+      xml,
+      now,
+      outcome,
+      trigger,
+      adoptResolution,
     });
-    if (adoptResolution && outcome.verdict === 'EPR') {
-      const first = /<FchResol>([^<]+)<\/FchResol>\s*<NroResol>(\d+)<\/NroResol>/.exec(xml);
-      if (first) {
-        c.fchResol = first[1]!;
-        c.nroResol = Number(first[2]);
-      }
-    }
     jsonReply(ctx, 200, {
       rut_emisor: company,
       rut_envia: sender,

@@ -18,7 +18,8 @@ import { applyFault, cookieToken, xmlReply } from '../http';
 import { joinRut } from '../rut';
 import { authorize, checkToken, type Sim } from '../sim';
 import { elements } from '../soap';
-import type { DocumentRecord, SiiEnv, UploadRecord } from '../types';
+import type { UploadTrigger } from '../triggers';
+import type { Company, DocumentRecord, SiiEnv, UploadRecord } from '../types';
 import { parseXml } from '../xml';
 import { readTotals } from './totals';
 
@@ -132,57 +133,97 @@ export async function dteUpload(sim: Sim, env: SiiEnv, ctx: Context): Promise<vo
       now,
       reparoDays: sim.options.reparoDays,
     });
-    if (trigger?.kind === 'verdict') applyForcedVerdict(outcome, trigger.verdict);
-
-    const trackId = e.newTrackId();
-    const totals = outcome.verdict === 'EPR' ? readTotals(xml) : new Map();
-    const documents: DocumentRecord[] = outcome.documents.map((d) => ({
-      env,
-      trackId,
-      tipoDte: d.tipoDte,
-      folio: d.folio,
-      rutEmisor: d.rutEmisor,
-      rutReceptor: d.rutReceptor,
-      fchEmis: d.fchEmis,
-      mntTotal: d.mntTotal,
-      ...totals.get(`${d.tipoDte}|${d.folio}`),
-      result: d.result,
-      detail: d.detail,
-      receivedAt: now,
-      events: [],
-    }));
-    const upload: UploadRecord = {
-      env,
-      trackId,
-      rutSender: sender,
-      rutCompany: company,
+    const trackId = recordUpload(sim, env, {
+      sender,
+      companyRut: company,
+      company: c,
       fileName: file.name,
       sha256,
-      receivedAt: now,
-      verdict: outcome.verdict,
-      errors:
-        outcome.verdict === 'EPR'
-          ? outcome.documents.flatMap((d) => d.detail.map((m) => `${d.tipoDte}/${d.folio}: ${m}`))
-          : outcome.errors,
-      stuck: trigger?.kind === 'stuck',
-      intermediates: intermediatesFor(sim.options.intermediateStates, outcome.verdict),
-      documents,
-    };
-    e.uploads.set(trackId, upload);
-    e.uploadHashes.set(sha256, trackId);
-    outcome.documents.forEach((d, i) => {
-      if (d.recordsFolio) e.documents.set(e.documentKey(d.rutEmisor, d.tipoDte, d.folio), documents[i]);
+      xml,
+      now,
+      outcome,
+      trigger,
+      adoptResolution,
     });
-    if (adoptResolution && outcome.verdict === 'EPR') {
-      // auto-enrol: the first envelope that passes the Carátula fixes the company's resolution
-      const first = /<FchResol>([^<]+)<\/FchResol>\s*<NroResol>(\d+)<\/NroResol>/.exec(xml);
-      if (first) {
-        c.fchResol = first[1];
-        c.nroResol = Number(first[2]);
-      }
-    }
     reply(0, trackId);
   });
+}
+
+/**
+ * Records an envelope that was received (DTEUpload or the boleta REST envío): a forced verdict of
+ * its trigger applied, a new track id, its documents (with their totals when accepted) and the
+ * upload; the folios it used; and, under auto-enrol, the company's resolution taken from the first
+ * envelope that passes. Returns the track id.
+ */
+export function recordUpload(
+  sim: Sim,
+  env: SiiEnv,
+  u: {
+    sender: string;
+    /** the form's company RUT, and its record */
+    companyRut: string;
+    company: Company;
+    fileName: string;
+    sha256: string;
+    xml: string;
+    /** the simulator clock's instant (ms) */
+    now: number;
+    outcome: CheckOutcome;
+    trigger: UploadTrigger | undefined;
+    adoptResolution: boolean;
+  },
+): string {
+  const e = sim.state.env[env];
+  const { outcome, trigger, now } = u;
+  if (trigger?.kind === 'verdict') applyForcedVerdict(outcome, trigger.verdict);
+  const trackId = e.newTrackId();
+  const totals = outcome.verdict === 'EPR' ? readTotals(u.xml) : new Map();
+  const documents: DocumentRecord[] = outcome.documents.map((d) => ({
+    env,
+    trackId,
+    tipoDte: d.tipoDte,
+    folio: d.folio,
+    rutEmisor: d.rutEmisor,
+    rutReceptor: d.rutReceptor,
+    fchEmis: d.fchEmis,
+    mntTotal: d.mntTotal,
+    ...totals.get(`${d.tipoDte}|${d.folio}`),
+    result: d.result,
+    detail: d.detail,
+    receivedAt: now,
+    events: [],
+  }));
+  const upload: UploadRecord = {
+    env,
+    trackId,
+    rutSender: u.sender,
+    rutCompany: u.companyRut,
+    fileName: u.fileName,
+    sha256: u.sha256,
+    receivedAt: now,
+    verdict: outcome.verdict,
+    errors:
+      outcome.verdict === 'EPR'
+        ? outcome.documents.flatMap((d) => d.detail.map((m) => `${d.tipoDte}/${d.folio}: ${m}`))
+        : outcome.errors,
+    stuck: trigger?.kind === 'stuck',
+    intermediates: intermediatesFor(sim.options.intermediateStates, outcome.verdict),
+    documents,
+  };
+  e.uploads.set(trackId, upload);
+  e.uploadHashes.set(u.sha256, trackId);
+  outcome.documents.forEach((d, i) => {
+    if (d.recordsFolio) e.documents.set(e.documentKey(d.rutEmisor, d.tipoDte, d.folio), documents[i]!);
+  });
+  if (u.adoptResolution && outcome.verdict === 'EPR') {
+    // auto-enrol: the first envelope that passes the Carátula fixes the company's resolution
+    const first = /<FchResol>([^<]+)<\/FchResol>\s*<NroResol>(\d+)<\/NroResol>/.exec(u.xml);
+    if (first) {
+      u.company.fchResol = first[1]!;
+      u.company.nroResol = Number(first[2]);
+    }
+  }
+  return trackId;
 }
 
 export function applyForcedVerdict(
