@@ -104,7 +104,8 @@ kafka_up() {
     local cluster_id
     cluster_id="$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=')"
     say "kafka: formatting storage (cluster $cluster_id)"
-    if ! kafka_tool kafka.tools.StorageTool format -t "$cluster_id" -c "$KAFKA_HOME/server.properties" \
+    # --cluster-id=ID as one argument: an id that starts with '-' (1 in 64) would be read as an option
+    if ! kafka_tool kafka.tools.StorageTool format --cluster-id="$cluster_id" -c "$KAFKA_HOME/server.properties" \
       --ignore-formatted >"$LOG_DIR/kafka-format.log" 2>&1; then
       fail kafka "$LOG_DIR/kafka-format.log" "formatting the storage failed"
       return 1

@@ -167,8 +167,8 @@ export class SecureKafka {
         cp,
         'kafka.tools.StorageTool',
         'format',
-        '-t',
-        clusterId,
+        // one argument: a base64url id may start with '-', which the tool would read as an option
+        `--cluster-id=${clusterId}`,
         '-c',
         path.join(dir, 'server.properties'),
       ],
