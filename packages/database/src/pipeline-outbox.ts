@@ -102,26 +102,40 @@ export class RequestIds {
   }
 }
 
+/**
+ * THE outbox INSERT: one statement for any number of entries, in their order (the relay
+ * publishes by id), as SQL with its parameters numbered from `firstParam` so a caller can embed it
+ * in a larger statement (a data-modifying CTE) and write the outbox rows in the same round trip as
+ * the rows they announce. `onlyIf`: an SQL condition (e.g. `EXISTS (SELECT 1 FROM d)`) that must
+ * hold for the rows to be written.
+ */
+export function outboxInsertSql(
+  entries: PipelineOutboxEntry[],
+  firstParam = 1,
+  onlyIf?: string,
+): { sql: string; params: unknown[] } {
+  const p = (i: number) => `$${firstParam + i}::text[]`;
+  return {
+    sql: `INSERT INTO outbox (topic, schema, message_key, payload, event_id, headers)
+     SELECT t, s, k, p::jsonb, e, h::jsonb
+       FROM unnest(${p(0)}, ${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, ${p(5)})
+       WITH ORDINALITY AS v(t, s, k, p, e, h, n)${onlyIf ? ` WHERE ${onlyIf}` : ''} ORDER BY n`,
+    params: [
+      entries.map((e) => e.topic),
+      entries.map((e) => e.schema),
+      entries.map((e) => e.key),
+      entries.map((e) => JSON.stringify(e.payload)),
+      entries.map((e) => e.payload.event_id),
+      entries.map((e) => (e.headers ? JSON.stringify(e.headers) : null)),
+    ],
+  };
+}
+
 export async function writeOutbox(m: EntityManager, entries: PipelineOutboxEntry[]): Promise<void> {
   if (!m.queryRunner?.isTransactionActive) throw new Error('writeOutbox must run inside a transaction');
   if (entries.length === 0) return;
-  const values: unknown[] = [];
-  const rows = entries.map((e, i) => {
-    values.push(
-      e.topic,
-      e.schema,
-      e.key,
-      JSON.stringify(e.payload),
-      e.payload.event_id,
-      e.headers ? JSON.stringify(e.headers) : null,
-    );
-    const b = i * 6;
-    return `($${b + 1}, $${b + 2}, $${b + 3}, $${b + 4}, $${b + 5}, $${b + 6}::jsonb)`;
-  });
-  await m.query(
-    `INSERT INTO outbox (topic, schema, message_key, payload, event_id, headers) VALUES ${rows.join(', ')}`,
-    values,
-  );
+  const { sql, params } = outboxInsertSql(entries);
+  await m.query(sql, params);
 }
 
 /** Value of a dte-status record (schemas/avro/dte-status.avsc). */

@@ -224,6 +224,35 @@ describe('POST /dtes over HTTP', function () {
     expect(cmds).to.have.length(1);
   });
 
+  it('lets one of concurrent requests with one key and different bodies win, the others 409, one folio', async () => {
+    const key = randomUUID();
+    const before = await nextFolio(t, o, 34);
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => emit(t, o, body(34, o.rut, 5000 + i), { idem: key })),
+    );
+    const won = answers.filter((a) => a.status === 202);
+    expect(won, JSON.stringify(answers.map((a) => a.body))).to.have.length(1);
+    for (const lost of answers.filter((a) => a.status !== 202)) {
+      expect(lost.status).to.equal(409);
+      expect(lost.body).to.include({ code: 'idempotency_conflict' });
+      expect(lost.body.detail).to.deep.equal({ existingDteId: won[0]!.body.id });
+    }
+    expect(await nextFolio(t, o, 34)).to.equal(before + 1);
+    const [{ n }] = await t.db.dataSource.query(
+      `SELECT count(*)::int AS n FROM dtes WHERE organization_id = $1 AND idempotency_key = $2`,
+      [o.orgId, key],
+    );
+    expect(n).to.equal(1);
+    // the losers wrote no outbox row: every dte.commands of the organization's folio is the winner's
+    const cmds = await t.db.dataSource.query(
+      `SELECT message_key FROM outbox
+        WHERE topic = 'dte.commands' AND payload->>'organization_id' = $1 AND payload->>'tipo_dte' = '34'
+          AND payload->>'folio' = $2`,
+      [o.orgId, String(won[0]!.body.folio)],
+    );
+    expect(cmds.map((c: { message_key: string }) => c.message_key)).to.deep.equal([won[0]!.body.id]);
+  });
+
   it('hands out distinct consecutive folios to concurrent emissions with different keys', async () => {
     const before = await nextFolio(t, o, 46);
     const answers = await Promise.all(Array.from({ length: 6 }, () => emit(t, o, body(46, o.rut))));

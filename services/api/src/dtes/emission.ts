@@ -7,18 +7,23 @@ import {
   validateEmission,
   type EmissionInput,
 } from '@dte/engine';
+import { outboxInsertSql } from '@dte/database';
 import { PIPELINE_SCHEMAS, PIPELINE_TOPICS } from '@dte/messaging';
 import type { DataSource } from 'typeorm';
 import { allocateFolio } from '../caf/folio-allocator';
 import { resolveSigningCertificate } from '../certificates/certificates';
 import type { Principal } from '../context';
 import { ApiError } from '../http/api-error';
-import { enqueueOutbox } from '../outbox/enqueue';
 import type { BacklogGate } from './backlog-gate';
 import { bodyHash } from './canonical-json';
 import { productionIssueGate } from '../production-gates';
 import { loadCompanyProfile, type CompanyProfile } from './company-profile';
-import { documentByIdempotencyKey, idempotencyLockName, replayOrConflict } from './idempotency';
+import {
+  documentByIdempotencyKey,
+  IDEMPOTENCY_KEY_CONSTRAINT,
+  IdempotencyRace,
+  replayOrConflict,
+} from './idempotency';
 import { enforceReferenceRules, lockReferenced, type RuleCodes } from './note-rules';
 import { DTE_COLUMNS, type DteRow } from './dte-row';
 import type { ExchangeRateSource } from './exchange-rate';
@@ -124,11 +129,13 @@ export function emissionTotals(input: EmissionInput, rateOpt: { exchangeRate?: n
  * and the company's SII resolution (dte.production_resolucion_missing); the signing certificate
  * (X-Cert-Id rules); backpressure (backlog-gate.ts: 503 sii_unavailable when the company's
  * unsent backlog is above the bound).
- * Then, in ONE transaction serialized per (company, environment, key) by an advisory lock: re-check
- * the key, apply the rules of references to our own documents (note-rules.ts, serialized per
- * referenced document; derive passes ruleCodes 'derive' for its own codes), take the folio (THE
- * allocator), build the document, insert it with the dte.commands and
- * dte-status `queued` outbox rows and the first feed row. A failure rolls the folio back.
+ * Then, in ONE transaction: apply the rules of references to our own documents (note-rules.ts,
+ * serialized per referenced document; derive passes ruleCodes 'derive' for its own codes), take
+ * the folio (THE allocator), build the document, and insert it with its first feed row and the
+ * dte.commands and dte-status `queued` outbox rows in one statement. Two requests with one key
+ * racing past the first look-up: the key's unique index lets one insert; the other's transaction
+ * rolls back (its folio with it) and it replays the winner's document (or idempotency_conflict).
+ * Any failure rolls the folio back. Round trips: START, folio, insert, COMMIT.
  */
 export async function emitDte(
   db: DataSource,
@@ -168,103 +175,120 @@ export async function emitDte(
   await opts.backlog?.admit(db, { companyId, environment: principal.environment });
   const rateOpt = await exchangeRateFor(input, opts);
 
-  return db.transaction(async (m) => {
-    await m.query('SELECT pg_advisory_xact_lock(hashtext($1))', [idempotencyLockName(scoped, key)]);
-    const raced = await documentByIdempotencyKey(m, scoped, key);
-    if (raced) return replay(raced, hash);
-    // notes over our own documents, guías (note-rules.ts): refused before the folio is taken
-    const refScope = {
-      organizationId: principal.organizationId,
-      companyId: company.id,
-      environment: principal.environment,
-    };
-    await lockReferenced(m, refScope, input);
-    await enforceReferenceRules(m, refScope, input, opts.ruleCodes ?? 'emission');
-
-    const { folio, cafId } = await allocateFolio(
-      m,
-      {
+  const written = await db
+    .transaction(async (m): Promise<EmissionResult> => {
+      // notes over our own documents, guías (note-rules.ts): refused before the folio is taken
+      const refScope = {
         organizationId: principal.organizationId,
         companyId: company.id,
         environment: principal.environment,
-        tipoDte: input.tipo_dte,
-      },
-      now,
-    );
-    const document = buildDocument(input, { emisor: company.emisor, folio, ...rateOpt });
-    const { clp } = emissionTotals(input, rateOpt);
-    const id = randomUUID();
-    const receptor = (input as { receptor: { rut?: string; razon_social: string } }).receptor;
-    const doc = {
-      id,
-      organizationId: principal.organizationId,
-      siiEnv: principal.environment,
-      tipoDte: input.tipo_dte,
-      folio,
-    };
-    const queued = statusOutboxEntry(doc, { siiStatus: 'queued', observedAt: now });
-    // one statement: the document and its first feed row (the feed shows `queued` at once; the
-    // projector's later copy of the same event is a no-op)
-    const rows: DteRow[] = await m.query(
-      `WITH d AS (
-       INSERT INTO dtes (id, organization_id, company_id, sii_env, tipo_dte, folio, caf_id, certificate_id,
-           rut_emisor, rut_receptor, razon_social_receptor, fecha_emision, monto_neto, monto_exento, iva,
-           monto_total, input, document, sii_status, observed_at, idempotency_key, body_hash, created_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,
-           'queued', $19, $20, $21, $19)
-       RETURNING ${DTE_COLUMNS}),
-       e AS (
-         INSERT INTO dte_events (dte_id, event_id, sii_status, glosa, track_id, source, observed_at)
-         SELECT $1, $22, 'queued', NULL, NULL, 'api', $19 FROM d)
-       SELECT * FROM d`,
-      [
-        id,
-        principal.organizationId,
-        company.id,
-        principal.environment,
-        input.tipo_dte,
-        folio,
-        cafId,
-        cert.id,
-        company.rut,
-        receptor.rut ? normalizeRut(receptor.rut) : null,
-        receptor.razon_social,
-        input.fecha_emision,
-        Math.round(clp.montoNeto),
-        Math.round(clp.montoExento),
-        Math.round(clp.iva),
-        Math.round(clp.montoTotal),
-        JSON.stringify(req.body),
-        JSON.stringify(document),
-        now,
-        key,
-        hash,
-        queued.payload.event_id,
-      ],
-    );
-    await enqueueOutbox(m, [
-      {
-        topic: PIPELINE_TOPICS.commands,
-        schema: PIPELINE_SCHEMAS[PIPELINE_TOPICS.commands],
-        key: id,
-        payload: {
-          event_id: randomUUID(),
-          dte_id: id,
-          organization_id: principal.organizationId,
-          company_id: company.id,
-          sii_env: principal.environment,
-          tipo_dte: input.tipo_dte,
-          folio,
-          certificate_id: cert.id,
-          caf_id: cafId,
-          requested_at: now.toISOString(),
+      };
+      await lockReferenced(m, refScope, input);
+      await enforceReferenceRules(m, refScope, input, opts.ruleCodes ?? 'emission');
+
+      const { folio, cafId } = await allocateFolio(
+        m,
+        {
+          organizationId: principal.organizationId,
+          companyId: company.id,
+          environment: principal.environment,
+          tipoDte: input.tipo_dte,
         },
-        headers: { 'x-dte-id': id, ...(req.requestId ? { 'x-request-id': req.requestId } : {}) },
-      },
-      queued,
-    ]);
-    return { row: rows[0], created: true };
-  });
+        now,
+      );
+      const document = buildDocument(input, { emisor: company.emisor, folio, ...rateOpt });
+      const { clp } = emissionTotals(input, rateOpt);
+      const id = randomUUID();
+      const receptor = (input as { receptor: { rut?: string; razon_social: string } }).receptor;
+      const doc = {
+        id,
+        organizationId: principal.organizationId,
+        siiEnv: principal.environment,
+        tipoDte: input.tipo_dte,
+        folio,
+      };
+      const queued = statusOutboxEntry(doc, { siiStatus: 'queued', observedAt: now });
+      const outbox = outboxInsertSql(
+        [
+          {
+            topic: PIPELINE_TOPICS.commands,
+            schema: PIPELINE_SCHEMAS[PIPELINE_TOPICS.commands],
+            key: id,
+            payload: {
+              event_id: randomUUID(),
+              dte_id: id,
+              organization_id: principal.organizationId,
+              company_id: company.id,
+              sii_env: principal.environment,
+              tipo_dte: input.tipo_dte,
+              folio,
+              certificate_id: cert.id,
+              caf_id: cafId,
+              requested_at: now.toISOString(),
+            },
+            headers: { 'x-dte-id': id, ...(req.requestId ? { 'x-request-id': req.requestId } : {}) },
+          },
+          queued,
+        ],
+        23,
+        'EXISTS (SELECT 1 FROM d)',
+      );
+      // ONE statement: the document, its first feed row (the feed shows `queued` at once; the
+      // projector's later copy of the same event is a no-op) and its dte.commands and dte-status
+      // outbox rows. The Idempotency-Key's unique index decides a race between two requests with
+      // one key (ON CONFLICT waits for the other transaction): the loser writes nothing here.
+      const rows: DteRow[] = await m.query(
+        `WITH d AS (
+         INSERT INTO dtes (id, organization_id, company_id, sii_env, tipo_dte, folio, caf_id, certificate_id,
+             rut_emisor, rut_receptor, razon_social_receptor, fecha_emision, monto_neto, monto_exento, iva,
+             monto_total, input, document, sii_status, observed_at, idempotency_key, body_hash, created_at)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,
+             'queued', $19, $20, $21, $19)
+           ON CONFLICT ON CONSTRAINT ${IDEMPOTENCY_KEY_CONSTRAINT} DO NOTHING
+         RETURNING ${DTE_COLUMNS}),
+         e AS (
+           INSERT INTO dte_events (dte_id, event_id, sii_status, glosa, track_id, source, observed_at)
+           SELECT $1, $22, 'queued', NULL, NULL, 'api', $19 FROM d),
+         o AS (${outbox.sql})
+         SELECT * FROM d`,
+        [
+          id,
+          principal.organizationId,
+          company.id,
+          principal.environment,
+          input.tipo_dte,
+          folio,
+          cafId,
+          cert.id,
+          company.rut,
+          receptor.rut ? normalizeRut(receptor.rut) : null,
+          receptor.razon_social,
+          input.fecha_emision,
+          Math.round(clp.montoNeto),
+          Math.round(clp.montoExento),
+          Math.round(clp.iva),
+          Math.round(clp.montoTotal),
+          JSON.stringify(req.body),
+          JSON.stringify(document),
+          now,
+          key,
+          hash,
+          queued.payload.event_id,
+          ...outbox.params,
+        ],
+      );
+      // another request with this key committed first: roll back (the folio goes back), replay it
+      if (!rows[0]) throw new IdempotencyRace();
+      return { row: rows[0], created: true };
+    })
+    .catch((err: unknown) => {
+      if (err instanceof IdempotencyRace) return undefined;
+      throw err;
+    });
+  if (written) return written;
+  const winner = await documentByIdempotencyKey(db, scoped, key);
+  if (!winner) throw new Error('Idempotency-Key conflict on insert but no document holds the key');
+  return replay(winner, hash);
 }
 
 /** The company a dashboard session issues for: rut_emisor among the organization's, or its only one. */

@@ -1,3 +1,4 @@
+import { outboxInsertSql } from '@dte/database';
 import type { EntityManager } from 'typeorm';
 
 export interface OutboxEntry {
@@ -20,18 +21,6 @@ export async function enqueueOutbox(m: EntityManager, entries: OutboxEntry[]): P
   if (!m.queryRunner?.isTransactionActive) throw new Error('enqueueOutbox must run inside a transaction');
   if (entries.length === 0) return;
   // one statement for all the entries (one round trip), in their order
-  await m.query(
-    `INSERT INTO outbox (topic, schema, message_key, payload, event_id, headers)
-     SELECT t, s, k, p::jsonb, e, h::jsonb
-       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[])
-       WITH ORDINALITY AS v(t, s, k, p, e, h, n) ORDER BY n`,
-    [
-      entries.map((e) => e.topic),
-      entries.map((e) => e.schema),
-      entries.map((e) => e.key),
-      entries.map((e) => JSON.stringify(e.payload)),
-      entries.map((e) => e.payload.event_id),
-      entries.map((e) => (e.headers ? JSON.stringify(e.headers) : null)),
-    ],
-  );
+  const { sql, params } = outboxInsertSql(entries);
+  await m.query(sql, params);
 }
