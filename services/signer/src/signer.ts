@@ -14,7 +14,7 @@
  * down, master key unavailable) throw, and the command is redelivered.
  */
 import { correlationHeaders, statusChangeEntry, writeOutbox, type PipelineOutboxEntry } from '@dte/database';
-import type { Caf, DteDocument } from '@dte/engine';
+import type { Caf, DteDocument, SigningCredential } from '@dte/engine';
 import {
   PIPELINE_SCHEMAS,
   PIPELINE_TOPICS,
@@ -134,7 +134,7 @@ export async function signCommand(deps: SignerDeps, cmd: EmitDteCommand): Promis
 /**
  * Handles a batch of commands with the outcome of handling them one by one in order: the
  * documents are read in one statement, each CAF is opened once per batch and each certificate
- * once per process (StoredCredentials), the signing is done in memory, then ONE transaction
+ * once per process (StoredCredentials; its not-deleted check once per batch), the signing is done in memory, then ONE transaction
  * claims every event id (one multi-row insert), locks the documents, stores the signed XMLs (one
  * multi-row update) and writes every outbox message (one multi-row insert). Returns each
  * command's result, in order. `headers[i]` are the Kafka headers of cmds[i]: its `x-request-id`
@@ -157,12 +157,19 @@ export async function signCommands(
   const credentials =
     deps.credentials ?? new StoredCredentials({ db, keys: deps.keys, now: () => Date.now() });
   const cafs = new Map<string, Promise<Caf>>();
+  // each certificate's credential (and its not-deleted check) once per batch, not once per document
+  const creds = new Map<string, Promise<SigningCredential>>();
   const outcome = new Map<string, { signedXml: string } | { failure: string }>();
   try {
     for (const doc of rows) {
       if (doc.signed) continue;
       try {
-        const credential = await credentials.get(doc.certificate_id).catch((err: unknown) => {
+        let pending = creds.get(doc.certificate_id);
+        if (!pending) {
+          pending = credentials.get(doc.certificate_id);
+          creds.set(doc.certificate_id, pending);
+        }
+        const credential = await pending.catch((err: unknown) => {
           throw err instanceof UnusableCertificateError ? new CannotSign(err.message) : err;
         });
         let caf = cafs.get(doc.caf_id);
