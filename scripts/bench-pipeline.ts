@@ -14,7 +14,11 @@
  * slow client). BENCH_DOCS (1000), BENCH_TYPES (33), BENCH_BATCH = UPLOAD_MAX_DOCS (500),
  * BENCH_BATCH_WAIT_MS = UPLOAD_MAX_WAIT_MS (200), BENCH_SIM_REGISTER_MS (0) and BENCH_SIM_STEP_MS
  * (0): the simulator's QueryEstUp timings, BENCH_PARTITIONS (2), BENCH_REPLICAS (e.g.
- * signer=2,sii-uploader=2: processes of a worker in one consumer group; the api stays one).
+ * signer=2,sii-uploader=2: processes of a worker in one consumer group; the api stays one),
+ * BENCH_API_PIPELINE separate | inline (separate): the api's outbox relay and dte-status projector
+ * in a process of their own (services/api/src/projector/main.ts, the HTTP api with
+ * API_PIPELINE=off, as a deployment with HTTP-only replicas runs it), so their CPU is told apart
+ * from the HTTP path's and they do not share its event loop; inline: all three in the api process.
  * BENCH_ENV_<NAME>=<value> gives NAME=value to every service (e.g. BENCH_ENV_NODE_OPTIONS="--import
  * ./scripts/bench/cpu-profile.mjs" with BENCH_ENV_CPU_PROFILE_DIR=/tmp/prof writes a CPU profile
  * of each service when the run ends).
@@ -40,6 +44,7 @@ import { testStack } from '../test/support/env';
 import {
   CpuAccount,
   backendsOf,
+  parentOf,
   pidListeningOn,
   postgresAuxiliary,
   type BackendQuery,
@@ -55,6 +60,7 @@ const BATCH = num('BENCH_BATCH', 500);
 const BATCH_WAIT_MS = num('BENCH_BATCH_WAIT_MS', 200);
 const SIM = { registerMs: num('BENCH_SIM_REGISTER_MS', 0), stepMs: num('BENCH_SIM_STEP_MS', 0) };
 const PARTITIONS = num('BENCH_PARTITIONS', 2);
+const API_PIPELINE = process.env.BENCH_API_PIPELINE === 'inline' ? 'inline' : 'separate';
 /** BENCH_REPLICAS=signer=2,sii-uploader=2: processes per service (api stays one: it runs the migrations) */
 const REPLICAS = new Map<ServiceName, number>(
   (process.env.BENCH_REPLICAS ?? '')
@@ -71,7 +77,6 @@ const WARMUP = 20;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const fmt = (ms: number) => `${ms.toFixed(0)} ms`;
-const portOf = (url: string) => Number(new URL(url.replace(/^postgres(ql)?:/, 'http:')).port);
 
 async function main(): Promise<void> {
   const workerEnv = {
@@ -84,6 +89,7 @@ async function main(): Promise<void> {
     POLL_BACKOFF_MAX_MS: '1000',
     POLL_TICK_MS: '100',
     POLL_MAX_ATTEMPTS: '200',
+    ...(API_PIPELINE === 'separate' ? { API_PIPELINE: 'off' } : {}),
     ...Object.fromEntries(
       Object.entries(process.env)
         .filter(([k]) => k.startsWith('BENCH_ENV_'))
@@ -114,8 +120,21 @@ async function main(): Promise<void> {
     );
     replicaProcs.set(name, more);
   }
+  // the api's relay and projector apart from its HTTP process (BENCH_API_PIPELINE=separate)
+  const apiPipeline =
+    API_PIPELINE === 'separate'
+      ? new ServiceProcess(
+          'api-pipeline',
+          ['--import', 'tsx', 'services/api/src/projector/main.ts'],
+          { ...p.env, API_PIPELINE: 'on' },
+          path.join(p.logDir, 'api-pipeline.log'),
+          /api pipeline running/,
+        )
+      : undefined;
   try {
-    await Promise.all([...replicaProcs.values()].flat().map((s) => s.start()));
+    await Promise.all(
+      [...[...replicaProcs.values()].flat(), ...(apiPipeline ? [apiPipeline] : [])].map((s) => s.start()),
+    );
     const co = await p.seedCompany({ tipos: [...new Set(TYPES)], folios: DOCS + WARMUP + 10 });
     const db = p.db.dataSource;
     const post = async (i: number) => {
@@ -152,29 +171,39 @@ async function main(): Promise<void> {
     }
 
     // CPU accounting: services, their PostgreSQL backends, PostgreSQL's own processes, Kafka, registry
-    const dbPort = portOf(stack.databaseUrl);
     let activity: { at: number; rows: Awaited<ReturnType<BackendQuery>> } | undefined;
     const backends: BackendQuery = async () => {
       if (!activity || Date.now() - activity.at > 200)
         activity = {
           at: Date.now(),
           rows: await db.query(
-            `SELECT pid, client_port, backend_type FROM pg_stat_activity WHERE pid <> pg_backend_pid()`,
+            `SELECT pid, application_name, backend_type FROM pg_stat_activity WHERE pid <> pg_backend_pid()`,
           ),
         };
       return activity.rows;
     };
-    const postmaster = pidListeningOn(dbPort);
+    // the postmaster: the parent of any backend (over TCP or a Unix socket alike)
+    const postmaster = parentOf((await db.query('SELECT pg_backend_pid() AS pid'))[0].pid as number);
     const kafkaPid = pidListeningOn(Number(stack.kafkaBrokers[0]!.split(':')[1]));
     const registryPid = pidListeningOn(Number(new URL(stack.schemaRegistryUrl).port));
     const cpu = new CpuAccount();
     const procs = (n: ServiceName) => [p.services[n], ...(replicaProcs.get(n) ?? [])];
     const pids = (n: ServiceName) => procs(n).flatMap((s) => (s.child?.pid ? [s.child.pid] : []));
-    for (const n of SERVICES) cpu.add(n, async () => pids(n));
-    for (const n of SERVICES)
-      cpu.add(`postgres for ${n}`, async () =>
-        (await Promise.all(pids(n).map((pid) => backendsOf(pid, dbPort, backends)))).flat(),
+    const apiPipelinePids = () => (apiPipeline?.child?.pid ? [apiPipeline.child.pid] : []);
+    for (const n of SERVICES) {
+      cpu.add(n === 'api' && apiPipeline ? 'api (HTTP)' : n, async () => pids(n));
+      if (n === 'api' && apiPipeline)
+        cpu.add('api pipeline (relay, projector)', async () => apiPipelinePids());
+    }
+    for (const n of SERVICES) {
+      cpu.add(`postgres for ${n === 'api' && apiPipeline ? 'api (HTTP)' : n}`, async () =>
+        (await Promise.all(pids(n).map((pid) => backendsOf(pid, backends)))).flat(),
       );
+      if (n === 'api' && apiPipeline)
+        cpu.add('postgres for api pipeline', async () =>
+          (await Promise.all(apiPipelinePids().map((pid) => backendsOf(pid, backends)))).flat(),
+        );
+    }
     cpu.add('sii-simulator', () => (p.simulator.child?.pid ? [p.simulator.child.pid] : []));
     cpu.add('postgres own processes (shared)', () => postgresAuxiliary(postmaster, backends));
     cpu.add('kafka broker (shared)', () => (kafkaPid ? [kafkaPid] : []));
@@ -272,7 +301,12 @@ async function main(): Promise<void> {
     console.log('  poller: first 300 ms, backoff 250 ms x1.5 up to 1000 ms, tick 100 ms');
     console.log(`  simulator: registerMs ${SIM.registerMs}, stepMs ${SIM.stepMs} (process of its own)`);
     const replicas = SERVICES.map((n) => `${n} ×${REPLICAS.get(n) ?? 1}`).join(', ');
-    console.log(`  topic partitions ${PARTITIONS}; processes: ${replicas} (api with relay and projector)`);
+    console.log(
+      `  topic partitions ${PARTITIONS}; processes: ${replicas}` +
+        (apiPipeline
+          ? ', api-pipeline ×1 (the relay and projector apart: BENCH_API_PIPELINE=separate)'
+          : ' (api with relay and projector: BENCH_API_PIPELINE=inline)'),
+    );
     const extra = Object.entries(workerEnv).filter(
       ([k]) => !k.startsWith('UPLOAD_') && !k.startsWith('POLL_'),
     );
@@ -305,6 +339,7 @@ async function main(): Promise<void> {
     console.log(`    ${'whole system (all but the client)'.padEnd(34)} ${system.toFixed(2).padStart(7)}`);
   } finally {
     await Promise.all([...replicaProcs.values()].flat().map((s) => s.stop()));
+    await apiPipeline?.stop();
     await p.close();
   }
 }

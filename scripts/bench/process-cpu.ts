@@ -26,7 +26,7 @@ export function cpuSecondsOf(pid: number): number | undefined {
   }
 }
 
-function parentOf(pid: number): number | undefined {
+export function parentOf(pid: number): number | undefined {
   try {
     const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
     return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
@@ -107,7 +107,9 @@ export function clientPortsOf(pid: number, remotePort: number): number[] {
     .map((s) => s.localPort);
 }
 
-export type BackendQuery = () => Promise<{ pid: number; client_port: number | null; backend_type: string }[]>;
+export type BackendQuery = () => Promise<
+  { pid: number; application_name: string | null; backend_type: string }[]
+>;
 
 /**
  * A group of processes whose CPU is accounted together. `pids()` is asked at every sample (the
@@ -165,20 +167,14 @@ export class CpuAccount {
 }
 
 /**
- * The PostgreSQL backends serving `clientPid` (its connections to the database port), found with
- * `backends()` (pg_stat_activity).
+ * The PostgreSQL backends serving `clientPid`, found with `backends()` (pg_stat_activity) by
+ * their application_name, which every service sets to `<name>@<host>:<pid>`
+ * (connectionApplicationName): this works over TCP and Unix sockets alike.
  */
-export async function backendsOf(
-  clientPid: number | undefined,
-  dbPort: number,
-  backends: BackendQuery,
-): Promise<number[]> {
+export async function backendsOf(clientPid: number | undefined, backends: BackendQuery): Promise<number[]> {
   if (clientPid === undefined) return [];
-  const ports = new Set(clientPortsOf(clientPid, dbPort));
-  if (ports.size === 0) return [];
-  return (await backends())
-    .filter((b) => b.client_port !== null && ports.has(b.client_port))
-    .map((b) => b.pid);
+  const suffix = `:${clientPid}`;
+  return (await backends()).filter((b) => b.application_name?.endsWith(suffix)).map((b) => b.pid);
 }
 
 /** PostgreSQL's own processes: children of the postmaster that are not client backends. */

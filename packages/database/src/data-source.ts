@@ -4,6 +4,7 @@
  * `entities/index.ts` and `migrations/index.ts`. The schema is never synchronized from the
  * entities: it changes only through migrations, run explicitly (`runMigrations`, `npm run migrate`).
  */
+import os from 'node:os';
 import 'reflect-metadata';
 import { DataSource, type EntityManager, type MixedList } from 'typeorm';
 import { entities as allEntities } from './entities';
@@ -53,6 +54,17 @@ export function databaseOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): Da
   return { url, schema };
 }
 
+/**
+ * The application_name of a process's connections: `<name>@<host>:<pid>` (at most 63 bytes, what
+ * PostgreSQL keeps), so pg_stat_activity tells which pod and process holds each backend, whatever
+ * the transport (TCP or a Unix socket); the pipeline benchmark finds each service's backends by it.
+ */
+export function connectionApplicationName(name: string | undefined): string | undefined {
+  if (!name) return undefined;
+  const suffix = `:${process.pid}`;
+  return `${name}@${os.hostname()}`.slice(0, 63 - suffix.length) + suffix;
+}
+
 /** A DataSource that is not yet connected (call `initialize()`). */
 export function createDataSource(options: DatabaseOptions): DataSource {
   if (options.schema) assertSchemaName(options.schema);
@@ -65,7 +77,7 @@ export function createDataSource(options: DatabaseOptions): DataSource {
       max: options.poolSize ?? 10,
       ...(options.schema ? { options: `-c search_path=${options.schema}` } : {}),
     },
-    applicationName: options.applicationName,
+    applicationName: connectionApplicationName(options.applicationName),
     entities: options.entities ?? allEntities,
     migrations: options.migrations ?? allMigrations,
     migrationsTableName: 'migrations',
