@@ -5,6 +5,7 @@ import {
   needsExchangeRate,
   normalizeRut,
   validateEmission,
+  withFolio,
   type EmissionInput,
 } from '@dte/engine';
 import { outboxInsertSql } from '@dte/database';
@@ -174,6 +175,10 @@ export async function emitDte(
   // backpressure: above the company's unsent backlog, 503 sii_unavailable before any folio
   await opts.backlog?.admit(db, { companyId, environment: principal.environment });
   const rateOpt = await exchangeRateFor(input, opts);
+  // the document and its amounts are built before the transaction (folio 0, set once taken), so
+  // the CAF's row lock is held only for the writes
+  const draft = buildDocument(input, { emisor: company.emisor, folio: 0, ...rateOpt });
+  const { clp } = emissionTotals(input, rateOpt);
 
   const written = await db
     .transaction(async (m): Promise<EmissionResult> => {
@@ -196,8 +201,7 @@ export async function emitDte(
         },
         now,
       );
-      const document = buildDocument(input, { emisor: company.emisor, folio, ...rateOpt });
-      const { clp } = emissionTotals(input, rateOpt);
+      const document = withFolio(draft, folio);
       const id = randomUUID();
       const receptor = (input as { receptor: { rut?: string; razon_social: string } }).receptor;
       const doc = {
