@@ -10,6 +10,7 @@
  * Carátula, documents) is reported later by QueryEstUp, as the real SII does.
  */
 import { createHash } from 'node:crypto';
+import type { Document } from '@xmldom/xmldom';
 import busboy from 'busboy';
 import type { Context } from 'koa';
 import { checkEnvelope, type CheckOutcome } from '../checks';
@@ -135,19 +136,20 @@ export async function receiveEnvioDte(
   const { sender, company, file, sha256, trigger, now } = r;
   const e = sim.state.env[env];
   const xml = decodeXmlFile(file.data);
-  let root: string | undefined;
+  let document: Document;
   try {
-    root = parseXml(xml).documentElement?.localName ?? undefined;
+    document = parseXml(xml);
   } catch {
     return { status: 7 };
   }
-  if (root !== 'EnvioDTE') return { status: 7 };
+  if (document.documentElement?.localName !== 'EnvioDTE') return { status: 7 };
 
   const c = e.companies.get(company)!;
   const adoptResolution = sim.options.autoEnrol && c.fchResol === '';
   const outcome: CheckOutcome = await checkEnvelope({
     env,
     file: file.data,
+    parsed: { text: xml, document },
     senderRut: sender,
     companyRut: company,
     company: c,
@@ -164,6 +166,7 @@ export async function receiveEnvioDte(
     fileName: file.name,
     sha256,
     xml,
+    document,
     now,
     outcome,
     trigger,
@@ -189,6 +192,8 @@ export function recordUpload(
     fileName: string;
     sha256: string;
     xml: string;
+    /** `xml` parsed (parseXml), shared with the checks so the envelope is read once */
+    document: Document;
     /** the simulator clock's instant (ms) */
     now: number;
     outcome: CheckOutcome;
@@ -200,7 +205,7 @@ export function recordUpload(
   const { outcome, trigger, now } = u;
   if (trigger?.kind === 'verdict') applyForcedVerdict(outcome, trigger.verdict);
   const trackId = e.newTrackId();
-  const totals = outcome.verdict === 'EPR' ? readTotals(u.xml) : new Map();
+  const totals = outcome.verdict === 'EPR' ? readTotals(u.document) : new Map();
   const documents: DocumentRecord[] = outcome.documents.map((d) => ({
     env,
     trackId,
