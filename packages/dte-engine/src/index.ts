@@ -18,7 +18,7 @@ export { buildEnvioDte, MAX_DTE_PER_ENVIO, MAX_TYPES_PER_ENVIO, SII_RUT } from '
 export type { EnvioOptions } from './envio';
 export { verifyEnvioDte, verifyDte, xmlRootName, cutOutDtes } from './verify';
 export { checkTotalsArithmetic } from './totals-check';
-export type { EnvioVerification, EnvioDocumentVerification } from './verify';
+export type { EnvioVerification, EnvioDocumentVerification, EnvioVerifyOptions } from './verify';
 export { validateEnvioSchema, schemasDir } from './schema';
 export type { SchemaEngine } from './schema';
 export { signSeedDocument, verifySeedDocument } from './seed';

@@ -1,10 +1,10 @@
-import { KeyObject, createPrivateKey, createPublicKey } from 'node:crypto';
+import { KeyObject, createPrivateKey } from 'node:crypto';
 
 import { ServiceError } from '@dte/error-catalog';
 import { Element } from '@xmldom/xmldom';
 
 import { Caf, cafParts } from './caf';
-import { rsaPublicKeyFromParts, rsaSha1Sign, rsaSha1Verify } from './crypto/keys';
+import { publicKeyFromPem, rsaPublicKeyFromParts, rsaSha1Sign, rsaSha1Verify } from './crypto/keys';
 import { DteDocument, EXPORT_TYPES } from './model';
 import { childElements, childText, firstChild, flatSerialize, parseXml } from './xml/dom';
 import { el, siiTimestamp } from './xml/text';
@@ -80,32 +80,33 @@ export function verifyTed(dteXml: string, cafPublicKeyPem?: string): TedVerifica
     return { valid: false, error: `not well-formed XML: ${(err as Error).message}` };
   }
   if (!root) return { valid: false, error: 'empty document' };
-  return verifyTedElement(root);
+  return verifyTedElement(root, cafPublicKeyPem);
+}
 
-  function verifyTedElement(dte: Element): TedVerification {
-    const documento = childElements(dte).find((c) => c.localName !== 'Signature');
-    const ted = documento ? firstChild(documento, 'TED') : undefined;
-    const dd = ted ? firstChild(ted, 'DD') : undefined;
-    const frmt = ted ? childText(ted, 'FRMT') : undefined;
-    if (!documento || !ted || !dd || !frmt) return { valid: false, error: 'no TED/DD/FRMT in the document' };
-    let key: KeyObject;
-    try {
-      if (cafPublicKeyPem) key = createPublicKey(cafPublicKeyPem);
-      else {
-        const m = childText(dd, 'CAF', 'DA', 'RSAPK', 'M');
-        const e = childText(dd, 'CAF', 'DA', 'RSAPK', 'E');
-        if (!m || !e) return { valid: false, error: 'the TED CAF has no RSAPK' };
-        key = rsaPublicKeyFromParts(m, e);
-      }
-    } catch (err) {
-      return { valid: false, error: `the CAF public key cannot be read: ${(err as Error).message}` };
+/** verifyTed on a DTE element already parsed (the root of the DTE's text: verify.ts parses it once). */
+export function verifyTedElement(dte: Element, cafPublicKeyPem?: string): TedVerification {
+  const documento = childElements(dte).find((c) => c.localName !== 'Signature');
+  const ted = documento ? firstChild(documento, 'TED') : undefined;
+  const dd = ted ? firstChild(ted, 'DD') : undefined;
+  const frmt = ted ? childText(ted, 'FRMT') : undefined;
+  if (!documento || !ted || !dd || !frmt) return { valid: false, error: 'no TED/DD/FRMT in the document' };
+  let key: KeyObject;
+  try {
+    if (cafPublicKeyPem) key = publicKeyFromPem(cafPublicKeyPem);
+    else {
+      const m = childText(dd, 'CAF', 'DA', 'RSAPK', 'M');
+      const e = childText(dd, 'CAF', 'DA', 'RSAPK', 'E');
+      if (!m || !e) return { valid: false, error: 'the TED CAF has no RSAPK' };
+      key = rsaPublicKeyFromParts(m, e);
     }
-    if (!rsaSha1Verify(Buffer.from(flatSerialize(dd), 'latin1'), frmt, key)) {
-      return { valid: false, error: 'FRMT does not verify over DD with the CAF public key' };
-    }
-    const mismatch = ddMismatch(documento, dd);
-    return mismatch ? { valid: false, error: mismatch } : { valid: true };
+  } catch (err) {
+    return { valid: false, error: `the CAF public key cannot be read: ${(err as Error).message}` };
   }
+  if (!rsaSha1Verify(Buffer.from(flatSerialize(dd), 'latin1'), frmt, key)) {
+    return { valid: false, error: 'FRMT does not verify over DD with the CAF public key' };
+  }
+  const mismatch = ddMismatch(documento, dd);
+  return mismatch ? { valid: false, error: mismatch } : { valid: true };
 }
 
 /** The DD must repeat the document's own data; a document altered after stamping fails here. */

@@ -1,14 +1,12 @@
-import { createPublicKey } from 'node:crypto';
-
-import { Element } from '@xmldom/xmldom';
+import { Document, Element } from '@xmldom/xmldom';
 
 import { CertificateInfo } from './crypto/certificate';
-import { rsaSha1Verify } from './crypto/keys';
+import { publicKeyFromPem, rsaSha1Verify } from './crypto/keys';
 import { CanonicalTexts, verifySignatureElement } from './crypto/verify-signature';
 import { C14N_ALG } from './crypto/xmldsig';
 import { DTE_START } from './xml/canonical';
 import { SII_NS } from './xml/dte-xml';
-import { verifyTed } from './ted';
+import { verifyTedElement } from './ted';
 import { checkTotalsArithmetic } from './totals-check';
 import { decodeXml } from './xml/decode';
 import { childElements, childText, firstChild, flatSerialize, parseXml } from './xml/dom';
@@ -55,18 +53,28 @@ export interface EnvioVerification {
   documents: EnvioDocumentVerification[];
 }
 
+export interface EnvioVerifyOptions {
+  /** the SII public keys (PEM) by IDK: each CAF's FRMA is checked when given */
+  siiPublicKeys?: Record<string, string>;
+  /**
+   * The envelope as the caller already parsed it (a receiver checks it is XML before verifying),
+   * so it is not parsed twice: `document` must be what a strict parse (no error, only warnings)
+   * made of `text`. It is used only when `text` is exactly the text decoded here from `xml`;
+   * otherwise the envelope is parsed again.
+   */
+  parsed?: { text: string; document: Document };
+}
+
 /**
  * Reads an EnvioDTE the way the SII does: the SetDTE signature inside the envelope, and each
  * DTE's signature on the DTE text cut out of the envelope as a standalone document; plus each
  * TED (FRMT with the CAF key, DD against the document) and, given the SII keys by IDK, each
  * CAF's FRMA. Pure and synchronous; schema validation is validateEnvioSchema.
  */
-export function verifyEnvioDte(
-  xml: Buffer | string,
-  opts: { siiPublicKeys?: Record<string, string> } = {},
-): EnvioVerification {
+export function verifyEnvioDte(xml: Buffer | string, opts: EnvioVerifyOptions = {}): EnvioVerification {
   const text = decodeXml(xml);
-  const root = parseXml(text).documentElement;
+  const root = (opts.parsed && opts.parsed.text === text ? opts.parsed.document : parseXml(text))
+    .documentElement;
   if (!root || (root.localName !== 'EnvioDTE' && root.localName !== 'EnvioBOLETA'))
     throw new Error('the document is not an EnvioDTE or EnvioBOLETA');
   const set = firstChild(root, 'SetDTE');
@@ -192,6 +200,7 @@ function verifyOneDte(
   dteText: string,
   siiKeys: Record<string, string> | undefined,
 ): EnvioDocumentVerification {
+  // the DTE's text is parsed once, standalone; its signature, TED and arithmetic read this tree
   const dte = parseXml(dteText).documentElement as Element;
   const documento = childElements(dte).find((c) => c.localName !== 'Signature');
   const enc = documento ? firstChild(documento, 'Encabezado') : undefined;
@@ -203,7 +212,7 @@ function verifyOneDte(
   const sig = signature
     ? verifySignatureElement(dteText, signature, `#${id}`, C14N_ALG, dteTexts(dteText, id))
     : { valid: false, error: 'the DTE has no Signature' };
-  const ted = verifyTed(dteText);
+  const ted = verifyTedElement(dte);
   const totalsError = documento ? checkTotalsArithmetic(documento) : 'no Documento';
   const out: EnvioDocumentVerification = {
     id,
@@ -242,7 +251,7 @@ function verifyOneDte(
       out.cafSignatureValid = rsaSha1Verify(
         Buffer.from(flatSerialize(daEl), 'latin1'),
         frma,
-        createPublicKey(keyPem),
+        publicKeyFromPem(keyPem),
       );
       if (!out.cafSignatureValid) out.cafError = `FRMA does not verify with the SII key ${out.caf.idk}`;
     }

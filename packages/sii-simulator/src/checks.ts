@@ -16,6 +16,7 @@
  * The signature, TED, CAF and schema rules themselves are @dte/engine's.
  */
 import { cafExpiryDate } from '@dte/engine';
+import type { Document } from '@xmldom/xmldom';
 import { validateEnvioSchema, verifyEnvioDte, type EnvioVerification } from './engine';
 import { chileDate } from './chile-time';
 import { normalizeRut } from './rut';
@@ -26,6 +27,8 @@ export interface CheckInput {
   env: SiiEnv;
   /** the uploaded file, as received (the engine decodes it as its declaration says) */
   file: Buffer;
+  /** the file as the route already decoded and parsed it (to read it once; see verifyEnvioDte) */
+  parsed?: { text: string; document: Document };
   /** RUT of the authenticated user (the token's certificate) */
   senderRut: string;
   /** the form's rutCompany-dvCompany */
@@ -67,7 +70,10 @@ export async function checkEnvelope(input: CheckInput): Promise<CheckOutcome> {
 
   let v: EnvioVerification;
   try {
-    v = verifyEnvioDte(input.file, { siiPublicKeys: input.siiPublicKeys });
+    v = verifyEnvioDte(input.file, {
+      siiPublicKeys: input.siiPublicKeys,
+      ...(input.parsed ? { parsed: input.parsed } : {}),
+    });
   } catch (err) {
     return {
       verdict: 'RFR',

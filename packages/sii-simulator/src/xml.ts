@@ -2,7 +2,7 @@
  * Small XML helpers shared by the SOAP and upload handlers: text escaping for the SII's
  * "escaped XML inside a string" replies, and namespace-agnostic element lookups on xmldom nodes.
  */
-import { DOMParser, type Element, type Document } from '@xmldom/xmldom';
+import { DOMParser, type Element, type Document, type Node } from '@xmldom/xmldom';
 
 export function escapeXml(text: string): string {
   return text
@@ -40,9 +40,34 @@ export function childElements(el: Element): Element[] {
   return out;
 }
 
+/**
+ * The elements below `node` (not itself) with this local name, in any namespace, in document
+ * order: what getElementsByTagNameNS('*', localName) lists, without its live list. `first` stops
+ * at the first one.
+ */
+export function descendants(node: Element | Document, localName: string, first = false): Element[] {
+  const out: Element[] = [];
+  // iterative preorder walk (no recursion: a deeply nested upload must not overflow the stack)
+  let n: Node | null = node.firstChild;
+  while (n) {
+    if (n.nodeType === 1) {
+      if ((n as Element).localName === localName) {
+        out.push(n as Element);
+        if (first) break;
+      }
+      if (n.firstChild) {
+        n = n.firstChild;
+        continue;
+      }
+    }
+    while (n && n !== node && !n.nextSibling) n = n.parentNode;
+    n = n && n !== node ? n.nextSibling : null;
+  }
+  return out;
+}
+
 export function findDescendant(el: Element | Document, localName: string): Element | undefined {
-  const all = el.getElementsByTagNameNS('*', localName);
-  return all.length > 0 ? (all[0] as Element) : undefined;
+  return descendants(el, localName, true)[0];
 }
 
 /** Text of a direct child by local name, trimmed; undefined when absent. */

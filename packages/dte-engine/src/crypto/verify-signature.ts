@@ -1,4 +1,4 @@
-import { X509Certificate } from 'node:crypto';
+import { KeyObject, X509Certificate } from 'node:crypto';
 
 import { Element } from '@xmldom/xmldom';
 import { SignedXml } from 'xml-crypto';
@@ -71,10 +71,10 @@ export function verifySignatureElement(
   let result: SignatureCheck = { valid: false, uri };
   try {
     const key = rsaPublicKeyFromParts(m, e);
-    let x509: X509Certificate | undefined;
+    let certKey: KeyObject | undefined;
     if (certB64) {
       const cert = readCertCached(certB64);
-      x509 = cert.x509;
+      certKey = cert.publicKey;
       if (cert.info) result = { ...result, certificate: cert.info };
     }
     const fast = texts ? checkFromText(texts, signedInfo, ref, signature, key) : undefined;
@@ -85,8 +85,8 @@ export function verifySignatureElement(
       sx.loadSignature(signature as never);
       if (!sx.checkSignature(xmlText)) return { ...result, error: 'the signature does not verify' };
     }
-    if (!x509) return { ...result, error: 'KeyInfo has no X509Certificate' };
-    if (!samePublicKey(x509.publicKey, key)) {
+    if (!certKey) return { ...result, error: 'KeyInfo has no X509Certificate' };
+    if (!samePublicKey(certKey, key)) {
       return {
         ...result,
         error: 'the signature verifies with RSAKeyValue, but the X509Certificate holds another key',
@@ -131,10 +131,15 @@ function checkFromText(
   return rsaSha1Verify(Buffer.from(siCanonical, 'utf8'), value, key) ? '' : 'the signature does not verify';
 }
 
-const certCache = new Map<string, { x509: X509Certificate; info?: CertificateInfo }>();
+interface CachedCertificate {
+  /** the certificate's public key, read once (X509Certificate.publicKey makes a new one per call) */
+  publicKey: KeyObject;
+  info?: CertificateInfo;
+}
+const certCache = new Map<string, CachedCertificate>();
 
 /** Envelopes repeat one certificate in every DTE: read it once. */
-function readCertCached(certB64: string): { x509: X509Certificate; info?: CertificateInfo } {
+function readCertCached(certB64: string): CachedCertificate {
   const b64 = certB64.replace(/\s+/g, '');
   let hit = certCache.get(b64);
   if (!hit) {
@@ -146,7 +151,7 @@ function readCertCached(certB64: string): { x509: X509Certificate; info?: Certif
     } catch {
       // a certificate without a RUT still identifies the key; report the signature anyway
     }
-    hit = info ? { x509, info } : { x509 };
+    hit = info ? { publicKey: x509.publicKey, info } : { publicKey: x509.publicKey };
     if (certCache.size > 100) certCache.clear();
     certCache.set(b64, hit);
   }

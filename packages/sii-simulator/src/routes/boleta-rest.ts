@@ -42,6 +42,7 @@
 import { createHash } from 'node:crypto';
 import type { Router } from '@koa/router';
 import type { Context } from 'koa';
+import type { Document } from '@xmldom/xmldom';
 import { checkEnvelope } from '../checks';
 import { chileDateTime } from '../chile-time';
 import { applyFault, cookieToken, readBody, xmlReply } from '../http';
@@ -134,12 +135,13 @@ async function envio(sim: Sim, env: SiiEnv, ctx: Context): Promise<void> {
     if (trigger?.kind === 'repeated' || previous)
       return jsonReply(ctx, 409, { codigo: 99, error: 'envío repetido', trackid: Number(previous ?? 0) });
     const xml = decodeXmlFile(file.data);
-    let root: string | undefined;
+    let document: Document;
     try {
-      root = parseXml(xml).documentElement?.localName ?? undefined;
+      document = parseXml(xml);
     } catch {
       return jsonReply(ctx, 400, { codigo: 7, error: 'el archivo no es XML' });
     }
+    const root = document.documentElement?.localName ?? undefined;
     if (root !== 'EnvioBOLETA')
       return jsonReply(ctx, 400, { codigo: 7, error: `el archivo es ${root}, se esperaba EnvioBOLETA` });
     const c = e.companies.get(company)!;
@@ -147,6 +149,7 @@ async function envio(sim: Sim, env: SiiEnv, ctx: Context): Promise<void> {
     const outcome = await checkEnvelope({
       env,
       file: file.data,
+      parsed: { text: xml, document },
       senderRut: sender,
       companyRut: company,
       company: c,
@@ -169,6 +172,7 @@ async function envio(sim: Sim, env: SiiEnv, ctx: Context): Promise<void> {
       fileName: file.name,
       sha256,
       xml,
+      document,
       now,
       outcome,
       trigger,

@@ -2,15 +2,13 @@
  * Net, exempt and VAT amounts of each DTE of an envelope, for the RCV. This is reading values,
  * not checking them (the checks are @dte/engine's): key `${tipo}|${folio}`.
  */
-import { childElements, findDescendant, parseXml } from '../xml';
-import type { Element } from '@xmldom/xmldom';
+import { childElements, descendants, findDescendant } from '../xml';
+import type { Document, Element } from '@xmldom/xmldom';
 
-export function readTotals(xml: string): Map<string, { mntNeto?: number; mntExe?: number; iva?: number }> {
+/** from the envelope as the upload route parsed it (parseXml), read once for every use */
+export function readTotals(doc: Document): Map<string, { mntNeto?: number; mntExe?: number; iva?: number }> {
   const out = new Map<string, { mntNeto?: number; mntExe?: number; iva?: number }>();
-  const doc = parseXml(xml);
-  const dtes = doc.getElementsByTagNameNS('*', 'DTE');
-  for (let i = 0; i < dtes.length; i++) {
-    const dte = dtes[i] as Element;
+  for (const dte of descendants(doc, 'DTE')) {
     const idDoc = findDescendant(dte, 'IdDoc');
     const totales = findDescendant(dte, 'Totales');
     if (!idDoc || !totales) continue;

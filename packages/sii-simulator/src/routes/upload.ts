@@ -10,6 +10,7 @@
  * Carátula, documents) is reported later by QueryEstUp, as the real SII does.
  */
 import { createHash } from 'node:crypto';
+import type { Document } from '@xmldom/xmldom';
 import busboy from 'busboy';
 import type { Context } from 'koa';
 import { checkEnvelope, type CheckOutcome } from '../checks';
@@ -110,43 +111,68 @@ export async function dteUpload(sim: Sim, env: SiiEnv, ctx: Context): Promise<vo
     const sha256 = createHash('sha256').update(file.data).digest('hex');
     if (trigger?.kind === 'repeated' || e.uploadHashes.has(sha256)) return reply(99);
 
-    const xml = decodeXmlFile(file.data);
-    let root: string | undefined;
-    try {
-      root = parseXml(xml).documentElement?.localName ?? undefined;
-    } catch {
-      return reply(7);
-    }
-    if (root !== 'EnvioDTE') return reply(7);
-
-    const c = e.companies.get(company)!;
-    const adoptResolution = sim.options.autoEnrol && c.fchResol === '';
-    const outcome: CheckOutcome = await checkEnvelope({
-      env,
-      file: file.data,
-      senderRut: sender,
-      companyRut: company,
-      company: c,
-      adoptResolution,
-      siiPublicKeys: { [String(sim.siiKeys[env].idk)]: sim.siiKeys[env].publicKeyPem },
-      folioUsed: (rut, tipo, folio) => e.documents.has(e.documentKey(rut, tipo, folio)),
-      now,
-      reparoDays: sim.options.reparoDays,
-    });
-    const trackId = recordUpload(sim, env, {
-      sender,
-      companyRut: company,
-      company: c,
-      fileName: file.name,
-      sha256,
-      xml,
-      now,
-      outcome,
-      trigger,
-      adoptResolution,
-    });
-    reply(0, trackId);
+    const r = await receiveEnvioDte(sim, env, { sender, company, file, sha256, trigger, now });
+    reply(r.status, r.trackId);
   });
+}
+
+/**
+ * What DTEUpload does with a file it accepted for reading (token, sender, company, size and
+ * repetition already checked): STATUS 7 when it is not a readable EnvioDTE, else every content
+ * check (checks.ts) and the record of the upload under a new track id (STATUS 0).
+ */
+export async function receiveEnvioDte(
+  sim: Sim,
+  env: SiiEnv,
+  r: {
+    sender: string;
+    company: string;
+    file: { name: string; data: Buffer };
+    sha256: string;
+    trigger: UploadTrigger | undefined;
+    now: number;
+  },
+): Promise<{ status: 0; trackId: string } | { status: 7; trackId?: undefined }> {
+  const { sender, company, file, sha256, trigger, now } = r;
+  const e = sim.state.env[env];
+  const xml = decodeXmlFile(file.data);
+  let document: Document;
+  try {
+    document = parseXml(xml);
+  } catch {
+    return { status: 7 };
+  }
+  if (document.documentElement?.localName !== 'EnvioDTE') return { status: 7 };
+
+  const c = e.companies.get(company)!;
+  const adoptResolution = sim.options.autoEnrol && c.fchResol === '';
+  const outcome: CheckOutcome = await checkEnvelope({
+    env,
+    file: file.data,
+    parsed: { text: xml, document },
+    senderRut: sender,
+    companyRut: company,
+    company: c,
+    adoptResolution,
+    siiPublicKeys: { [String(sim.siiKeys[env].idk)]: sim.siiKeys[env].publicKeyPem },
+    folioUsed: (rut, tipo, folio) => e.documents.has(e.documentKey(rut, tipo, folio)),
+    now,
+    reparoDays: sim.options.reparoDays,
+  });
+  const trackId = recordUpload(sim, env, {
+    sender,
+    companyRut: company,
+    company: c,
+    fileName: file.name,
+    sha256,
+    xml,
+    document,
+    now,
+    outcome,
+    trigger,
+    adoptResolution,
+  });
+  return { status: 0, trackId };
 }
 
 /**
@@ -166,6 +192,8 @@ export function recordUpload(
     fileName: string;
     sha256: string;
     xml: string;
+    /** `xml` parsed (parseXml), shared with the checks so the envelope is read once */
+    document: Document;
     /** the simulator clock's instant (ms) */
     now: number;
     outcome: CheckOutcome;
@@ -177,7 +205,7 @@ export function recordUpload(
   const { outcome, trigger, now } = u;
   if (trigger?.kind === 'verdict') applyForcedVerdict(outcome, trigger.verdict);
   const trackId = e.newTrackId();
-  const totals = outcome.verdict === 'EPR' ? readTotals(u.xml) : new Map();
+  const totals = outcome.verdict === 'EPR' ? readTotals(u.document) : new Map();
   const documents: DocumentRecord[] = outcome.documents.map((d) => ({
     env,
     trackId,
