@@ -1,6 +1,12 @@
 import { expect } from 'chai';
 import { buildEnvioDte, stampAndSignDte, type TipoDte } from '../../src';
-import { buildDocument, santiagoDate, validateEmission, type EmisorProfile } from '../../src/input';
+import {
+  buildDocument,
+  santiagoDate,
+  validateEmission,
+  withFolio,
+  type EmisorProfile,
+} from '../../src/input';
 import { SENDER_RUT, cafFor, testCredentials } from '../support/credentials';
 import { EMISOR_RUT } from '../support/documents';
 import { xmllintSchema } from '../support/oracles';
@@ -178,6 +184,23 @@ describe('input: bodies of every type come out schema-valid (xmllint, EnvioDTE_v
       referencias: [{ tipo_doc_ref: 110, folio_ref: 9, fecha_ref: today, codigo_ref: 1, razon_ref: 'Anula' }],
     },
   };
+
+  it('a draft built with folio 0 and given its folio afterwards (withFolio) is the document built with that folio', () => {
+    const tipos = Object.keys(bodies).map(Number) as TipoDte[];
+    for (const tipo of tipos) {
+      const input = validateEmission(bodies[tipo], { now, emisor, tipos });
+      const draft = buildDocument(input, { emisor, folio: 0, exchangeRate: 1012.3456 });
+      const direct = buildDocument(input, { emisor, folio: 4711, exchangeRate: 1012.3456 });
+      expect(withFolio(draft, 4711), `type ${tipo}`).to.deep.equal(direct);
+      expect(draft.Encabezado.IdDoc.Folio, 'the draft is not changed').to.equal(0);
+    }
+    expect(() =>
+      withFolio(
+        buildDocument(validateEmission(bodies[33], { now, emisor, tipos }), { emisor, folio: 0 }),
+        -1,
+      ),
+    ).to.throw(TypeError);
+  });
 
   it('33, 34, 46, 52, 56, 61, 110, 111, 112 validate, build, sign and pass xmllint', function () {
     const { credential } = testCredentials();
