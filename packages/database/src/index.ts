@@ -8,3 +8,4 @@ export * from './entities';
 export { migrations } from './migrations';
 export * from './pipeline-outbox';
 export * from './returning';
+export { DTES_IDEMPOTENCY_KEY_CONSTRAINT } from './sql-error-logger';

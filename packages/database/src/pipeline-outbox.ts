@@ -107,19 +107,22 @@ export class RequestIds {
  * publishes by id), as SQL with its parameters numbered from `firstParam` so a caller can embed it
  * in a larger statement (a data-modifying CTE) and write the outbox rows in the same round trip as
  * the rows they announce. `onlyIf`: an SQL condition (e.g. `EXISTS (SELECT 1 FROM d)`) that must
- * hold for the rows to be written.
+ * hold for the rows to be written; `payload`: the jsonb expression stored for each entry's
+ * payload text `p` (by default `p::jsonb`), for a value only the statement knows (the folio an
+ * emission takes in the same statement).
  */
 export function outboxInsertSql(
   entries: PipelineOutboxEntry[],
-  firstParam = 1,
-  onlyIf?: string,
+  opts: { firstParam?: number; onlyIf?: string; payload?: (p: string) => string } = {},
 ): { sql: string; params: unknown[] } {
-  const p = (i: number) => `$${firstParam + i}::text[]`;
+  const first = opts.firstParam ?? 1;
+  const p = (i: number) => `$${first + i}::text[]`;
+  const payload = opts.payload ? opts.payload('p') : 'p::jsonb';
   return {
     sql: `INSERT INTO outbox (topic, schema, message_key, payload, event_id, headers)
-     SELECT t, s, k, p::jsonb, e, h::jsonb
+     SELECT t, s, k, ${payload}, e, h::jsonb
        FROM unnest(${p(0)}, ${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, ${p(5)})
-       WITH ORDINALITY AS v(t, s, k, p, e, h, n)${onlyIf ? ` WHERE ${onlyIf}` : ''} ORDER BY n`,
+       WITH ORDINALITY AS v(t, s, k, p, e, h, n)${opts.onlyIf ? ` WHERE ${opts.onlyIf}` : ''} ORDER BY n`,
     params: [
       entries.map((e) => e.topic),
       entries.map((e) => e.schema),

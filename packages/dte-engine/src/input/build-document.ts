@@ -64,17 +64,11 @@ export function buildDocument(input: EmissionInput, ctx: BuildContext): DteDocum
 }
 
 /**
- * The document with its folio: a copy of a draft that buildDocument made with folio 0, so an
- * emission can build (and fail) before it takes the folio and hold the CAF's row lock only for
- * the writes. The folio is IdDoc's alone: nothing else in the document depends on it.
+ * Where a document holds its folio, and nowhere else: a draft built with folio 0 becomes the
+ * document of folio N by setting this path alone (an emission builds before it takes the folio,
+ * which the database sets in the same statement that takes it: jsonb_set on this path).
  */
-export function withFolio(draft: DteDocument, folio: number): DteDocument {
-  if (!Number.isInteger(folio) || folio < 0) throw new TypeError(`folio must be an integer >= 0: ${folio}`);
-  return {
-    ...draft,
-    Encabezado: { ...draft.Encabezado, IdDoc: { ...draft.Encabezado.IdDoc, Folio: folio } },
-  };
-}
+export const DOCUMENT_FOLIO_PATH = ['Encabezado', 'IdDoc', 'Folio'] as const;
 
 /** The mapping with totals already computed (validateEmission runs it as a dry run, folio 0). */
 export function mapDocument(input: EmissionInput, ctx: BuildContext, totals: Totals): DteDocument {

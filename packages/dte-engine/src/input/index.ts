@@ -1,7 +1,7 @@
 /** Input side of the engine: validation of emission bodies, totals, and the mapping to DteDocument. */
 export * from './types';
 export { validateEmission } from './validate';
-export { buildDocument, withFolio, type BuildContext } from './build-document';
+export { buildDocument, DOCUMENT_FOLIO_PATH, type BuildContext } from './build-document';
 export {
   computeTotals,
   assertDeclaredAmounts,

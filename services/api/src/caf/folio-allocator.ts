@@ -39,30 +39,53 @@ export async function allocateFolio(m: EntityManager, key: FolioKey, now: Date):
   if (!m.queryRunner?.isTransactionActive) {
     throw new Error('allocateFolio must run inside dataSource.transaction(m => …)');
   }
-  const params = [key.organizationId, key.companyId, key.environment, key.tipoDte];
   // one round trip: the SELECT … FOR UPDATE that picks (and locks) the CAF, and the advance
   const taken = returnedRows<{ id: string; folio: string }>(
     await m.query(
-      `UPDATE cafs SET next_folio = next_folio + 1
-        WHERE id = (SELECT id FROM cafs
-                     WHERE organization_id = $1 AND company_id = $2 AND environment = $3 AND tipo_dte = $4
-                       AND deleted_at IS NULL AND next_folio <= hasta AND (expires_at IS NULL OR expires_at > $5)
-                     ORDER BY desde
-                     LIMIT 1
-                     FOR UPDATE)
-        RETURNING id, next_folio - 1 AS folio`,
-      [...params, now],
+      takeFolioSql({ organizationId: '$1', companyId: '$2', environment: '$3', tipoDte: '$4', now: '$5' }),
+      [key.organizationId, key.companyId, key.environment, key.tipoDte, now],
     ),
   );
   if (taken[0]) return { folio: Number(taken[0].folio), cafId: taken[0].id };
-  const stats: { total: string; left_expired: string; max_hasta: string | null }[] = await m.query(
+  return folioUnavailable(m, key);
+}
+
+/**
+ * THE folio-taking statement, as SQL over the caller's parameter placeholders (e.g. `$2`), for
+ * allocateFolio and for a caller that takes the folio inside a larger statement (a
+ * data-modifying CTE: the emission takes its folio and writes its document in one statement, so
+ * both commit or neither does). Returns at most one row (`id` of the CAF, `folio`); none when no
+ * CAF can give one (then folioUnavailable says why).
+ */
+export function takeFolioSql(
+  p: Record<'organizationId' | 'companyId' | 'environment' | 'tipoDte' | 'now', string>,
+): string {
+  return `UPDATE cafs SET next_folio = next_folio + 1
+        WHERE id = (SELECT id FROM cafs
+                     WHERE organization_id = ${p.organizationId} AND company_id = ${p.companyId}
+                       AND environment = ${p.environment} AND tipo_dte = ${p.tipoDte}
+                       AND deleted_at IS NULL AND next_folio <= hasta
+                       AND (expires_at IS NULL OR expires_at > ${p.now})
+                     ORDER BY desde
+                     LIMIT 1
+                     FOR UPDATE)
+        RETURNING id, next_folio - 1 AS folio`;
+}
+
+/**
+ * Why no folio could be taken for `key`, as the spec's answer (always throws): caf_not_found (no
+ * CAF at all for the type), caf_expired (only expired CAFs with folios left) or caf_exhausted
+ * (every CAF used up, detail.nextFolio).
+ */
+export async function folioUnavailable(db: Pick<DataSource, 'query'>, key: FolioKey): Promise<never> {
+  const stats: { total: string; left_expired: string; max_hasta: string | null }[] = await db.query(
     `SELECT count(*) AS total,
             count(*) FILTER (WHERE next_folio <= hasta) AS left_expired,
             max(hasta) AS max_hasta
        FROM cafs
       WHERE organization_id = $1 AND company_id = $2 AND environment = $3 AND tipo_dte = $4
         AND deleted_at IS NULL`,
-    params,
+    [key.organizationId, key.companyId, key.environment, key.tipoDte],
   );
   const s = stats[0];
   if (Number(s.total) === 0) {

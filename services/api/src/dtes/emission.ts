@@ -5,13 +5,14 @@ import {
   needsExchangeRate,
   normalizeRut,
   validateEmission,
-  withFolio,
+  DOCUMENT_FOLIO_PATH,
   type EmissionInput,
 } from '@dte/engine';
 import { outboxInsertSql } from '@dte/database';
 import { PIPELINE_SCHEMAS, PIPELINE_TOPICS } from '@dte/messaging';
 import type { DataSource } from 'typeorm';
-import { allocateFolio } from '../caf/folio-allocator';
+import { folioUnavailable, takeFolioSql } from '../caf/folio-allocator';
+import { isUniqueViolation } from '../db/pg-errors';
 import { resolveSigningCertificate } from '../certificates/certificates';
 import type { Principal } from '../context';
 import { ApiError } from '../http/api-error';
@@ -19,13 +20,8 @@ import type { BacklogGate } from './backlog-gate';
 import { bodyHash } from './canonical-json';
 import { productionIssueGate } from '../production-gates';
 import { loadCompanyProfile, type CompanyProfile } from './company-profile';
-import {
-  documentByIdempotencyKey,
-  IDEMPOTENCY_KEY_CONSTRAINT,
-  IdempotencyRace,
-  replayOrConflict,
-} from './idempotency';
-import { enforceReferenceRules, lockReferenced, type RuleCodes } from './note-rules';
+import { documentByIdempotencyKey, IDEMPOTENCY_KEY_CONSTRAINT, replayOrConflict } from './idempotency';
+import { enforceReferenceRules, lockReferenced, taxReferences, type RuleCodes } from './note-rules';
 import { DTE_COLUMNS, type DteRow } from './dte-row';
 import type { ExchangeRateSource } from './exchange-rate';
 import { statusOutboxEntry } from './status-record';
@@ -175,124 +171,140 @@ export async function emitDte(
   // backpressure: above the company's unsent backlog, 503 sii_unavailable before any folio
   await opts.backlog?.admit(db, { companyId, environment: principal.environment });
   const rateOpt = await exchangeRateFor(input, opts);
-  // the document and its amounts are built before the transaction (folio 0, set once taken), so
-  // the CAF's row lock is held only for the writes
+  // the document and its amounts are built first (folio 0): the database sets the folio in the
+  // statement that takes it
   const draft = buildDocument(input, { emisor: company.emisor, folio: 0, ...rateOpt });
   const { clp } = emissionTotals(input, rateOpt);
+  const id = randomUUID();
+  const receptor = (input as { receptor: { rut?: string; razon_social: string } }).receptor;
+  const folioKey = {
+    organizationId: principal.organizationId,
+    companyId: company.id,
+    environment: principal.environment,
+    tipoDte: input.tipo_dte,
+  };
+  const doc = {
+    id,
+    organizationId: principal.organizationId,
+    siiEnv: principal.environment,
+    tipoDte: input.tipo_dte,
+    folio: 0,
+  };
+  const queued = statusOutboxEntry(doc, { siiStatus: 'queued', observedAt: now });
+  const outboxEntries = [
+    {
+      topic: PIPELINE_TOPICS.commands,
+      schema: PIPELINE_SCHEMAS[PIPELINE_TOPICS.commands],
+      key: id,
+      payload: {
+        event_id: randomUUID(),
+        dte_id: id,
+        organization_id: principal.organizationId,
+        company_id: company.id,
+        sii_env: principal.environment,
+        tipo_dte: input.tipo_dte,
+        folio: 0,
+        certificate_id: cert.id,
+        caf_id: null as string | null,
+        requested_at: now.toISOString(),
+      },
+      headers: { 'x-dte-id': id, ...(req.requestId ? { 'x-request-id': req.requestId } : {}) },
+    },
+    queued,
+  ];
 
-  const written = await db
-    .transaction(async (m): Promise<EmissionResult> => {
-      // notes over our own documents, guías (note-rules.ts): refused before the folio is taken
-      const refScope = {
-        organizationId: principal.organizationId,
-        companyId: company.id,
-        environment: principal.environment,
-      };
-      await lockReferenced(m, refScope, input);
-      await enforceReferenceRules(m, refScope, input, opts.ruleCodes ?? 'emission');
+  // ONE statement takes the folio (THE allocator's takeFolioSql) and writes the document with it,
+  // its first feed row (the feed shows `queued` at once; the projector's later copy of the same
+  // event is a no-op) and its dte.commands and dte-status outbox rows (folio and CAF set by the
+  // database): they all commit or none does, and no folio is ever taken without its document.
+  const params: unknown[] = [];
+  const $ = (v: unknown) => `$${params.push(v)}`;
+  const [pId, pOrg, pCompany, pEnv, pTipo, pNow] = [
+    id,
+    principal.organizationId,
+    company.id,
+    principal.environment,
+    input.tipo_dte,
+    now,
+  ].map($);
+  const values = [
+    pId,
+    pOrg,
+    pCompany,
+    pEnv,
+    pTipo,
+    'f.folio',
+    'f.id',
+    $(cert.id),
+    $(company.rut),
+    $(receptor.rut ? normalizeRut(receptor.rut) : null),
+    $(receptor.razon_social),
+    $(input.fecha_emision),
+    $(Math.round(clp.montoNeto)),
+    $(Math.round(clp.montoExento)),
+    $(Math.round(clp.iva)),
+    $(Math.round(clp.montoTotal)),
+    $(JSON.stringify(req.body)),
+    `jsonb_set(${$(JSON.stringify(draft))}::jsonb, '{${DOCUMENT_FOLIO_PATH.join(',')}}', to_jsonb(f.folio))`,
+    `'queued'`,
+    pNow,
+    $(key),
+    $(hash),
+    pNow,
+  ];
+  const pEvent = $(queued.payload.event_id);
+  const outbox = outboxInsertSql(outboxEntries, {
+    firstParam: params.length + 1,
+    onlyIf: 'EXISTS (SELECT 1 FROM d)',
+    // the folio and CAF the statement took (jsonb_set without create: caf_id only where it is)
+    payload: (p) =>
+      `jsonb_set(jsonb_set(${p}::jsonb, '{folio}', to_jsonb((SELECT folio FROM d))),
+                 '{caf_id}', to_jsonb((SELECT caf_id FROM d)), false)`,
+  });
+  params.push(...outbox.params);
+  const sql = `WITH f AS (${takeFolioSql({ organizationId: pOrg, companyId: pCompany, environment: pEnv, tipoDte: pTipo, now: pNow })}),
+     d AS (
+       INSERT INTO dtes (id, organization_id, company_id, sii_env, tipo_dte, folio, caf_id, certificate_id,
+           rut_emisor, rut_receptor, razon_social_receptor, fecha_emision, monto_neto, monto_exento, iva,
+           monto_total, input, document, sii_status, observed_at, idempotency_key, body_hash, created_at)
+       SELECT ${values.join(', ')} FROM f
+       RETURNING ${DTE_COLUMNS}),
+     e AS (
+       INSERT INTO dte_events (dte_id, event_id, sii_status, glosa, track_id, source, observed_at)
+       SELECT ${pId}, ${pEvent}, 'queued', NULL, NULL, 'api', ${pNow} FROM d),
+     o AS (${outbox.sql})
+     SELECT * FROM d`;
+  const write = async (q: Pick<DataSource, 'query'>): Promise<DteRow> => {
+    const rows: DteRow[] = await q.query(sql, params);
+    // no CAF could give a folio: nothing was written; the allocator says why
+    return rows[0] ?? folioUnavailable(q, folioKey);
+  };
 
-      const { folio, cafId } = await allocateFolio(
-        m,
-        {
-          organizationId: principal.organizationId,
-          companyId: company.id,
-          environment: principal.environment,
-          tipoDte: input.tipo_dte,
-        },
-        now,
-      );
-      const document = withFolio(draft, folio);
-      const id = randomUUID();
-      const receptor = (input as { receptor: { rut?: string; razon_social: string } }).receptor;
-      const doc = {
-        id,
-        organizationId: principal.organizationId,
-        siiEnv: principal.environment,
-        tipoDte: input.tipo_dte,
-        folio,
-      };
-      const queued = statusOutboxEntry(doc, { siiStatus: 'queued', observedAt: now });
-      const outbox = outboxInsertSql(
-        [
-          {
-            topic: PIPELINE_TOPICS.commands,
-            schema: PIPELINE_SCHEMAS[PIPELINE_TOPICS.commands],
-            key: id,
-            payload: {
-              event_id: randomUUID(),
-              dte_id: id,
-              organization_id: principal.organizationId,
-              company_id: company.id,
-              sii_env: principal.environment,
-              tipo_dte: input.tipo_dte,
-              folio,
-              certificate_id: cert.id,
-              caf_id: cafId,
-              requested_at: now.toISOString(),
-            },
-            headers: { 'x-dte-id': id, ...(req.requestId ? { 'x-request-id': req.requestId } : {}) },
-          },
-          queued,
-        ],
-        23,
-        'EXISTS (SELECT 1 FROM d)',
-      );
-      // ONE statement: the document, its first feed row (the feed shows `queued` at once; the
-      // projector's later copy of the same event is a no-op) and its dte.commands and dte-status
-      // outbox rows. The Idempotency-Key's unique index decides a race between two requests with
-      // one key (ON CONFLICT waits for the other transaction): the loser writes nothing here.
-      const rows: DteRow[] = await m.query(
-        `WITH d AS (
-         INSERT INTO dtes (id, organization_id, company_id, sii_env, tipo_dte, folio, caf_id, certificate_id,
-             rut_emisor, rut_receptor, razon_social_receptor, fecha_emision, monto_neto, monto_exento, iva,
-             monto_total, input, document, sii_status, observed_at, idempotency_key, body_hash, created_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,
-             'queued', $19, $20, $21, $19)
-           ON CONFLICT ON CONSTRAINT ${IDEMPOTENCY_KEY_CONSTRAINT} DO NOTHING
-         RETURNING ${DTE_COLUMNS}),
-         e AS (
-           INSERT INTO dte_events (dte_id, event_id, sii_status, glosa, track_id, source, observed_at)
-           SELECT $1, $22, 'queued', NULL, NULL, 'api', $19 FROM d),
-         o AS (${outbox.sql})
-         SELECT * FROM d`,
-        [
-          id,
-          principal.organizationId,
-          company.id,
-          principal.environment,
-          input.tipo_dte,
-          folio,
-          cafId,
-          cert.id,
-          company.rut,
-          receptor.rut ? normalizeRut(receptor.rut) : null,
-          receptor.razon_social,
-          input.fecha_emision,
-          Math.round(clp.montoNeto),
-          Math.round(clp.montoExento),
-          Math.round(clp.iva),
-          Math.round(clp.montoTotal),
-          JSON.stringify(req.body),
-          JSON.stringify(document),
-          now,
-          key,
-          hash,
-          queued.payload.event_id,
-          ...outbox.params,
-        ],
-      );
-      // another request with this key committed first: roll back (the folio goes back), replay it
-      if (!rows[0]) throw new IdempotencyRace();
-      return { row: rows[0], created: true };
-    })
-    .catch((err: unknown) => {
-      if (err instanceof IdempotencyRace) return undefined;
-      throw err;
-    });
-  if (written) return written;
-  const winner = await documentByIdempotencyKey(db, scoped, key);
-  if (!winner) throw new Error('Idempotency-Key conflict on insert but no document holds the key');
-  return replay(winner, hash);
+  const refScope = {
+    organizationId: principal.organizationId,
+    companyId: company.id,
+    environment: principal.environment,
+  };
+  try {
+    const row =
+      taxReferences(input).length === 0
+        ? await write(db)
+        : // notes over our own documents, guías (note-rules.ts): serialized per referenced
+          // document and refused before the folio is taken, in one transaction with the write
+          await db.transaction(async (m) => {
+            await lockReferenced(m, refScope, input);
+            await enforceReferenceRules(m, refScope, input, opts.ruleCodes ?? 'emission');
+            return write(m);
+          });
+    return { row, created: true };
+  } catch (err) {
+    // another request with this key committed first (the key's unique index): this statement
+    // wrote nothing, its folio included; replay that request's document
+    if (!isUniqueViolation(err, IDEMPOTENCY_KEY_CONSTRAINT)) throw err;
+    const winner = await documentByIdempotencyKey(db, scoped, key);
+    if (!winner) throw err;
+    return replay(winner, hash);
+  }
 }
 
 /** The company a dashboard session issues for: rut_emisor among the organization's, or its only one. */

@@ -1,3 +1,4 @@
+import { DTES_IDEMPOTENCY_KEY_CONSTRAINT } from '@dte/database';
 import type { DataSource } from 'typeorm';
 import { ApiError } from '../http/api-error';
 import { DTE_COLUMNS, type DteRow } from './dte-row';
@@ -15,18 +16,7 @@ export interface IdempotencyScope {
 }
 
 /** The unique index of (company_id, sii_env, idempotency_key) on dtes: it decides a race of one key. */
-export const IDEMPOTENCY_KEY_CONSTRAINT = 'dtes_company_env_idempotency_key_uq';
-
-/**
- * Thrown inside an emission's transaction when its INSERT met a key another transaction committed
- * first (ON CONFLICT … DO NOTHING wrote nothing): the transaction rolls back, folio included, and
- * the caller replays the document that holds the key.
- */
-export class IdempotencyRace extends Error {
-  constructor() {
-    super('Idempotency-Key taken by a concurrent request');
-  }
-}
+export const IDEMPOTENCY_KEY_CONSTRAINT = DTES_IDEMPOTENCY_KEY_CONSTRAINT;
 
 /** The advisory-lock name that serializes emissions with one key (taken inside the transaction). */
 export function idempotencyLockName(scope: IdempotencyScope, key: string): string {
