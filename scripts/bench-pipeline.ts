@@ -27,7 +27,12 @@
  * dte.rejected, what an integrator following every document takes). A loopback receiver is a
  * test-only setting, so with webhooks on every service gets NODE_ENV=test and
  * WEBHOOKS_ALLOW_LOOPBACK_RECEIVER=true (the api checks the URL at POST /webhooks; nothing else
- * reads NODE_ENV) and the webhooks process WEBHOOKS_TEST_CA_FILE. After the last EPR the bench
+ * reads NODE_ENV). BENCH_WEBHOOKS_TRUST says how the webhooks process trusts the receiver's
+ * test CA: extra-ca (default) NODE_EXTRA_CA_CERTS=<ca>, so the service runs its production path
+ * (no `ca` option: system roots); test-ca WEBHOOKS_TEST_CA_FILE=<ca>, as the tests do, which
+ * makes every attempt hash the ~140 system roots plus the test CA into its agent key and makes
+ * https.Agent join them into its pool name (about a quarter of the service's CPU in a profile,
+ * a cost production never pays). After the last EPR the bench
  * waits (at most 120 s) until every measured document's terminal delivery (dte.accepted or
  * status_changed EPR) arrived and the subscription has no pending delivery, and prints the
  * deliveries received, per document, POST → dte.accepted delivery p50/p99 and EPR observed →
@@ -105,6 +110,7 @@ const WARMUP = 20;
 /** warm-up rounds at most, until the webhooks service (which joins its group at the latest offset) delivers */
 const WARMUP_ROUNDS = 3;
 const WEBHOOK_TAIL_MS = 120_000;
+const WEBHOOKS_TRUST = process.env.BENCH_WEBHOOKS_TRUST === 'test-ca' ? 'test-ca' : 'extra-ca';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const fmt = (ms: number) => `${ms.toFixed(0)} ms`;
@@ -132,7 +138,11 @@ async function main(): Promise<void> {
   const stack = await testStack();
   const pki = WEBHOOKS ? makeTestPki(['127.0.0.1']) : undefined;
   const rx = pki ? await new Receiver(pki).start() : undefined;
-  const webhooksEnv = pki ? { WEBHOOKS_TEST_CA_FILE: pki.caFile } : undefined;
+  const webhooksEnv: Record<string, string> | undefined = pki
+    ? WEBHOOKS_TRUST === 'test-ca'
+      ? { WEBHOOKS_TEST_CA_FILE: pki.caFile }
+      : { NODE_EXTRA_CA_CERTS: pki.caFile }
+    : undefined;
   console.log('[bench] starting the stack processes …');
   const p = await startPipelineProcesses({
     label: 'bench',
@@ -455,7 +465,7 @@ async function main(): Promise<void> {
     if (extra.length) console.log(`  service env: ${extra.map(([k, v]) => `${k}=${v}`).join(' ')}`);
     console.log(
       rx
-        ? `  webhooks: services/webhooks ×1 (defaults: WEBHOOKS_CONCURRENCY 64, 4 per endpoint; + WEBHOOKS_HEALTH_PORT=0 WEBHOOKS_TEST_CA_FILE=<test CA>); one subscription by POST /webhooks for ${WEBHOOK_EVENTS.join(', ')} to an https receiver on loopback in the bench client (answers 200 at once); the CPU window runs to the last delivery`
+        ? `  webhooks: services/webhooks ×1 (defaults: WEBHOOKS_CONCURRENCY 64, 4 per endpoint; + WEBHOOKS_HEALTH_PORT=0 ${WEBHOOKS_TRUST === 'test-ca' ? 'WEBHOOKS_TEST_CA_FILE' : 'NODE_EXTRA_CA_CERTS'}=<test CA>: BENCH_WEBHOOKS_TRUST=${WEBHOOKS_TRUST}); one subscription by POST /webhooks for ${WEBHOOK_EVENTS.join(', ')} to an https receiver on loopback in the bench client (answers 200 at once); the CPU window runs to the last delivery`
         : '  webhooks: off (BENCH_WEBHOOKS=0)',
     );
     console.log(
