@@ -2,8 +2,9 @@
  * Benchmark of the emission pipeline (issues 6 and 13): documents per second from POST /dtes to
  * the SII's EPR, POST /dtes latency, and where the CPU goes, per document and per process, with
  * the api, signer, sii-uploader and sii-poller as real processes and the SII simulator as a
- * process, on the local stack (a schema and topic prefix of its own). Prints figures beside their
- * configuration; asserts nothing about time.
+ * process, on the local stack (a schema and topic prefix of its own), and the webhooks service
+ * delivering every event of those documents to an https receiver in the bench. Prints figures
+ * beside their configuration; asserts nothing about time.
  *
  *   npm run bench:pipeline                                  # closed loop, 8 clients
  *   BENCH_MODE=open BENCH_RATE=100 npm run bench:pipeline   # open loop, 100 POST/s on schedule
@@ -19,6 +20,23 @@
  * in a process of their own (services/api/src/projector/main.ts, the HTTP api with
  * API_PIPELINE=off, as a deployment with HTTP-only replicas runs it), so their CPU is told apart
  * from the HTTP path's and they do not share its event loop; inline: all three in the api process.
+ * BENCH_WEBHOOKS 1 | 0 (1): services/webhooks as a process (test/support/pipeline-harness.ts
+ * withWebhooks) and, in the bench, an https receiver on loopback (a throw-away CA: makeTestPki,
+ * Receiver of services/webhooks/test/support; it answers 200 at once) registered through the api's
+ * POST /webhooks for BENCH_WEBHOOK_EVENTS (all four: dte.emitted,dte.status_changed,dte.accepted,
+ * dte.rejected, what an integrator following every document takes). A loopback receiver is a
+ * test-only setting, so with webhooks on every service gets NODE_ENV=test and
+ * WEBHOOKS_ALLOW_LOOPBACK_RECEIVER=true (the api checks the URL at POST /webhooks; nothing else
+ * reads NODE_ENV). BENCH_WEBHOOKS_TRUST says how the webhooks process trusts the receiver's
+ * test CA: extra-ca (default) NODE_EXTRA_CA_CERTS=<ca>, so the service runs its production path
+ * (no `ca` option: system roots); test-ca WEBHOOKS_TEST_CA_FILE=<ca>, as the tests do, which
+ * makes every attempt hash the ~140 system roots plus the test CA into its agent key and makes
+ * https.Agent join them into its pool name (about a quarter of the service's CPU in a profile,
+ * a cost production never pays). After the last EPR the bench
+ * waits (at most 120 s) until every measured document's terminal delivery (dte.accepted or
+ * status_changed EPR) arrived and the subscription has no pending delivery, and prints the
+ * deliveries received, per document, POST → dte.accepted delivery p50/p99 and EPR observed →
+ * dte.accepted delivery p50/p99. BENCH_WEBHOOKS=0 runs the pipeline without them.
  * BENCH_ENV_<NAME>=<value> gives NAME=value to every service (e.g. BENCH_ENV_NODE_OPTIONS="--import
  * ./scripts/bench/cpu-profile.mjs" with BENCH_ENV_CPU_PROFILE_DIR=/tmp/prof writes a CPU profile
  * of each service when the run ends).
@@ -27,7 +45,10 @@
  * by client port in pg_stat_activity), of PostgreSQL's own processes (WAL writer, checkpointer …),
  * of the Kafka broker and of the schema registry (found by their ports). Kafka, the registry and
  * PostgreSQL's own processes are shared with whatever else runs on the stack: their figures are an
- * upper bound of this run's share.
+ * upper bound of this run's share. The window opens at the first measured POST and closes at the
+ * last EPR, or with webhooks on when the deliveries of the measured documents are all in (the
+ * "delivery tail" after the last EPR, printed), so every line, the webhooks' included, counts the
+ * whole work those documents caused. The receiver's TLS and parsing are the bench client's CPU.
  */
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
@@ -41,6 +62,8 @@ import {
   type ServiceName,
 } from '../test/support/pipeline-harness';
 import { testStack } from '../test/support/env';
+import { makeTestPki } from '../services/webhooks/test/support/test-ca';
+import { Receiver } from '../services/webhooks/test/support/receiver';
 import {
   CpuAccount,
   backendsOf,
@@ -73,7 +96,21 @@ const REPLICAS = new Map<ServiceName, number>(
       return [name as ServiceName, Number(n)];
     }),
 );
+const WEBHOOKS = process.env.BENCH_WEBHOOKS !== '0';
+const WEBHOOK_EVENT_TYPES = ['dte.emitted', 'dte.status_changed', 'dte.accepted', 'dte.rejected'];
+const WEBHOOK_EVENTS = (process.env.BENCH_WEBHOOK_EVENTS ?? WEBHOOK_EVENT_TYPES.join(','))
+  .split(',')
+  .filter(Boolean);
+for (const e of WEBHOOK_EVENTS)
+  if (!WEBHOOK_EVENT_TYPES.includes(e)) throw new Error(`BENCH_WEBHOOK_EVENTS: unknown event ${e}`);
+// the wait for the delivery tail looks for each document's terminal delivery
+if (WEBHOOKS && !WEBHOOK_EVENTS.some((e) => e !== 'dte.emitted'))
+  throw new Error('BENCH_WEBHOOK_EVENTS: needs dte.accepted, dte.rejected or dte.status_changed');
 const WARMUP = 20;
+/** warm-up rounds at most, until the webhooks service (which joins its group at the latest offset) delivers */
+const WARMUP_ROUNDS = 3;
+const WEBHOOK_TAIL_MS = 120_000;
+const WEBHOOKS_TRUST = process.env.BENCH_WEBHOOKS_TRUST === 'test-ca' ? 'test-ca' : 'extra-ca';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const fmt = (ms: number) => `${ms.toFixed(0)} ms`;
@@ -90,6 +127,8 @@ async function main(): Promise<void> {
     POLL_TICK_MS: '100',
     POLL_MAX_ATTEMPTS: '200',
     ...(API_PIPELINE === 'separate' ? { API_PIPELINE: 'off' } : {}),
+    // test-only: a loopback https receiver may be registered (api) and called (webhooks)
+    ...(WEBHOOKS ? { NODE_ENV: 'test', WEBHOOKS_ALLOW_LOOPBACK_RECEIVER: 'true' } : {}),
     ...Object.fromEntries(
       Object.entries(process.env)
         .filter(([k]) => k.startsWith('BENCH_ENV_'))
@@ -97,12 +136,23 @@ async function main(): Promise<void> {
     ),
   };
   const stack = await testStack();
+  const pki = WEBHOOKS ? makeTestPki(['127.0.0.1']) : undefined;
+  const rx = pki ? await new Receiver(pki).start() : undefined;
+  const webhooksEnv: Record<string, string> | undefined = pki
+    ? WEBHOOKS_TRUST === 'test-ca'
+      ? { WEBHOOKS_TEST_CA_FILE: pki.caFile }
+      : { NODE_EXTRA_CA_CERTS: pki.caFile }
+    : undefined;
   console.log('[bench] starting the stack processes …');
   const p = await startPipelineProcesses({
     label: 'bench',
     sim: SIM,
     partitions: PARTITIONS,
     env: workerEnv,
+    ...(webhooksEnv ? { withWebhooks: { env: webhooksEnv } } : {}),
+  }).catch(async (err) => {
+    await rx?.close();
+    throw err;
   });
   // extra replicas of a worker: same variables, same consumer group, their own log
   const replicaProcs = new Map<ServiceName, ServiceProcess[]>();
@@ -135,8 +185,76 @@ async function main(): Promise<void> {
     await Promise.all(
       [...[...replicaProcs.values()].flat(), ...(apiPipeline ? [apiPipeline] : [])].map((s) => s.start()),
     );
-    const co = await p.seedCompany({ tipos: [...new Set(TYPES)], folios: DOCS + WARMUP + 10 });
+    const co = await p.seedCompany({
+      tipos: [...new Set(TYPES)],
+      folios: DOCS + WARMUP * WARMUP_ROUNDS + 10,
+    });
     const db = p.db.dataSource;
+    let subscriptionId: string | undefined;
+    if (rx) {
+      const res = await fetch(`${p.apiUrl}/webhooks`, {
+        method: 'POST',
+        headers: {
+          Authorization: `Bearer ${co.key}`,
+          'Content-Type': 'application/json',
+          'Idempotency-Key': randomUUID(),
+        },
+        body: JSON.stringify({ url: rx.url('/bench'), events: WEBHOOK_EVENTS }),
+      });
+      const body = (await res.json()) as { id: string };
+      if (res.status !== 201) throw new Error(`POST /webhooks: ${res.status} ${JSON.stringify(body)}`);
+      subscriptionId = body.id;
+    }
+    // what the receiver got, by event id (first arrival; repeats counted)
+    const delivered = new Map<
+      string,
+      { type: string; dteId: string; terminal: boolean; at: number; times: number }
+    >();
+    const terminalAt = new Map<string, number>();
+    const acceptedAt = new Map<string, number>();
+    let scanned = 0;
+    const scanDeliveries = () => {
+      if (!rx) return;
+      for (; scanned < rx.received.length; scanned++) {
+        const r = rx.received[scanned]!;
+        const e = JSON.parse(r.raw.toString()) as {
+          id: string;
+          type: string;
+          data: { dte_id: string; terminal: boolean };
+        };
+        const seen = delivered.get(e.id);
+        if (seen) {
+          seen.times += 1;
+          continue;
+        }
+        delivered.set(e.id, {
+          type: e.type,
+          dteId: e.data.dte_id,
+          terminal: e.data.terminal,
+          at: r.at,
+          times: 1,
+        });
+        if (e.data.terminal && !terminalAt.has(e.data.dte_id)) terminalAt.set(e.data.dte_id, r.at);
+        if (e.type === 'dte.accepted') acceptedAt.set(e.data.dte_id, r.at);
+      }
+    };
+    const pendingDeliveries = async () =>
+      (
+        await db.query(
+          `SELECT count(*)::int AS n FROM webhook_deliveries WHERE subscription_id = $1 AND state = 'pending'`,
+          [subscriptionId],
+        )
+      )[0].n as number;
+    /** every one of `docs` had its terminal delivery and nothing is pending; false after `ms` */
+    const deliveriesIn = async (docs: string[], ms: number) => {
+      const until = Date.now() + ms;
+      for (;;) {
+        scanDeliveries();
+        if (docs.every((id) => terminalAt.has(id)) && (await pendingDeliveries()) === 0) return true;
+        if (Date.now() > until) return false;
+        await sleep(100);
+      }
+    };
     const post = async (i: number) => {
       const tipo = TYPES[i % TYPES.length]!;
       const res = await fetch(`${p.apiUrl}/dtes`, {
@@ -161,13 +279,32 @@ async function main(): Promise<void> {
       )[0].n as number;
 
     // warm-up: token cache, JIT, connection pools (not measured)
-    const warm = await Promise.all(Array.from({ length: WARMUP }, (_, i) => post(i)));
-    if (warm.some((w) => w.status !== 202)) throw new Error(`warm-up POST: ${JSON.stringify(warm[0]!.body)}`);
-    const warmIds = warm.map((w) => w.id);
-    const wu = Date.now() + 120_000;
-    while ((await eprCount(warmIds)) < WARMUP) {
-      if (Date.now() > wu) throw new Error('warm-up documents did not reach EPR in 120 s');
-      await sleep(200);
+    let warmPosted = 0;
+    const warmUp = async () => {
+      const warm = await Promise.all(Array.from({ length: WARMUP }, () => post(warmPosted++)));
+      if (warm.some((w) => w.status !== 202))
+        throw new Error(`warm-up POST: ${JSON.stringify(warm[0]!.body)}`);
+      const warmIds = warm.map((w) => w.id);
+      const wu = Date.now() + 120_000;
+      while ((await eprCount(warmIds)) < WARMUP) {
+        if (Date.now() > wu) throw new Error('warm-up documents did not reach EPR in 120 s');
+        await sleep(200);
+      }
+      return warmIds;
+    };
+    let warmIds = await warmUp();
+    let warmRounds = 1;
+    // The webhooks service logs "ready" before its dte-status consumer joined its group, and a
+    // new group starts at the latest offset: records produced before the join are never
+    // delivered. Warm-up rounds until one's deliveries all arrived prove it consumes.
+    for (let round = 1; rx; round++) {
+      if (await deliveriesIn(warmIds, 30_000)) break;
+      if (round === WARMUP_ROUNDS)
+        throw new Error(
+          `webhooks: the deliveries of ${WARMUP_ROUNDS} warm-up rounds did not arrive (log ${p.webhooks?.logFile})`,
+        );
+      warmIds = await warmUp();
+      warmRounds += 1;
     }
 
     // CPU accounting: services, their PostgreSQL backends, PostgreSQL's own processes, Kafka, registry
@@ -195,6 +332,8 @@ async function main(): Promise<void> {
       if (n === 'api' && apiPipeline)
         cpu.add('api pipeline (relay, projector)', async () => apiPipelinePids());
     }
+    const webhooksPids = () => (p.webhooks?.child?.pid ? [p.webhooks.child.pid] : []);
+    if (p.webhooks) cpu.add('webhooks', webhooksPids);
     for (const n of SERVICES) {
       cpu.add(`postgres for ${n === 'api' && apiPipeline ? 'api (HTTP)' : n}`, async () =>
         (await Promise.all(pids(n).map((pid) => backendsOf(pid, backends)))).flat(),
@@ -204,6 +343,10 @@ async function main(): Promise<void> {
           (await Promise.all(apiPipelinePids().map((pid) => backendsOf(pid, backends)))).flat(),
         );
     }
+    if (p.webhooks)
+      cpu.add('postgres for webhooks', async () =>
+        (await Promise.all(webhooksPids().map((pid) => backendsOf(pid, backends)))).flat(),
+      );
     cpu.add('sii-simulator', () => (p.simulator.child?.pid ? [p.simulator.child.pid] : []));
     cpu.add('postgres own processes (shared)', () => postgresAuxiliary(postmaster, backends));
     cpu.add('kafka broker (shared)', () => (kafkaPid ? [kafkaPid] : []));
@@ -221,11 +364,14 @@ async function main(): Promise<void> {
 
     const latencies: number[] = [];
     const ids: string[] = [];
+    /** epoch ms each accepted document's POST was sent (open loop: its scheduled instant) */
+    const sentAt = new Map<string, number>();
     const refused = new Map<string, number>();
-    const record = (r: Awaited<ReturnType<typeof post>>, ms: number) => {
+    const record = (r: Awaited<ReturnType<typeof post>>, ms: number, sent: number) => {
       if (r.status === 202) {
         latencies.push(ms);
         ids.push(r.id);
+        sentAt.set(r.id, performance.timeOrigin + sent);
       } else {
         const k = `${r.status} ${(r.body as unknown as { code?: string }).code ?? ''}`;
         refused.set(k, (refused.get(k) ?? 0) + 1);
@@ -238,8 +384,8 @@ async function main(): Promise<void> {
         Array.from({ length: CONCURRENCY }, async () => {
           while (next < DOCS) {
             const t = performance.now();
-            const r = await post(WARMUP + next++);
-            record(r, performance.now() - t);
+            const r = await post(warmPosted + next++);
+            record(r, performance.now() - t, t);
           }
         }),
       );
@@ -251,9 +397,9 @@ async function main(): Promise<void> {
         const wait = due - performance.now();
         if (wait > 1) await sleep(wait);
         pending.push(
-          post(WARMUP + i).then(
-            (r) => record(r, performance.now() - due),
-            () => record({ status: 0, id: '', body: { id: '' } }, 0),
+          post(warmPosted + i).then(
+            (r) => record(r, performance.now() - due, due),
+            () => record({ status: 0, id: '', body: { id: '' } }, 0, due),
           ),
         );
       }
@@ -267,13 +413,17 @@ async function main(): Promise<void> {
       await sleep(100);
     }
     const eprAt = Date.now();
+    // the delivery tail: the CPU window stays open until the webhooks of these documents are in
+    const tailComplete = rx ? await deliveriesIn(ids, WEBHOOK_TAIL_MS) : true;
+    const endAt = Date.now();
     sampling = false;
     await sampler;
     await cpu.sample();
     const totals = cpu.totals();
     const load1 = os.loadavg()[0]!;
-    const e2e: { ms: number }[] = await db.query(
-      `SELECT extract(epoch FROM (e.observed_at - d.created_at)) * 1000 AS ms
+    const e2e: { id: string; ms: number; epr_at: number }[] = await db.query(
+      `SELECT d.id, extract(epoch FROM (e.observed_at - d.created_at)) * 1000 AS ms,
+              extract(epoch FROM e.observed_at) * 1000 AS epr_at
          FROM dtes d JOIN dte_events e ON e.dte_id = d.id AND e.sii_status = 'EPR'
         WHERE d.id = ANY($1::uuid[])`,
       [ids],
@@ -294,7 +444,9 @@ async function main(): Promise<void> {
         ? `  mode closed loop: ${CONCURRENCY} concurrent clients, each POSTs when its last POST answered`
         : `  mode OPEN loop: ${RATE} POST/s offered on a fixed schedule (latency from the scheduled instant)`,
     );
-    console.log(`  documents ${DOCS} (types ${TYPES.join(',')}), ${WARMUP} warm-up documents not measured`);
+    console.log(
+      `  documents ${DOCS} (types ${TYPES.join(',')}), ${WARMUP * warmRounds} warm-up documents not measured (${warmRounds} round${warmRounds > 1 ? 's' : ''})`,
+    );
     console.log(
       `  uploader: UPLOAD_MAX_DOCS ${BATCH}, UPLOAD_MAX_WAIT_MS ${BATCH_WAIT_MS}, UPLOAD_SWEEP_MS 200`,
     );
@@ -311,6 +463,11 @@ async function main(): Promise<void> {
       ([k]) => !k.startsWith('UPLOAD_') && !k.startsWith('POLL_'),
     );
     if (extra.length) console.log(`  service env: ${extra.map(([k, v]) => `${k}=${v}`).join(' ')}`);
+    console.log(
+      rx
+        ? `  webhooks: services/webhooks ×1 (defaults: WEBHOOKS_CONCURRENCY 64, 4 per endpoint; + WEBHOOKS_HEALTH_PORT=0 ${WEBHOOKS_TRUST === 'test-ca' ? 'WEBHOOKS_TEST_CA_FILE' : 'NODE_EXTRA_CA_CERTS'}=<test CA>: BENCH_WEBHOOKS_TRUST=${WEBHOOKS_TRUST}); one subscription by POST /webhooks for ${WEBHOOK_EVENTS.join(', ')} to an https receiver on loopback in the bench client (answers 200 at once); the CPU window runs to the last delivery`
+        : '  webhooks: off (BENCH_WEBHOOKS=0)',
+    );
     console.log(
       `  machine: ${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'}), ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}; load average (1 min) ${load0.toFixed(1)} at start, ${load1.toFixed(1)} at end`,
     );
@@ -329,7 +486,46 @@ async function main(): Promise<void> {
       `  per document POST → EPR (created_at → EPR observed_at): p50 ${fmt(percentile(e2eMs, 50))}, p99 ${fmt(percentile(e2eMs, 99))}`,
     );
     console.log(`  envelopes: ${uploads[0]!.n} for ${uploads[0]!.docs} documents`);
-    console.log(`  CPU per document (ms), over the measured run (${secs.toFixed(1)} s):`);
+    if (rx) {
+      scanDeliveries();
+      const measured = new Set(ids);
+      const ours = [...delivered.values()].filter((d) => measured.has(d.dteId));
+      const requests = ours.reduce((a, d) => a + d.times, 0);
+      const byType = new Map<string, number>();
+      for (const d of ours) byType.set(d.type, (byType.get(d.type) ?? 0) + 1);
+      const eprAtOf = new Map(e2e.map((r) => [r.id, Number(r.epr_at)]));
+      const sorted = (xs: number[]) => xs.sort((a, b) => a - b);
+      const postToAccepted = sorted(
+        ids.flatMap((id) => (acceptedAt.has(id) ? [acceptedAt.get(id)! - sentAt.get(id)!] : [])),
+      );
+      const eprToAccepted = sorted(
+        ids.flatMap((id) =>
+          acceptedAt.has(id) && eprAtOf.has(id) ? [acceptedAt.get(id)! - eprAtOf.get(id)!] : [],
+        ),
+      );
+      const missing = ids.filter((id) => !terminalAt.has(id)).length;
+      console.log(
+        `  webhook deliveries received: ${ours.length} events (${requests} requests: ${requests - ours.length} repeats) for ${n} documents, ${(ours.length / n).toFixed(2)} per document (${[...byType].map(([k, v]) => `${k} ${v}`).join(', ')})` +
+          (tailComplete
+            ? ''
+            : `; INCOMPLETE after ${WEBHOOK_TAIL_MS / 1000} s: ${missing} documents without their terminal delivery, ${await pendingDeliveries()} deliveries pending`),
+      );
+      if (postToAccepted.length)
+        console.log(
+          `  POST → dte.accepted delivered: p50 ${fmt(percentile(postToAccepted, 50))}, p99 ${fmt(percentile(postToAccepted, 99))} (${postToAccepted.length} documents); EPR observed → dte.accepted delivered: p50 ${fmt(percentile(eprToAccepted, 50))}, p99 ${fmt(percentile(eprToAccepted, 99))}`,
+        );
+      const lastDelivery = ours.length ? ours.reduce((m, d) => Math.max(m, d.at), 0) : NaN;
+      const cpuOf = (name: string) => totals.find((t) => t.name === name)?.seconds ?? 0;
+      // every delivery the window saw (a warm-up straggler included): the cost of one delivery
+      const inWindow = [...delivered.values()].filter((d) => d.at >= t0).length || NaN;
+      console.log(
+        `  delivery tail: last delivery ${((lastDelivery - eprAt) / 1000).toFixed(1)} s after the last EPR (window closed ${((endAt - eprAt) / 1000).toFixed(1)} s after it); CPU per delivery (${inWindow} in the window): webhooks ${((cpuOf('webhooks') * 1000) / inWindow).toFixed(2)} ms, postgres for webhooks ${((cpuOf('postgres for webhooks') * 1000) / inWindow).toFixed(2)} ms`,
+      );
+    }
+    const window = (endAt - t0) / 1000;
+    console.log(
+      `  CPU per document (ms), over the measured run (${window.toFixed(1)} s: first POST → last EPR${rx ? ' → last webhook delivery' : ''}):`,
+    );
     let system = 0;
     for (const t of totals) {
       const perDoc = (t.seconds * 1000) / n;
@@ -341,6 +537,7 @@ async function main(): Promise<void> {
     await Promise.all([...replicaProcs.values()].flat().map((s) => s.stop()));
     await apiPipeline?.stop();
     await p.close();
+    await rx?.close();
   }
 }
 

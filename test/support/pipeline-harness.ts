@@ -7,6 +7,8 @@
  *     their own and a Redis token-cache prefix of their own; the api runs the outbox relay and the
  *     dte-status projector in its process (services/api/src/projector/pipeline.ts);
  *   - the SII simulator runs as a child process too (its CPU is not the client's);
+ *   - optionally services/rcv-sync (`withRcvSync`) and services/webhooks (`withWebhooks`) as child
+ *     processes too, started after the api (which runs the migrations they read);
  *   - optionally a private Kafka broker (scripts/stack.sh with DTE_STACK_DIR and
  *     DTE_STACK_PORT_OFFSET, only Kafka: the other parts are given by their URLs), so that
  *     killing the broker disturbs no other test run on the shared one.
@@ -26,6 +28,7 @@ import { promisify } from 'node:util';
 import { seedOrganization } from '@dte/api';
 import { createTestCaf, createTestP12, santiagoDate, type SiiKey } from '@dte/engine';
 import { createKafka, pipelineTopicSpecs, type KafkaSecurity } from '@dte/messaging';
+import { RETRY_TOPICS, STATUS_DEAD_LETTER_TOPIC } from '../../services/webhooks/src/kafka-side';
 import {
   migratedDatabase,
   repoRoot,
@@ -297,6 +300,16 @@ export interface PipelineOptions {
   env?: Record<string, string>;
   /** also run services/rcv-sync (the RCV synchronizer) as a child process */
   withRcvSync?: boolean;
+  /**
+   * also run services/webhooks as a child process, with every service's variables plus
+   * WEBHOOKS_HEALTH_PORT=0, an SMTP_URL nothing listens on (the deactivation e-mail is only sent
+   * after three exhausted deliveries) and `env` (e.g. the test-only NODE_ENV=test,
+   * WEBHOOKS_ALLOW_LOOPBACK_RECEIVER=true and WEBHOOKS_TEST_CA_FILE for a loopback https
+   * receiver; the api reads the first two when it builds its /webhooks routes, so a caller that
+   * registers such a receiver also gives them to every service through `PipelineOptions.env`).
+   * The retry and dead-letter topics it creates are deleted with the pipeline's.
+   */
+  withWebhooks?: { env?: Record<string, string> };
 }
 
 export interface SeededCompany {
@@ -317,6 +330,8 @@ export interface RunningPipeline {
   services: Record<ServiceName, ServiceProcess>;
   /** services/rcv-sync, when started with withRcvSync */
   rcvSync?: ServiceProcess;
+  /** services/webhooks, when started with withWebhooks */
+  webhooks?: ServiceProcess;
   simulator: ServiceProcess;
   /** the variables every service was started with (for printing the configuration) */
   env: NodeJS.ProcessEnv;
@@ -411,12 +426,14 @@ export async function startPipelineProcesses(opts: PipelineOptions): Promise<Run
     const specs = pipelineTopicSpecs(Number(partitions));
     await admin.ensureTopics(specs);
     await admin.disconnect();
+    // the webhooks service creates its retry and dead-letter topics itself
+    const ownTopics = opts.withWebhooks ? [...RETRY_TOPICS, STATUS_DEAD_LETTER_TOPIC] : [];
     cleanups.push(() =>
       deleteTopicsAndSubjects(
         brokers,
         s.schemaRegistryUrl,
         prefix,
-        specs.map((t) => t.name),
+        [...specs.map((t) => t.name), ...ownTopics],
         !kafka && !opts.externalKafka,
       ),
     );
@@ -436,6 +453,23 @@ export async function startPipelineProcesses(opts: PipelineOptions): Promise<Run
       );
       cleanups.push(() => rcvSync!.stop());
       await rcvSync.start();
+    }
+    let webhooks: ServiceProcess | undefined;
+    if (opts.withWebhooks) {
+      webhooks = new ServiceProcess(
+        'webhooks',
+        ['--import', 'tsx', 'services/webhooks/src/main.ts'],
+        {
+          ...env,
+          WEBHOOKS_HEALTH_PORT: '0',
+          SMTP_URL: 'smtp://127.0.0.1:9',
+          ...opts.withWebhooks.env,
+        },
+        path.join(logDir, 'webhooks.log'),
+        /"msg":"webhooks ready"/,
+      );
+      cleanups.push(() => webhooks!.stop());
+      await webhooks.start();
     }
 
     const apiUrl = `http://127.0.0.1:${apiPort}/api/v1`;
@@ -459,6 +493,7 @@ export async function startPipelineProcesses(opts: PipelineOptions): Promise<Run
       kafka,
       services,
       rcvSync,
+      webhooks,
       simulator,
       env,
       simAdmin,
