@@ -34,6 +34,7 @@ import {
   uniqueTopicPrefix,
   type MigratedDatabase,
 } from './env';
+import { RETRY_TOPICS, STATUS_DEAD_LETTER_TOPIC } from '../../services/webhooks/src/kafka-side';
 
 const execFileP = promisify(execFile);
 
@@ -297,6 +298,8 @@ export interface PipelineOptions {
   env?: Record<string, string>;
   /** also run services/rcv-sync (the RCV synchronizer) as a child process */
   withRcvSync?: boolean;
+  /** also run services/webhooks as a child process (its mail goes to a closed loopback port) */
+  withWebhooks?: boolean;
 }
 
 export interface SeededCompany {
@@ -317,6 +320,8 @@ export interface RunningPipeline {
   services: Record<ServiceName, ServiceProcess>;
   /** services/rcv-sync, when started with withRcvSync */
   rcvSync?: ServiceProcess;
+  /** services/webhooks, when started with withWebhooks */
+  webhooks?: ServiceProcess;
   simulator: ServiceProcess;
   /** the variables every service was started with (for printing the configuration) */
   env: NodeJS.ProcessEnv;
@@ -409,6 +414,8 @@ export async function startPipelineProcesses(opts: PipelineOptions): Promise<Run
       ...(kafkaSecurity ? { kafkaSecurity } : {}),
     });
     const specs = pipelineTopicSpecs(Number(partitions));
+    // the webhooks service creates its retry and dead-letter topics itself: removed with the rest
+    const ownTopics = opts.withWebhooks ? [...RETRY_TOPICS, STATUS_DEAD_LETTER_TOPIC] : [];
     await admin.ensureTopics(specs);
     await admin.disconnect();
     cleanups.push(() =>
@@ -416,7 +423,7 @@ export async function startPipelineProcesses(opts: PipelineOptions): Promise<Run
         brokers,
         s.schemaRegistryUrl,
         prefix,
-        specs.map((t) => t.name),
+        [...specs.map((t) => t.name), ...ownTopics],
         !kafka && !opts.externalKafka,
       ),
     );
@@ -436,6 +443,18 @@ export async function startPipelineProcesses(opts: PipelineOptions): Promise<Run
       );
       cleanups.push(() => rcvSync!.stop());
       await rcvSync.start();
+    }
+    let webhooks: ServiceProcess | undefined;
+    if (opts.withWebhooks) {
+      webhooks = new ServiceProcess(
+        'webhooks',
+        ['--import', 'tsx', 'services/webhooks/src/main.ts'],
+        { WEBHOOKS_HEALTH_PORT: '0', SMTP_URL: 'smtp://127.0.0.1:9', ...env },
+        path.join(logDir, 'webhooks.log'),
+        /"msg":"webhooks ready"/,
+      );
+      cleanups.push(() => webhooks!.stop());
+      await webhooks.start();
     }
 
     const apiUrl = `http://127.0.0.1:${apiPort}/api/v1`;
@@ -459,6 +478,7 @@ export async function startPipelineProcesses(opts: PipelineOptions): Promise<Run
       kafka,
       services,
       rcvSync,
+      webhooks,
       simulator,
       env,
       simAdmin,

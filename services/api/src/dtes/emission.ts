@@ -209,9 +209,9 @@ export async function emitDte(
       `WITH d AS (
        INSERT INTO dtes (id, organization_id, company_id, sii_env, tipo_dte, folio, caf_id, certificate_id,
            rut_emisor, rut_receptor, razon_social_receptor, fecha_emision, monto_neto, monto_exento, iva,
-           monto_total, input, document, sii_status, observed_at, idempotency_key, body_hash, created_at)
+           monto_total, input, document, sii_status, observed_at, idempotency_key, body_hash, created_at, request_id)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,
-           'queued', $19, $20, $21, $19)
+           'queued', $19, $20, $21, $19, $23)
        RETURNING ${DTE_COLUMNS}),
        e AS (
          INSERT INTO dte_events (dte_id, event_id, sii_status, glosa, track_id, source, observed_at)
@@ -240,8 +240,10 @@ export async function emitDte(
         key,
         hash,
         queued.payload.event_id,
+        req.requestId ?? null,
       ],
     );
+    const correlation = { 'x-dte-id': id, ...(req.requestId ? { 'x-request-id': req.requestId } : {}) };
     await enqueueOutbox(m, [
       {
         topic: PIPELINE_TOPICS.commands,
@@ -259,9 +261,9 @@ export async function emitDte(
           caf_id: cafId,
           requested_at: now.toISOString(),
         },
-        headers: { 'x-dte-id': id, ...(req.requestId ? { 'x-request-id': req.requestId } : {}) },
+        headers: correlation,
       },
-      queued,
+      { ...queued, headers: correlation },
     ]);
     return { row: rows[0], created: true };
   });
