@@ -727,7 +727,7 @@ describe('deploy: the Helm chart rendered by helm template', function () {
     expect(raw.SII_CAF_KEYS_FILE).to.equal('/etc/dte/sii-caf-keys/sii-caf-keys.json');
     expect(raw.OAUTH_JWKS_FILE).to.equal('/etc/dte/oauth-jwks/jwks.json');
     // each file is mounted read-only from the existing object named in the values, never rendered
-    const pod = podOf(d).spec as PodTemplate['spec'] & {
+    const pod = podOf(d).spec as unknown as {
       volumes?: {
         name: string;
         configMap?: { name: string; items?: { key: string; path: string }[] };
