@@ -130,7 +130,7 @@ start_one() {
     return 0
   fi
   if port_open "$port"; then
-    fail "$name" "" "port $port is taken by a process this checkout did not start"
+    fail "$name" "" "port $port is taken by a process this checkout did not start: find it with ss -ltnp 'sport = :$port' and stop it, or give this checkout other ports (DTE_STACK_PORT_OFFSET=100 npm start)"
     return 1
   fi
   : >"$log"
@@ -143,17 +143,19 @@ start_one() {
 wait_one() {
   local name="$1" pid port deadline
   port="$(service_port "$name")"
-  pid="$(running_pid "svc-$name")" || { fail "$name" "$LOG_DIR/$name.log" "exited during start-up"; return 1; }
+  pid="$(running_pid "svc-$name")" || { fail "$name" "$LOG_DIR/$name.log" "exited during start-up: fix what its log says, then npm start again (what already runs is reused)"; return 1; }
   deadline=$(($(date +%s) + 90))
   until port_open "$port"; do
     if ! alive "$pid"; then
       rm -f "$(pid_file "svc-$name")"
-      fail "$name" "$LOG_DIR/$name.log" "exited during start-up"
+      fail "$name" "$LOG_DIR/$name.log" "exited during start-up: fix what its log says, then npm start again (what already runs is reused)"
       return 1
     fi
     [ "$(date +%s)" -lt "$deadline" ] || { fail "$name" "$LOG_DIR/$name.log" "not listening on $port after 90s"; return 1; }
     sleep 0.3
   done
+  # listening is not ready: the simulator has no /readyz; every service checks what it needs
+  [ "$name" = sii-simulator ] || wait_ready "$name" "$pid" "$port" || return 1
 }
 
 # The process group of each service (setsid made it a session leader): npm, sh, tsx and node.
@@ -200,7 +202,9 @@ cmd_start() {
     wait_one "$name" || failed=1
   done
   if [ "$failed" = 1 ]; then
-    warn "some services did not start (see above); the rest keep running: npm run stack -- down stops everything"
+    warn "some services did not start or are not ready (see above); the rest keep running:"
+    cmd_status | sed 's/^/[stack]   /' >&2
+    warn "fix the FAILED part, then npm start again (what runs is reused), or npm run stack -- down to stop everything"
     return 1
   fi
   if simulator_present && [ "${DTE_DEMO_SEED:-1}" != 0 ]; then

@@ -80,6 +80,41 @@ wait_until() {
   done
 }
 
+# What to do about a failing /readyz check (the names the services give them).
+readiness_hint() {
+  case "$1" in
+    postgresql | database) echo "PostgreSQL does not answer: npm run stack -- status, then npm run stack -- up (log .stack/logs/postgres.log)" ;;
+    redis) echo "Redis does not answer: npm run stack -- status, then npm run stack -- up (log .stack/logs/redis.log)" ;;
+    kafka) echo "Kafka does not answer: npm run stack -- status, then npm run stack -- up (log .stack/logs/kafka.log)" ;;
+    *) echo "the $1 check fails: see the service's log" ;;
+  esac
+}
+
+# wait_ready NAME PID PORT [SECONDS]: wait until GET /readyz on PORT answers 200 (a listening
+# service may still lack PostgreSQL, Redis or Kafka). FAILED, naming the failing checks and what to
+# do about each, when it does not within SECONDS (60) or the process exits meanwhile.
+wait_ready() {
+  local name="$1" pid="$2" port="$3" secs="${4:-60}" deadline out code body="" failing="" check hints=""
+  deadline=$(($(date +%s) + secs))
+  while :; do
+    if ! alive "$pid"; then
+      fail "$name" "$LOG_DIR/$name.log" "exited during start-up: fix what its log says, then npm start again (what already runs is reused)"
+      return 1
+    fi
+    out="$(curl -s -m 5 -w '\n%{http_code}' "http://127.0.0.1:$port/readyz" 2>/dev/null)"
+    code="${out##*$'\n'}"
+    body="${out%$'\n'*}"
+    [ "$code" = 200 ] && return 0
+    [ "$(date +%s)" -lt "$deadline" ] || break
+    sleep 0.5
+  done
+  # {"status":"not_ready","failing":[{"name":"kafka","error":"unavailable"}, ...]}
+  failing="$(printf '%s' "$body" | grep -o '"name":"[^"]*"' | sed 's/"name":"\([^"]*\)"/\1/' | tr '\n' ' ')"
+  for check in $failing; do hints+="; $(readiness_hint "$check")"; done
+  fail "$name" "$LOG_DIR/$name.log" "listening on $port but not ready after ${secs}s (GET /readyz answered ${code:-nothing}${failing:+, failing: ${failing% }})${hints:-; see its log}"
+  return 1
+}
+
 # stop_pid NAME [SECONDS]: TERM the recorded process, wait for it, KILL it if it lingers.
 stop_pid() {
   local name="$1" grace="${2:-20}" pid

@@ -139,6 +139,20 @@ describe('boletas 39/41 behind BOLETAS_ENABLED, through the whole pipeline and t
         return r.sii_status === 'EPR' ? r : undefined;
       });
       expect(done.track_id).to.match(/^\d+$/);
+      // log correlation: the POST's request id is stored with the boleta and on its first messages
+      const requestId = res.headers.get('x-request-id');
+      expect(requestId).to.match(/^req_/);
+      const [stored] = await db().query('SELECT request_id FROM dtes WHERE id = $1', [id]);
+      expect(stored.request_id).to.equal(requestId);
+      const first: { topic: string; headers: Record<string, string> }[] = await db().query(
+        `SELECT topic, headers FROM outbox WHERE message_key = $1
+            AND (topic = 'dte.commands' OR (topic = 'dte-status' AND payload->>'sii_status' = 'queued')) ORDER BY id`,
+        [id],
+      );
+      expect(first.map((r) => r.headers)).to.deep.equal([
+        { 'x-dte-id': id, 'x-request-id': requestId },
+        { 'x-dte-id': id, 'x-request-id': requestId },
+      ]);
       const detail = await call(t().url, 'GET', `/boletas/${id}`, { key: o().key });
       expect(detail.body).to.include({ id, sii_status: 'EPR', track_id: Number(done.track_id) });
       expect(detail.body.created_at).to.be.a('string');
@@ -183,6 +197,12 @@ describe('boletas 39/41 behind BOLETAS_ENABLED, through the whole pipeline and t
         null,
       );
       expect(res.status, res.text).to.equal(202);
+      // every boleta of the batch carries the request id of the POST that submitted it
+      const ids: { request_id: string | null }[] = await db().query(
+        'SELECT request_id FROM dtes WHERE batch_id = $1',
+        [res.body.batchId],
+      );
+      expect(ids.map((r) => r.request_id)).to.deep.equal(Array(3).fill(res.headers.get('x-request-id')));
       const st = await eventually('rejected batch completed', async () => {
         const s = await call(t().url, 'GET', `/boletas/batch/${res.body.batchId}`, { key: o().key });
         return s.body.status === 'completed' ? s.body : undefined;

@@ -6,7 +6,7 @@
 // pod would get (its ConfigMaps through envFrom, its env entries, a stand-in for the existing
 // Secret) are handed to loadConfig / messagingConfigFromEnv / databaseOptionsFromEnv.
 import { execFile, execFileSync, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -211,10 +211,27 @@ function mountedFiles(env: Record<string, string>): Record<string, string> {
       ],
       { cwd: mountedSecretsDir, stdio: 'pipe' },
     );
+    // the api's files: the SII's CAF keys (the ConfigMap) and the OAuth JWKS (the Secret)
+    const { publicKey, privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    fs.writeFileSync(
+      path.join(mountedSecretsDir, 'sii-caf-keys.json'),
+      JSON.stringify({
+        cert: [{ idk: 100, publicKeyPem: publicKey.export({ type: 'spki', format: 'pem' }) }],
+      }),
+    );
+    fs.writeFileSync(
+      path.join(mountedSecretsDir, 'jwks.json'),
+      JSON.stringify({
+        keys: [{ ...privateKey.export({ format: 'jwk' }), kid: 'k1', use: 'sig', alg: 'RS256' }],
+      }),
+    );
   }
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(env))
-    out[k] = v.replace(/^\/etc\/dte\/(kafka|registry)-tls\//, `${mountedSecretsDir}/`);
+    out[k] = v.replace(
+      /^\/etc\/dte\/(kafka-tls|registry-tls|sii-caf-keys|oauth-jwks)\//,
+      `${mountedSecretsDir}/`,
+    );
   return out;
 }
 
@@ -464,7 +481,9 @@ describe('deploy: the Helm chart rendered by helm template', function () {
       const vars = (svc: ServiceName) =>
         secretVars(containerOf(byKindName(ms, 'Deployment', `${prefix}-${svc}`))).sort();
       const want = (names: string[]) => [...names, ...messagingVars].sort();
-      expect(vars('api')).to.deep.equal(want(['DATABASE_URL', 'MASTER_KEY', 'REDIS_URL', 'SESSION_SECRET']));
+      expect(vars('api')).to.deep.equal(
+        want(['DATABASE_URL', 'MASTER_KEY', 'REDIS_URL', 'SESSION_SECRET', 'SMTP_URL']),
+      );
       expect(vars('signer')).to.deep.equal(want(['DATABASE_URL', 'MASTER_KEY']));
       expect(vars('webhooks')).to.deep.equal(want(['DATABASE_URL', 'MASTER_KEY', 'SMTP_URL']));
       expect(vars('rcv-sync')).to.deep.equal(want(['DATABASE_URL', 'MASTER_KEY', 'REDIS_URL']));
@@ -632,7 +651,7 @@ describe('deploy: the Helm chart rendered by helm template', function () {
       expect(port, name).to.be.an('object');
       const target = c.ports!.find((p) => p.name === port!.targetPort);
       const env = containerEnv(production, c, productionValues.secrets.existingSecret, PRODUCTION_SECRET);
-      const config = readServiceConfig(name, env);
+      const config = readServiceConfig(name, mountedFiles(env));
       expect(target?.containerPort, `${name} metrics port is the port the service listens on`).to.equal(
         config.port,
       );
@@ -701,6 +720,143 @@ describe('deploy: the Helm chart rendered by helm template', function () {
     expect(bad.stderr).to.match(/features[./]boletas/);
   });
 
+  it("gives the api the SII's CAF keys and the OAuth JWKS as mounted files, and its mail settings (production)", () => {
+    const d = byKindName(production, 'Deployment', `${productionValues.fullnameOverride}-api`);
+    const c = containerOf(d);
+    const raw = containerEnv(production, c, productionValues.secrets.existingSecret, PRODUCTION_SECRET);
+    expect(raw.SII_CAF_KEYS_FILE).to.equal('/etc/dte/sii-caf-keys/sii-caf-keys.json');
+    expect(raw.OAUTH_JWKS_FILE).to.equal('/etc/dte/oauth-jwks/jwks.json');
+    // each file is mounted read-only from the existing object named in the values, never rendered
+    const pod = podOf(d).spec as unknown as {
+      volumes?: {
+        name: string;
+        configMap?: { name: string; items?: { key: string; path: string }[] };
+        secret?: { secretName: string; items?: { key: string; path: string }[] };
+      }[];
+    };
+    const mountOf = (dir: string) => {
+      const m = c.volumeMounts?.find((v) => v.mountPath === dir) as { name: string; readOnly?: boolean };
+      expect(m, dir).to.be.an('object');
+      expect(m.readOnly, dir).to.equal(true);
+      return pod.volumes!.find((v) => v.name === m.name)!;
+    };
+    expect(mountOf('/etc/dte/sii-caf-keys').configMap).to.deep.equal({
+      name: 'sii-caf-keys',
+      items: [{ key: 'sii-caf-keys.json', path: 'sii-caf-keys.json' }],
+    });
+    expect(mountOf('/etc/dte/oauth-jwks').secret).to.include({ secretName: 'dte-oauth-jwks' });
+    expect(mountOf('/etc/dte/oauth-jwks').secret!.items).to.deep.equal([
+      { key: 'jwks.json', path: 'jwks.json' },
+    ]);
+    // the api's own reader loads them (stand-ins at the mounted paths) and takes its mail settings
+    const config = apiConfig(mountedFiles(raw));
+    expect(config.siiCafKeys?.cert?.map((k) => k.idk)).to.deep.equal([100]);
+    expect(config.oauthJwks?.keys).to.have.length(1);
+    expect(config.smtpUrl).to.equal(SECRET_VALUES.SMTP_URL);
+    expect(config.mailFrom).to.equal('Facturación <dte@example.cl>');
+    expect(config.deliveryIntervalSec).to.equal(60);
+    // no other workload mounts them
+    for (const svc of SERVICES.filter((x) => x !== 'api')) {
+      const other = containerOf(
+        byKindName(production, 'Deployment', `${productionValues.fullnameOverride}-${svc}`),
+      );
+      expect(
+        other.volumeMounts?.map((v) => v.mountPath),
+        svc,
+      ).to.not.include.members(['/etc/dte/sii-caf-keys', '/etc/dte/oauth-jwks']);
+    }
+    // the default values: no files (the api warns and does not verify CAFs), mail from the Secret
+    const def = containerOf(byKindName(defaults, 'Deployment', 'dte-dte-service-api'));
+    const defConfig = apiConfig(containerEnv(defaults, def, 'dte-secrets', DEFAULT_SECRET));
+    expect(defConfig.siiCafKeys).to.equal(undefined);
+    expect(defConfig.oauthJwks).to.equal(undefined);
+    expect(defConfig.smtpUrl).to.equal(SECRET_VALUES.SMTP_URL);
+    expect(defConfig.deliveryIntervalSec).to.equal(30);
+  });
+
+  it('gives the webhooks service its WEBHOOKS_* settings, checked by its own reader (production)', () => {
+    const c = containerOf(
+      byKindName(production, 'Deployment', `${productionValues.fullnameOverride}-webhooks`),
+    );
+    const config = webhooksConfig(
+      containerEnv(production, c, productionValues.secrets.existingSecret, PRODUCTION_SECRET),
+    );
+    expect(config).to.include({ concurrency: 128, orgConcurrency: 32, retryPartitions: 12 });
+    expect(config.retryDelaysMs).to.deep.equal([60_000, 1_800_000, 7_200_000, 43_200_000]);
+    expect(config.smtpUrl).to.equal(SECRET_VALUES.SMTP_URL);
+  });
+
+  it('knows every environment variable the services read: set by the chart, taken from the Secret, or checked in services.<name>.env', async () => {
+    const schema = JSON.parse(fs.readFileSync(path.join(CHART, 'values.schema.json'), 'utf8')) as {
+      properties: {
+        services: { properties: Record<string, { properties: { env: { properties: object } } }> };
+      };
+    };
+    const known = new Set<string>(
+      Object.values(schema.properties.services.properties).flatMap((svc) =>
+        Object.keys(svc.properties.env.properties),
+      ),
+    );
+    // what the chart itself renders (both value files, and the optional settings all set) and the Secret's variables
+    const optional = await render('dte', [
+      '--set',
+      'kafka.topicPrefix=t.,sii.simulatorUrl=http://sim:1,sii.certBaseUrl=https://c,sii.prodBaseUrl=https://p',
+      '--set',
+      'sii.certRegisterUrl=https://cr,sii.prodRegisterUrl=https://pr',
+    ]);
+    for (const ms of [defaults, production, optional])
+      for (const m of ms) {
+        if (m.kind === 'ConfigMap') for (const k of Object.keys(m.data ?? {})) known.add(k);
+        if (m.kind === 'Deployment' || m.kind === 'Job')
+          for (const e of containerOf(m).env ?? []) known.add(e.name);
+      }
+    for (const k of [
+      'KAFKA_SSL_CA_FILE',
+      'KAFKA_SSL_CERT_FILE',
+      'KAFKA_SSL_KEY_FILE',
+      'SCHEMA_REGISTRY_CA_FILE',
+    ])
+      known.add(k); // with kafka.security.tls / schemaRegistry.tls (asserted above)
+    for (const k of ['SCHEMA_REGISTRY_CERT_FILE', 'SCHEMA_REGISTRY_KEY_FILE']) known.add(k);
+    // secrets a deployment adds to secretEnv when it uses them (values.yaml secrets.keys says so)
+    for (const k of ['EXCHANGE_RATE_PASSWORD', 'MASTER_KEYS_PREVIOUS']) known.add(k);
+    // not for a deployment: the simulator, test-only switches, the seed CLI, development tools
+    const notDeployed = (name: string) =>
+      /^SII_SIMULATOR_/.test(name) ||
+      [
+        'WEBHOOKS_TEST_CA_FILE',
+        'WEBHOOKS_ALLOW_LOOPBACK_RECEIVER',
+        'OWNER_PASSWORD',
+        'SII_WSDL_DIR',
+        'SII_SCHEMAS_DIR',
+        'DTE_SCHEMA_ENGINE',
+        'CHROMIUM_PATH',
+        'PATH',
+      ].includes(name);
+    const read = new Set<string>();
+    const walk = (dir: string) => {
+      for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+        const f = path.join(dir, e.name);
+        if (e.isDirectory()) walk(f);
+        else if (e.name.endsWith('.ts'))
+          for (const m of fs
+            .readFileSync(f, 'utf8')
+            .matchAll(
+              /env: '([A-Z][A-Z0-9_]+)'|process\.env\.([A-Z][A-Z0-9_]+)|\benv\.([A-Z][A-Z0-9_]+)|env\['([A-Z][A-Z0-9_]+)'\]/g,
+            ))
+            read.add((m[1] ?? m[2] ?? m[3] ?? m[4])!);
+      }
+    };
+    for (const top of ['services', 'packages'])
+      for (const d of fs.readdirSync(path.join(repoRoot, top))) {
+        const src = path.join(repoRoot, top, d, 'src');
+        if (d !== 'sii-simulator' && fs.existsSync(src)) walk(src);
+      }
+    expect(read.size, "the scan found the services' variables").to.be.greaterThan(80);
+    const unknown = [...read].filter((n) => !known.has(n) && !notDeployed(n)).sort();
+    expect(unknown, 'variables a service reads that the chart can neither set nor check').to.deep.equal([]);
+  });
+
   it('refuses values that would put a secret in the chart or break the services', async () => {
     const refused: [string, string][] = [
       ['postgresql.url=postgres://dte:pw@pg:5432/dte', 'postgresql.url'],
@@ -726,6 +882,23 @@ describe('deploy: the Helm chart rendered by helm template', function () {
       ['services.signer.autoscaling.consumerLag.consumerGroup=a b', 'consumerGroup'],
       ['services.rcv-sync.autoscaling.consumerLag.enabled=true', 'consumerLag'],
       ['metrics.serviceMonitor.interval=30', 'metrics.serviceMonitor.interval'],
+      // each service's variables are known and checked: a typo or a bad value is refused
+      ['services.signer.env.SIGNER_CONCURENCY=3', "'SIGNER_CONCURENCY' not allowed"],
+      ['services.webhooks.env.WEBHOOKS_TIMEOUT=ten', 'services.webhooks.env.WEBHOOKS_TIMEOUT'],
+      ['services.webhooks.env.WEBHOOKS_CONCURRENCY=0', 'services.webhooks.env.WEBHOOKS_CONCURRENCY'],
+      ['services.webhooks.env.WEBHOOKS_RETRY_DELAYS=1m', 'services.webhooks.env.WEBHOOKS_RETRY_DELAYS'],
+      [
+        'services.webhooks.env.WEBHOOKS_ALLOW_LOOPBACK_RECEIVER=true',
+        "'WEBHOOKS_ALLOW_LOOPBACK_RECEIVER' not allowed",
+      ],
+      ['services.api.env.MAIL_FROM=nobody', 'services.api.env.MAIL_FROM'],
+      ['services.api.env.MUESTRAS_MAIL_TO=sii', 'services.api.env.MUESTRAS_MAIL_TO'],
+      ['services.api.env.DELIVERY_INTERVAL_SEC=-1', 'services.api.env.DELIVERY_INTERVAL_SEC'],
+      ['services.api.env.PUBLIC_BASE_URL=https://u:pw@dte.example.cl', 'services.api.env.PUBLIC_BASE_URL'],
+      ['services.api.env.MASTER_KEYS_PREVIOUS=old:abc', 'MASTER_KEYS_PREVIOUS'],
+      ['services.api.env.SII_CAF_KEYS_FILE=/x', 'services.api.env.SII_CAF_KEYS_FILE is set by the chart'],
+      ['services.api.siiCafKeys.configMapName=Bad_Name', 'services.api.siiCafKeys.configMapName'],
+      ['services.api.oauthJwks.key=a/b', 'services.api.oauthJwks.key'],
     ];
     for (const [set, mention] of refused) {
       const out = await run(helmBin, ['template', 'dte', CHART, '--set', set]);
@@ -786,8 +959,10 @@ describe('deploy: the Helm chart rendered by helm template', function () {
       expect(prod).to.include('kubectl -n dte logs job/dte-migrate');
       expect(prod).to.include('http://dte-api.dte.svc:80/api/v1');
       expect(prod).to.include('certification https://maullin.sii.cl, production https://palena.sii.cl');
+      expect(prod, 'production verifies CAFs').to.not.include('SII_CAF_KEYS_FILE');
       const staging = await notes(['--set', 'sii.simulatorUrl=http://sii-sim:18080']);
       expect(staging).to.include('the simulator at http://sii-sim:18080').and.not.include('palena');
+      expect(staging, 'CAFs not verified: said').to.include('does not verify that CAFs are');
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }

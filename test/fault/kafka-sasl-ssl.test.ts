@@ -1,8 +1,11 @@
 // The pipeline through a secured Kafka: a broker of its own with only a SASL_SSL listener (a CA
-// made here with openssl, SASL PLAIN users), and the real processes (api with its relay and
-// projector, signer, sii-uploader, sii-poller) configured only by the environment variables of
-// @dte/messaging (KAFKA_SECURITY_PROTOCOL, KAFKA_SSL_CA_FILE, KAFKA_SASL_*). Documents reach their
-// verdict; a client without TLS/SASL or with a wrong password gets nothing.
+// made here with openssl; users for SASL PLAIN and SCRAM-SHA-256/512), and the real processes (api
+// with its relay and projector, signer, sii-uploader, sii-poller) configured only by the
+// environment variables of @dte/messaging (KAFKA_SECURITY_PROTOCOL, KAFKA_SSL_CA_FILE,
+// KAFKA_SASL_*). The pipeline logs in with SCRAM-SHA-512 (the production example's mechanism) as a
+// user that has no PLAIN password, so only SCRAM can let it in; PLAIN and SCRAM-SHA-256 are proven
+// with the messaging client on the same broker. Documents reach their verdict; a client without
+// TLS/SASL, with a wrong password, or with a mechanism its user has no credential for gets nothing.
 import { randomBytes, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -26,8 +29,12 @@ describe('Kafka over SASL_SSL: the pipeline runs through a broker that wants TLS
 
   before(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dte-sasl-ssl-'));
-    kafka = await SecureKafka.start(dir, { dte: `pw-${randomBytes(8).toString('hex')}` });
-    const client = kafka.client('dte');
+    kafka = await SecureKafka.start(
+      dir,
+      { dte: `pw-${randomBytes(8).toString('hex')}` },
+      { 'dte-scram': `pw-${randomBytes(8).toString('hex')}` },
+    );
+    const client = kafka.client('dte-scram', undefined, 'scram-sha-512');
     p = await startPipelineProcesses({
       label: 'saslssl',
       externalKafka: { brokers: kafka.brokers, security: client.security },
@@ -40,7 +47,7 @@ describe('Kafka over SASL_SSL: the pipeline runs through a broker that wants TLS
     if (dir) fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  it('issues documents that reach their verdict, every hop over SASL_SSL', async () => {
+  it('issues documents that reach their verdict, every hop over SASL_SSL with SCRAM-SHA-512', async () => {
     const co = await p.seedCompany({ tipos: [33], folios: 5 });
     const ids: string[] = [];
     for (let i = 0; i < 2; i++) {
@@ -69,8 +76,41 @@ describe('Kafka over SASL_SSL: the pipeline runs through a broker that wants TLS
     // the services read the secured settings from the environment, nothing else
     for (const svc of ['api', 'signer', 'sii-uploader', 'sii-poller'])
       expect(fs.readFileSync(path.join(p.logDir, `${svc}.log`), 'utf8'), svc).to.not.include(
-        kafka.users.dte!,
+        kafka.users['dte-scram']!,
       );
+  });
+
+  it('lets in PLAIN and SCRAM-SHA-256 clients with their credentials, and refuses a mechanism the user has none for', async () => {
+    const s = await testStack();
+    const login = async (
+      user: string,
+      mechanism: 'plain' | 'scram-sha-256' | 'scram-sha-512',
+      password?: string,
+    ) => {
+      const k = createKafka({
+        brokers: kafka.brokers,
+        clientId: `login-${mechanism}`,
+        schemaRegistryUrl: s.schemaRegistryUrl,
+        logLevel: 'nothing',
+        kafkaSecurity: kafka.client(user, password, mechanism).security,
+      });
+      try {
+        return await Promise.race([
+          k.checkBrokers().then(() => 'in'),
+          sleep(20_000).then(() => 'no answer'),
+        ]).catch((e: Error) => `refused: ${e.message}`);
+      } finally {
+        await k.disconnect().catch(() => undefined);
+      }
+    };
+    expect(await login('dte', 'plain')).to.equal('in');
+    expect(await login('dte', 'scram-sha-256')).to.equal('in');
+    expect(await login('dte-scram', 'scram-sha-256')).to.equal('in');
+    // no PLAIN password for the SCRAM-only user: the pipeline above could only have used SCRAM
+    expect(await login('dte-scram', 'plain')).to.match(/^refused/);
+    const wrong = await login('dte-scram', 'scram-sha-512', 'not-the-password');
+    expect(wrong).to.match(/^refused/);
+    expect(wrong).to.not.include('not-the-password');
   });
 
   it('refuses a client without TLS and SASL, and one with a wrong password', async () => {

@@ -1,5 +1,5 @@
 // /readyz of every pipeline service when the infrastructure under it goes away, read the way a
-// kubelet reads it: real processes (api, signer, sii-uploader, sii-poller) on a Kafka broker of
+// kubelet reads it: real processes (api, signer, sii-uploader, sii-poller, webhooks, rcv-sync) on a Kafka broker of
 // their own (killed with SIGKILL and started again) and on PostgreSQL reached through a TCP relay
 // that the test cuts. /healthz stays 200 (the process lives); /readyz answers 503 naming what is
 // gone, and 200 again once it is back.
@@ -76,15 +76,20 @@ describe('readiness: /readyz says when Kafka or PostgreSQL is gone, /healthz sta
     const viaRelay = new URL(s.databaseUrl);
     viaRelay.hostname = '127.0.0.1';
     viaRelay.port = String(relay.port);
-    for (const n of ['signer', 'sii-uploader', 'sii-poller']) ports[n] = await freePort();
+    for (const n of ['signer', 'sii-uploader', 'sii-poller', 'webhooks', 'rcv-sync'])
+      ports[n] = await freePort();
     p = await startPipelineProcesses({
       label: 'readiness',
       privateKafka: true,
+      withWebhooks: {},
+      withRcvSync: true,
       env: {
         DATABASE_URL: viaRelay.toString(),
         SIGNER_HEALTH_PORT: String(ports.signer),
         SII_UPLOADER_HEALTH_PORT: String(ports['sii-uploader']),
         SII_POLLER_HEALTH_PORT: String(ports['sii-poller']),
+        WEBHOOKS_HEALTH_PORT: String(ports.webhooks),
+        RCV_SYNC_HEALTH_PORT: String(ports['rcv-sync']),
       },
     });
     origin.api = new URL(p.apiUrl).origin;
@@ -111,9 +116,17 @@ describe('readiness: /readyz says when Kafka or PostgreSQL is gone, /healthz sta
   }
   const databaseName = (n: string) => (n === 'api' ? 'postgresql' : 'database');
 
-  it('every service is ready while everything runs', async () => {
+  it('every service is ready while everything runs, and serves its /metrics', async () => {
     const answers = await readyzUntil((a) => a.status === 200);
     for (const [n, a] of Object.entries(answers)) expect(a, n).to.deep.equal({ status: 200, failing: [] });
+    expect(Object.keys(origin).sort()).to.deep.equal(
+      ['api', 'rcv-sync', 'signer', 'sii-poller', 'sii-uploader', 'webhooks'].sort(),
+    );
+    for (const [n, o] of Object.entries(origin)) {
+      const res = await fetch(`${o}/metrics`);
+      expect(res.status, n).to.equal(200);
+      expect(await res.text(), n).to.match(/^process_resident_memory_bytes \d+/m);
+    }
   });
 
   it('Kafka killed: every service answers /readyz 503 naming kafka, /healthz 200; ready again once it is back', async () => {

@@ -24,6 +24,9 @@ describe('logs: a full pipeline run never logs the .p12 password, keys or webhoo
   before(async () => {
     p = await startPipelineProcesses({
       label: 'secrets',
+      // the consumers of dte-status too: their logs must carry the request id (and no secret)
+      withWebhooks: {},
+      withRcvSync: true,
       // the loopback webhook receiver is a test-only setting (NODE_ENV=test)
       env: {
         NODE_ENV: 'test',
@@ -112,7 +115,14 @@ describe('logs: a full pipeline run never logs the .p12 password, keys or webhoo
 
   it('no log file holds a secret or a private key, and the run did log at debug level', () => {
     const files = fs.readdirSync(p.logDir).filter((f) => f.endsWith('.log'));
-    expect(files).to.include.members(['api.log', 'signer.log', 'sii-uploader.log', 'sii-poller.log']);
+    expect(files).to.include.members([
+      'api.log',
+      'signer.log',
+      'sii-uploader.log',
+      'sii-poller.log',
+      'webhooks.log',
+      'rcv-sync.log',
+    ]);
     let lines = 0;
     for (const f of files) {
       const text = fs.readFileSync(path.join(p.logDir, f), 'utf8');
@@ -206,6 +216,60 @@ describe('logs: a full pipeline run never logs the .p12 password, keys or webhoo
           'x-request-id': requestId,
           'x-dte-id': dteId,
         });
+    }
+  });
+
+  it('the document row keeps its request id, so a restarted worker still passes it on', async () => {
+    const rows: { id: string; request_id: string | null }[] = await p.db.dataSource.query(
+      'SELECT id, request_id FROM dtes WHERE id = ANY($1::uuid[])',
+      [[...requestIds.keys()]],
+    );
+    expect(Object.fromEntries(rows.map((r) => [r.id, r.request_id]))).to.deep.equal(
+      Object.fromEntries(requestIds),
+    );
+  });
+
+  it('webhooks and rcv-sync log each dte-status they consume with the request id, and webhooks names the delivery it created', () => {
+    const logOf = (file: string) =>
+      fs
+        .readFileSync(path.join(p.logDir, file), 'utf8')
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map(
+          (l) =>
+            JSON.parse(l) as {
+              msg?: string;
+              level?: number;
+              dteId?: string;
+              requestId?: string;
+              siiStatus?: string;
+              deliveryIds?: string[];
+            },
+        );
+    const webhooks = logOf('webhooks.log').filter((l) => l.msg === 'webhooks: dte-status consumed');
+    const rcv = logOf('rcv-sync.log').filter((l) => l.msg === 'rcv-sync: dte-status consumed');
+    expect(requestIds.size).to.equal(3);
+    for (const [dteId, requestId] of requestIds) {
+      const own = webhooks.filter((l) => l.dteId === dteId);
+      // queued (api), signed (signer), sending (uploader), verdict (poller): every hop's record
+      expect(
+        own.map((l) => l.siiStatus),
+        `webhooks, ${dteId}`,
+      ).to.include.members(['queued', 'signed', 'EPR']);
+      for (const l of own) expect(l.requestId, `webhooks ${l.siiStatus} of ${dteId}`).to.equal(requestId);
+      // the subscription wants dte.accepted: the verdict's line names its delivery, at info level
+      const accepted = own.filter((l) => l.siiStatus === 'EPR');
+      expect(
+        accepted.map((l) => l.deliveryIds?.length),
+        `delivery of ${dteId}`,
+      ).to.deep.equal([1]);
+      expect(accepted[0]!.level, 'logged at info').to.equal(30);
+      const rcvOwn = rcv.filter((l) => l.dteId === dteId);
+      expect(
+        rcvOwn.map((l) => l.siiStatus),
+        `rcv-sync, ${dteId}`,
+      ).to.include('EPR');
+      for (const l of rcvOwn) expect(l.requestId, `rcv-sync ${l.siiStatus} of ${dteId}`).to.equal(requestId);
     }
   });
 });

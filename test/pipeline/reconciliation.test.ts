@@ -172,9 +172,21 @@ describe('emission pipeline: reconciling envelopes the SII may hold without a tr
 
   it('an unreadable answer after the SII registered the envelope: the same bytes go again, the repeat is reconciled to EPR', async () => {
     await throughProxy(['garble'], async (proxy) => {
-      const id = await issue();
+      const res = await emit(p.t, p.o, body(33, p.o.rut));
+      expect(res.status, res.text).to.equal(202);
+      const id = res.body.id as string;
+      const requestId = res.headers.get('x-request-id');
+      expect(requestId, 'the api answered an X-Request-Id').to.match(/^req_/);
       const r = await until(id, ['EPR', 'RCH', 'stuck', 'emision_fallida']);
       expect(r.sii_status).to.equal('EPR');
+      // no envelope with a track id ever reached the poller: the reconciled status carries the
+      // request id stored with the document (dtes.request_id), as the later hops' logs need
+      const reconciled: { headers: Record<string, string> | null }[] = await db().query(
+        `SELECT headers FROM outbox WHERE topic = 'dte-status' AND payload->>'dte_id' = $1
+            AND payload->>'source' = 'sii-poller' AND payload->>'sii_status' = 'EPR'`,
+        [id],
+      );
+      expect(reconciled.map((x) => x.headers)).to.deep.equal([{ 'x-request-id': requestId, 'x-dte-id': id }]);
       expect(r.track_id).to.equal(null);
       expect(proxy.uploads).to.equal(2);
       expect(await uploadsOf(id)).to.deep.equal([

@@ -460,9 +460,9 @@ export async function startPipelineProcesses(opts: PipelineOptions): Promise<Run
         'webhooks',
         ['--import', 'tsx', 'services/webhooks/src/main.ts'],
         {
-          ...env,
           WEBHOOKS_HEALTH_PORT: '0',
           SMTP_URL: 'smtp://127.0.0.1:9',
+          ...env,
           ...opts.withWebhooks.env,
         },
         path.join(logDir, 'webhooks.log'),

@@ -1,15 +1,18 @@
 /**
  * A Kafka broker of its own with a SASL_SSL listener, for the test that runs the pipeline through
  * a secured broker: a self-made CA (openssl) signs the broker's certificate for 127.0.0.1, the
- * broker reads PEM key and trust stores, and SASL PLAIN users are declared in its JAAS line. The
- * same jars as the local stack (.cache/kafka/libs, scripts/stack.sh fetch); KRaft, one node.
+ * broker reads PEM key and trust stores. Each user can log in with SASL PLAIN (declared in the
+ * listener's JAAS line) and with SCRAM-SHA-256 and SCRAM-SHA-512 (credentials written into the
+ * cluster metadata when the storage is formatted, `kafka-storage format --add-scram`, as KRaft
+ * bootstraps them). The same jars as the local stack (.cache/kafka/libs, scripts/stack.sh fetch);
+ * KRaft, one node.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 
-import type { KafkaSecurity } from '@dte/messaging';
+import type { KafkaSecurity, SaslMechanism } from '@dte/messaging';
 
 import { repoRoot } from './env';
 import { freePort } from './pipeline-harness';
@@ -39,28 +42,38 @@ export class SecureKafka {
     return [`127.0.0.1:${this.port}`];
   }
 
-  /** The client settings for `user`, and the environment variables the services read. */
+  /** The client settings for `user` with that mechanism, and the environment variables the services read. */
   client(
     user: string,
     password = this.users[user]!,
+    mechanism: SaslMechanism = 'plain',
   ): { security: KafkaSecurity; env: Record<string, string> } {
     return {
       security: {
         ssl: { ca: fs.readFileSync(this.caFile, 'utf8') },
-        sasl: { mechanism: 'plain', username: user, password },
+        sasl: { mechanism, username: user, password },
       },
       env: {
         KAFKA_BROKERS: this.brokers.join(','),
         KAFKA_SECURITY_PROTOCOL: 'SASL_SSL',
         KAFKA_SSL_CA_FILE: this.caFile,
-        KAFKA_SASL_MECHANISM: 'PLAIN',
+        KAFKA_SASL_MECHANISM: mechanism.toUpperCase(),
         KAFKA_SASL_USERNAME: user,
         KAFKA_SASL_PASSWORD: password,
       },
     };
   }
 
-  static async start(dir: string, users: Record<string, string>): Promise<SecureKafka> {
+  /**
+   * `users` may log in with every mechanism; `scramOnlyUsers` only with SCRAM (no PLAIN entry),
+   * so a client of theirs that gets in proves SCRAM was used.
+   */
+  static async start(
+    dir: string,
+    plainAndScramUsers: Record<string, string>,
+    scramOnlyUsers: Record<string, string> = {},
+  ): Promise<SecureKafka> {
+    const users = { ...plainAndScramUsers, ...scramOnlyUsers };
     fs.mkdirSync(dir, { recursive: true });
     const ssl = (args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
     ssl([
@@ -122,7 +135,7 @@ export class SecureKafka {
     }
     if (!port) throw new Error('no two free consecutive ports for a SASL_SSL Kafka');
     const admin = { admin: `admin-${Math.random().toString(36).slice(2)}` };
-    const jaasUsers = Object.entries({ ...users, ...admin })
+    const jaasUsers = Object.entries({ ...plainAndScramUsers, ...admin })
       .map(([u, pw]) => `user_${u}="${pw}"`)
       .join(' ');
     const config = [
@@ -134,9 +147,12 @@ export class SecureKafka {
       'controller.listener.names=CONTROLLER',
       'inter.broker.listener.name=SASL_SSL',
       'listener.security.protocol.map=CONTROLLER:PLAINTEXT,SASL_SSL:SASL_SSL',
-      'sasl.enabled.mechanisms=PLAIN',
+      'sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512',
       'sasl.mechanism.inter.broker.protocol=PLAIN',
       `listener.name.sasl_ssl.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="${admin.admin}" ${jaasUsers};`,
+      // SCRAM: the broker checks against the credentials in the metadata log (added at format)
+      'listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;',
+      'listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;',
       'ssl.keystore.type=PEM',
       `ssl.keystore.location=${path.join(dir, 'keystore.pem')}`,
       'ssl.truststore.type=PEM',
@@ -171,6 +187,10 @@ export class SecureKafka {
         `--cluster-id=${clusterId}`,
         '-c',
         path.join(dir, 'server.properties'),
+        // every user's SCRAM credentials, both hashes (the tool salts and hashes the password)
+        ...Object.entries(users).flatMap(([u, pw]) =>
+          ['SCRAM-SHA-256', 'SCRAM-SHA-512'].map((m) => `--add-scram=${m}=[name=${u},password=${pw}]`),
+        ),
       ],
       {
         stdio: 'pipe',

@@ -31,6 +31,8 @@ async function main(): Promise<void> {
   const health = await startHealthServer(config.healthPort, [
     { name: 'database', check: async () => void (await dataSource.query('SELECT 1')) },
     { name: 'redis', check: async () => void (await redis.ping()) },
+    // it consumes rcv.sync and dte-status: without Kafka it takes no work
+    { name: 'kafka', check: () => messaging.checkBrokers() },
   ]);
   onShutdown(logger, [
     () => health.close(),

@@ -71,7 +71,18 @@ export class RcvSyncService {
     });
     await status.run<DteStatusRecord>(async (msg) => {
       if (!msg.value) return;
-      if (await applyOwnStatus(this.deps.db, msg.value)) this.stats.statuses += 1;
+      const applied = await applyOwnStatus(this.deps.db, msg.value);
+      if (applied) this.stats.statuses += 1;
+      // log correlation: the request id of the POST that issued the document (Kafka header)
+      this.deps.logger.debug(
+        {
+          dteId: msg.value.dte_id,
+          requestId: msg.headers['x-request-id'],
+          siiStatus: msg.value.sii_status,
+          applied,
+        },
+        'rcv-sync: dte-status consumed',
+      );
     });
     this.consumers = [commands, status];
     this.timer = setInterval(() => {

@@ -14,6 +14,8 @@ export interface DocRow {
   rut_receptor: string | null;
   fecha_emision: string;
   monto_total: string;
+  /** X-Request-Id of the POST that issued it (log correlation), when known */
+  request_id?: string | null;
   document?: {
     Encabezado?: {
       IdDoc?: { FchEmis?: string };
@@ -28,7 +30,7 @@ export type DocQuery = Omit<DocumentStatusQuery, 'token' | 'rutConsultante'>;
 export async function loadDocs(db: DataSource | EntityManager, ids: string[]): Promise<DocRow[]> {
   return db.query(
     `SELECT id, organization_id, sii_env, tipo_dte, folio, rut_receptor,
-            to_char(fecha_emision, 'YYYY-MM-DD') AS fecha_emision, monto_total, document
+            to_char(fecha_emision, 'YYYY-MM-DD') AS fecha_emision, monto_total, document, request_id
        FROM dtes WHERE id = ANY($1::uuid[]) ORDER BY id`,
     [ids],
   );

@@ -372,9 +372,11 @@ export class Poller {
       );
       if (publish.length === 0) return;
       const docs: DocRow[] = await m.query(
-        `SELECT id, organization_id, sii_env, tipo_dte, folio FROM dtes WHERE id = ANY($1::uuid[]) ORDER BY id`,
+        `SELECT id, organization_id, sii_env, tipo_dte, folio, request_id FROM dtes WHERE id = ANY($1::uuid[]) ORDER BY id`,
         [p.dte_ids],
       );
+      // the request id stored with the document: known even when this process never saw its dte.uploaded
+      for (const d of docs) this.requestIds.remember(d.id, d.request_id ?? undefined);
       const entries: PipelineOutboxEntry[] = publish.flatMap((pub) =>
         docs.map((d) => {
           const own = pub.perDoc?.get(d.id);

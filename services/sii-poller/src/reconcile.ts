@@ -16,7 +16,13 @@
  * Reconciled documents have no track id, so dte.emitted (which fires on a track id) is never
  * produced for them; their statuses carry track_id null.
  */
-import { returnedRows, statusChangeEntry, statusDocRef, writeOutbox } from '@dte/database';
+import {
+  correlationHeaders,
+  returnedRows,
+  statusChangeEntry,
+  statusDocRef,
+  writeOutbox,
+} from '@dte/database';
 import { workDueInBatches, type Logger } from '@dte/service-runtime';
 import { SiiError, type SiiSession } from '@dte/sii-client';
 import type { DataSource } from 'typeorm';
@@ -156,6 +162,7 @@ export class Reconciler {
     publish?: { estado: string; glosa?: string },
     nextCheckAt: Date = now,
   ): Promise<void> {
+    let requestId: string | undefined;
     await this.deps.dataSource.transaction(async (m) => {
       const res: unknown[] = await m.query(
         `UPDATE sii_doc_checks SET state = $3, attempts = $4, next_check_at = $5, last_estado = $6,
@@ -168,19 +175,24 @@ export class Reconciler {
       if (!publish) return;
       const [d] = await loadDocs(m, [c.dte_id]);
       if (!d) return;
+      requestId = d.request_id ?? undefined;
       await writeOutbox(m, [
-        statusChangeEntry(statusDocRef(d), {
-          siiStatus: publish.estado,
-          glosa: publish.glosa ?? null,
-          trackId: null,
-          observedAt: now,
-          source: SOURCE,
-        }),
+        {
+          ...statusChangeEntry(statusDocRef(d), {
+            siiStatus: publish.estado,
+            glosa: publish.glosa ?? null,
+            trackId: null,
+            observedAt: now,
+            source: SOURCE,
+          }),
+          // the request id stored with the document (the reconciled envelope never reached this process)
+          headers: correlationHeaders({ 'x-request-id': requestId ?? '' }, d.id),
+        },
       ]);
     });
     if (publish)
       this.deps.logger.info(
-        { dteId: c.dte_id, uploadId: c.upload_id, estado: publish.estado, state },
+        { dteId: c.dte_id, requestId, uploadId: c.upload_id, estado: publish.estado, state },
         'sii-poller: reconciled document status published',
       );
   }

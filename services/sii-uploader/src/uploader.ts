@@ -550,10 +550,13 @@ export class Uploader {
       sii_env: 'cert' | 'prod';
       tipo_dte: number;
       folio: string;
+      request_id: string | null;
     }[] = await m.query(
-      'SELECT id, organization_id, sii_env, tipo_dte, folio FROM dtes WHERE id = ANY($1::uuid[])',
+      'SELECT id, organization_id, sii_env, tipo_dte, folio, request_id FROM dtes WHERE id = ANY($1::uuid[])',
       [ids],
     );
+    // the request id stored with the document: known even when this process never saw its dte.signed
+    for (const r of rows) this.requestIds.remember(r.id, r.request_id ?? undefined);
     return rows.map(statusDocRef);
   }
 }

@@ -97,6 +97,11 @@ export async function consumeStatus(
     partitionsConsumedConcurrently?: number;
     fromBeginning?: boolean;
     deadLetter: DeadLetterPolicy;
+    /**
+     * called once per record ingested, with the record's Kafka headers (`x-request-id`,
+     * `x-dte-id`: log correlation) and the delivery attempts it created
+     */
+    onIngested?: (record: DteStatusRecord, headers: Record<string, string>, due: DueAttempt[]) => void;
   },
 ) {
   const consumer = await messaging.createConsumer({
@@ -140,6 +145,7 @@ export async function consumeStatus(
         policy.onDeadLetter?.(letter, err);
         return;
       }
+      opts.onIngested?.(record, msg.headers, due);
       for (const d of due) run(d);
       return;
     }

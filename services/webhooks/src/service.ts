@@ -120,6 +120,18 @@ export async function startWebhooksService(
 
   const deadLetters: StatusDeadLetter[] = [];
   const status = await consumeStatus(messaging, store, clock, run, {
+    // log correlation: the request id of the POST that issued the document, with the deliveries it caused
+    onIngested: (record, headers, due) =>
+      (due.length > 0 ? logger.info : logger.debug).call(
+        logger,
+        {
+          dteId: record.dte_id,
+          requestId: headers['x-request-id'],
+          siiStatus: record.sii_status,
+          deliveryIds: due.map((d) => d.delivery_id),
+        },
+        'webhooks: dte-status consumed',
+      ),
     deadLetter: {
       maxAttempts: config.statusMaxAttempts,
       backoffMs: config.statusRetryBackoffMs,

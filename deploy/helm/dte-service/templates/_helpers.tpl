@@ -87,3 +87,5 @@ failureThreshold: {{ .timing.failureThreshold }}
 {{/* Where the TLS Secrets are mounted. */}}
 {{- define "dte.kafkaTlsDir" -}}/etc/dte/kafka-tls{{- end -}}
 {{- define "dte.registryTlsDir" -}}/etc/dte/registry-tls{{- end -}}
+{{- define "dte.siiCafKeysDir" -}}/etc/dte/sii-caf-keys{{- end -}}
+{{- define "dte.oauthJwksDir" -}}/etc/dte/oauth-jwks{{- end -}}

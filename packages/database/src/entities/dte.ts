@@ -100,6 +100,10 @@ export class Dte {
   @Column({ name: 'sii_last_polled', type: 'timestamptz', nullable: true })
   siiLastPolled!: Date | null;
 
+  /** X-Request-Id of the POST that issued it (log correlation; the workers pass it on as x-request-id) */
+  @Column({ name: 'request_id', type: 'text', nullable: true })
+  requestId!: string | null;
+
   /** reclamado, aceptado, en_plazo, aceptado_tacito, sin_info */
   @Column({ name: 'receptor_estado', type: 'text', default: 'sin_info' })
   receptorEstado!: string;

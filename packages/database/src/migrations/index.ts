@@ -25,6 +25,7 @@ import { WebhookDeliveriesQueuedUntil1763812000000 } from './1763812000000-webho
 import { DtesStatusNotify1763812100000 } from './1763812100000-dtes-status-notify';
 import { WebhookSubscriptionsCompany1763812200000 } from './1763812200000-webhook-subscriptions-company';
 import { DtesUnsentIndex1763813000000 } from './1763813000000-dtes-unsent-index';
+import { DtesRequestId1795539900000 } from './1795539900000-dtes-request-id';
 
 export const migrations: (new () => MigrationInterface)[] = [
   ProcessedEvents1763780000000,
@@ -51,4 +52,5 @@ export const migrations: (new () => MigrationInterface)[] = [
   DtesStatusNotify1763812100000,
   WebhookSubscriptionsCompany1763812200000,
   DtesUnsentIndex1763813000000,
+  DtesRequestId1795539900000,
 ];

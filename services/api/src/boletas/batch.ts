@@ -48,7 +48,7 @@ export async function submitBatch(
   body: unknown,
   certIdHeader: string | undefined,
   now: Date,
-  opts: { backlog?: BacklogGate } = {},
+  opts: { backlog?: BacklogGate; requestId?: string } = {},
 ): Promise<{ batchId: string; queued: number }> {
   const b = (body && typeof body === 'object' ? body : {}) as Record<string, unknown>;
   const key = b.batch_idempotency_key;
@@ -164,6 +164,7 @@ export async function submitBatch(
           bodyHash: bodyHash(e.raw),
           body: e.raw,
           batch: { id: batchId, position: e.position },
+          requestId: opts.requestId,
         },
       })),
       now,

@@ -98,9 +98,11 @@ export interface BoletaRecord {
   bodyHash: string;
   body: unknown;
   batch?: { id: string; position: number };
+  /** X-Request-Id of the POST that issued it (log correlation: dtes.request_id, Kafka headers) */
+  requestId?: string;
 }
 
-/** Rows per INSERT (23 parameters each, under PostgreSQL's 65535). */
+/** Rows per INSERT (24 parameters each, under PostgreSQL's 65535). */
 const ROWS_PER_INSERT = 500;
 
 /**
@@ -163,8 +165,9 @@ export async function insertBoletas(
       it.rec.bodyHash,
       it.rec.batch?.id ?? null,
       it.rec.batch?.position ?? null,
+      it.rec.requestId ?? null,
     ];
-    return { id, folio, cafId, tipo: it.input.tipo_dte, params };
+    return { id, folio, cafId, tipo: it.input.tipo_dte, params, requestId: it.rec.requestId };
   });
   const rows: DteRow[] = [];
   for (let i = 0; i < prepared.length; i += ROWS_PER_INSERT) {
@@ -174,13 +177,13 @@ export async function insertBoletas(
       const b = params.length;
       params.push(...p.params);
       const $ = (n: number) => `$${b + n}`;
-      return `(${[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18].map($).join(', ')}, 'queued', ${$(19)}, ${$(20)}, ${$(21)}, ${$(19)}, ${$(22)}, ${$(23)})`;
+      return `(${[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18].map($).join(', ')}, 'queued', ${$(19)}, ${$(20)}, ${$(21)}, ${$(19)}, ${$(22)}, ${$(23)}, ${$(24)})`;
     });
     const inserted: DteRow[] = await m.query(
       `INSERT INTO dtes (id, organization_id, company_id, sii_env, tipo_dte, folio, caf_id, certificate_id,
          rut_emisor, rut_receptor, razon_social_receptor, fecha_emision, monto_neto, monto_exento, iva,
          monto_total, input, document, sii_status, observed_at, idempotency_key, body_hash, created_at,
-         batch_id, batch_position)
+         batch_id, batch_position, request_id)
        VALUES ${values.join(', ')}
        RETURNING ${DTE_COLUMNS}`,
       params,
@@ -199,6 +202,7 @@ export async function insertBoletas(
       folio: p.folio,
     };
     const queued = statusOutboxEntry(doc, { siiStatus: 'queued', observedAt: now });
+    const correlation = { 'x-dte-id': p.id, ...(p.requestId ? { 'x-request-id': p.requestId } : {}) };
     entries.push(
       {
         topic: PIPELINE_TOPICS.commands,
@@ -216,8 +220,9 @@ export async function insertBoletas(
           caf_id: p.cafId,
           requested_at: now.toISOString(),
         },
+        headers: correlation,
       },
-      queued,
+      { ...queued, headers: correlation },
     );
     events.push(p.id, queued.payload.event_id);
   }
@@ -245,7 +250,12 @@ export async function insertBoletas(
 export async function emitBoleta(
   db: DataSource,
   principal: Principal,
-  req: { body: BoletaInput; idempotencyKey: string | undefined; certIdHeader: string | undefined },
+  req: {
+    body: BoletaInput;
+    idempotencyKey: string | undefined;
+    certIdHeader: string | undefined;
+    requestId?: string;
+  },
   now: Date,
   opts: { backlog?: BacklogGate } = {},
 ): Promise<DteRow> {
@@ -276,7 +286,12 @@ export async function emitBoleta(
       await insertBoletas(
         m,
         issuer,
-        [{ input: req.body, rec: { idempotencyKey: key, bodyHash: hash, body: req.body } }],
+        [
+          {
+            input: req.body,
+            rec: { idempotencyKey: key, bodyHash: hash, body: req.body, requestId: req.requestId },
+          },
+        ],
         now,
       )
     )[0]!;

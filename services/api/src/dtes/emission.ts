@@ -191,6 +191,8 @@ export async function emitDte(
     folio: 0,
   };
   const queued = statusOutboxEntry(doc, { siiStatus: 'queued', observedAt: now });
+  // log correlation: both messages carry the request id and the document id (Kafka headers)
+  const correlation = { 'x-dte-id': id, ...(req.requestId ? { 'x-request-id': req.requestId } : {}) };
   const outboxEntries = [
     {
       topic: PIPELINE_TOPICS.commands,
@@ -208,9 +210,9 @@ export async function emitDte(
         caf_id: null as string | null,
         requested_at: now.toISOString(),
       },
-      headers: { 'x-dte-id': id, ...(req.requestId ? { 'x-request-id': req.requestId } : {}) },
+      headers: correlation,
     },
-    queued,
+    { ...queued, headers: correlation },
   ];
 
   // ONE statement takes the folio (THE allocator's takeFolioSql) and writes the document with it,
@@ -251,6 +253,7 @@ export async function emitDte(
     $(key),
     $(hash),
     pNow,
+    $(req.requestId ?? null),
   ];
   const pEvent = $(queued.payload.event_id);
   const outbox = outboxInsertSql(outboxEntries, {
@@ -266,7 +269,8 @@ export async function emitDte(
      d AS (
        INSERT INTO dtes (id, organization_id, company_id, sii_env, tipo_dte, folio, caf_id, certificate_id,
            rut_emisor, rut_receptor, razon_social_receptor, fecha_emision, monto_neto, monto_exento, iva,
-           monto_total, input, document, sii_status, observed_at, idempotency_key, body_hash, created_at)
+           monto_total, input, document, sii_status, observed_at, idempotency_key, body_hash, created_at,
+           request_id)
        SELECT ${values.join(', ')} FROM f
        RETURNING ${DTE_COLUMNS}),
      e AS (

@@ -85,6 +85,7 @@ export function boletaRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
             body: ctx.state.body as BoletaInput,
             idempotencyKey: ctx.get('Idempotency-Key') || undefined,
             certIdHeader: ctx.get('X-Cert-Id') || undefined,
+            requestId: ctx.state.requestId as string | undefined,
           },
           now(),
           { backlog },
@@ -142,7 +143,7 @@ export function boletaRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
           ctx.state.body,
           ctx.get('X-Cert-Id') || undefined,
           now(),
-          { backlog },
+          { backlog, requestId: ctx.state.requestId as string | undefined },
         );
       }),
     },
