@@ -1,5 +1,6 @@
 import { metrics } from '@dte/service-runtime';
 import type Koa from 'koa';
+import type { Config } from '../config';
 import { ApiError } from './api-error';
 
 /** Methods that only read: never counted, never refused here. */
@@ -59,4 +60,16 @@ export function inflightLimit(opts: InflightLimitOptions): Koa.Middleware {
       metrics.inflightWrites.dec();
     }
   };
+}
+
+/** The cap as configured (API_MAX_INFLIGHT, API_INFLIGHT_RETRY_AFTER_SEC) on the writes under `basePath`. */
+export function writeInflightLimit(
+  config: Pick<Config, 'apiMaxInflight' | 'apiInflightRetryAfterSec'>,
+  basePath: string,
+): Koa.Middleware {
+  return inflightLimit({
+    max: config.apiMaxInflight,
+    retryAfterSec: config.apiInflightRetryAfterSec,
+    basePath,
+  });
 }
