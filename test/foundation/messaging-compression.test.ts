@@ -1,7 +1,8 @@
 // Producer compression (KAFKA_COMPRESSION, packages/messaging/src/producer.ts) through the real
-// broker: by default every produce request is gzip-compressed (kafkajs' gzip codec is watched, not
-// replaced: what it compresses goes to the broker, what the consumer reads back went through its
-// decompression) and `none` sends plain batches; a consumer reads both kinds intact.
+// broker: by default produce requests are sent plain; with gzip every produce request is
+// gzip-compressed (kafkajs' gzip codec is watched, not replaced: what it compresses goes to the
+// broker, what the consumer reads back went through its decompression); a consumer reads both
+// kinds intact.
 import { expect } from 'chai';
 import { CompressionCodecs, CompressionTypes } from 'kafkajs';
 import { MessagingConfigError, producerCompression, type IncomingMessage } from '@dte/messaging';
@@ -52,14 +53,14 @@ describe('messaging: producer compression (KAFKA_COMPRESSION)', function () {
     await t?.cleanup();
   });
 
-  it('reads gzip by default, none on request, and refuses anything else at start-up', () => {
-    expect(producerCompression({})).to.equal(CompressionTypes.GZIP);
+  it('reads none by default, gzip on request, and refuses anything else at start-up', () => {
+    expect(producerCompression({})).to.equal(CompressionTypes.None);
     expect(producerCompression({ KAFKA_COMPRESSION: ' GZIP ' })).to.equal(CompressionTypes.GZIP);
     expect(producerCompression({ KAFKA_COMPRESSION: 'none' })).to.equal(CompressionTypes.None);
     expect(() => producerCompression({ KAFKA_COMPRESSION: 'lz4' }))
       .to.throw(MessagingConfigError)
       .with.property('message')
-      .that.matches(/KAFKA_COMPRESSION must be gzip or none/);
+      .that.matches(/KAFKA_COMPRESSION must be none or gzip/);
   });
 
   const values = (tag: string, n: number): Demo[] =>
@@ -83,13 +84,13 @@ describe('messaging: producer compression (KAFKA_COMPRESSION)', function () {
     await producer.disconnect();
   }
 
-  it('compresses every produce request with gzip by default (smaller), sends plain batches with none, and a consumer reads both intact', async () => {
-    await produce(undefined, 'gz', 200);
+  it('sends plain batches by default, compresses every produce request with gzip (smaller), and a consumer reads both intact', async () => {
+    await produce(undefined, 'plain', 200);
+    expect(calls.compress).to.equal(0); // nothing went through the codec
+
+    await produce('gzip', 'gz', 200);
     expect(calls.compress).to.equal(1); // one request, one compressed batch
     expect(calls.bytesOut).to.be.below(calls.bytesIn / 2);
-
-    await produce('none', 'plain', 200);
-    expect(calls.compress).to.equal(1); // nothing more went through the codec
 
     const got: IncomingMessage<Demo>[] = [];
     let done!: () => void;
@@ -105,6 +106,6 @@ describe('messaging: producer compression (KAFKA_COMPRESSION)', function () {
     });
     await all;
     expect(calls.decompress).to.be.at.least(1);
-    expect(got.map((m) => ({ ...m.value }))).to.deep.equal([...values('gz', 200), ...values('plain', 200)]);
+    expect(got.map((m) => ({ ...m.value }))).to.deep.equal([...values('plain', 200), ...values('gz', 200)]);
   });
 });

@@ -8,17 +8,19 @@ import { MessagingConfigError } from './config';
 import type { SchemaCatalog } from './schemas';
 
 /**
- * KAFKA_COMPRESSION: the codec of every produce request, `gzip` (default) or `none` (the codecs
- * built into kafkajs). Measured (scripts/bench/kafka-compression.ts, ARCHITECTURE "Kafka client"):
- * our Avro events take 23 % of the bytes on the wire and in the log with gzip at full relay
- * rounds (48 % at rounds of 5 documents), for about +0.01 ms (full rounds) to +0.1 ms (tiny
- * rounds) of producer CPU per document; consumers spend no more.
+ * KAFKA_COMPRESSION: the codec of every produce request, `none` (default) or `gzip` (the codecs
+ * built into kafkajs). Measured on the relay's path (scripts/bench/kafka-compression.ts,
+ * ARCHITECTURE "Producer compression"): gzip shrinks our Avro events to 23 % of the bytes on the
+ * wire and in the log at full rounds of 500 documents (48 % at rounds of 5) but costs CPU: about
+ * +30 % producer CPU per message at full rounds, +50 % producing and several times the consuming
+ * CPU at small rounds. CPU is what limits this pipeline, bytes are not, so the default stays
+ * none; gzip is for deployments whose broker network or disk costs more (cross-zone replication).
  */
 export function producerCompression(env: NodeJS.ProcessEnv = process.env): CompressionTypes {
-  const raw = (env.KAFKA_COMPRESSION ?? 'gzip').trim().toLowerCase();
+  const raw = (env.KAFKA_COMPRESSION ?? 'none').trim().toLowerCase();
   if (raw === 'gzip') return CompressionTypes.GZIP;
   if (raw === 'none') return CompressionTypes.None;
-  throw new MessagingConfigError(`KAFKA_COMPRESSION must be gzip or none, got ${JSON.stringify(raw)}`);
+  throw new MessagingConfigError(`KAFKA_COMPRESSION must be none or gzip, got ${JSON.stringify(raw)}`);
 }
 
 export interface OutgoingMessage<T> {

@@ -200,7 +200,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       emissionBacklogMax: { env: 'EMISSION_BACKLOG_MAX', default: 10000, parse: parse.int },
       emissionBacklogRetryAfterSec: { env: 'EMISSION_BACKLOG_RETRY_AFTER_SEC', default: 30, parse: positive },
       emissionBacklogCacheMs: { env: 'EMISSION_BACKLOG_CACHE_MS', default: 1000, parse: parse.int },
-      apiMaxInflight: { env: 'API_MAX_INFLIGHT', default: 32, parse: parse.int },
+      apiMaxInflight: { env: 'API_MAX_INFLIGHT', default: 64, parse: parse.int },
       apiInflightRetryAfterSec: { env: 'API_INFLIGHT_RETRY_AFTER_SEC', default: 1, parse: positive },
     },
     env,
