@@ -38,6 +38,19 @@ export const metrics = {
     labelNames: ['tipo_dte', 'outcome'] as const,
     registers,
   }),
+  /** api: write requests refused at once because API_MAX_INFLIGHT were in progress (http/inflight-limit.ts) */
+  inflightRejections: new client.Counter({
+    name: 'dte_http_inflight_rejections_total',
+    help: 'Write requests the api refused with 429 rate_limit because API_MAX_INFLIGHT writes were already in progress, by method',
+    labelNames: ['method'] as const,
+    registers,
+  }),
+  /** api: write requests (POST/PUT/PATCH/DELETE under /api/v1) in progress now */
+  inflightWrites: new client.Gauge({
+    name: 'dte_http_inflight_writes',
+    help: 'Write requests under /api/v1 the api is processing now (bounded by API_MAX_INFLIGHT)',
+    registers,
+  }),
   /** the projector: time a document spent between two stages of its way to a verdict */
   stageDuration: new client.Histogram({
     name: 'dte_stage_duration_seconds',

@@ -6,6 +6,7 @@ import { dashboard } from '@dte/dashboard';
 import type { ApiDeps, RouteDef } from './context';
 import { errorEnvelope } from './http/error-envelope';
 import { healthProbes } from './http/health';
+import { writeInflightLimit } from './http/inflight-limit';
 import { httpMetrics } from './http/metrics';
 import { requestId } from './http/request-id';
 import { buildOpenApi } from './openapi';
@@ -92,6 +93,7 @@ export function createApp(deps: ApiDeps): ApiApp {
   // OAuth server ({auth_url}/oauth, metadata) and the MCP server (/mcp), issue 15
   app.use(agentsGatewayFor(deps).middleware);
   app.use(errorEnvelope({ catalogUrl: catalogUrl(deps), logger: deps.logger }));
+  app.use(writeInflightLimit(deps.config, BASE_PATH)); // load shedding of writes: 429 rate_limit beyond API_MAX_INFLIGHT
   app.use(dashboard()); // the web UI under /dashboard (@dte/dashboard), a client of the routes below
   app.use(router.routes());
   return { app, router, routes };

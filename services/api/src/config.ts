@@ -99,6 +99,13 @@ export interface Config {
   emissionBacklogRetryAfterSec: number;
   /** how long a backlog count well under the bound is reused, ms (0: count on every POST) */
   emissionBacklogCacheMs: number;
+  /**
+   * Load shedding (http/inflight-limit.ts): write requests under /api/v1 this process handles at
+   * once; one more is answered 429 rate_limit with Retry-After at once; 0 disables the cap
+   */
+  apiMaxInflight: number;
+  /** Retry-After of that answer, seconds */
+  apiInflightRetryAfterSec: number;
 }
 
 const loadJwks = (file: string): { keys: Record<string, unknown>[] } => {
@@ -193,6 +200,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       emissionBacklogMax: { env: 'EMISSION_BACKLOG_MAX', default: 10000, parse: parse.int },
       emissionBacklogRetryAfterSec: { env: 'EMISSION_BACKLOG_RETRY_AFTER_SEC', default: 30, parse: positive },
       emissionBacklogCacheMs: { env: 'EMISSION_BACKLOG_CACHE_MS', default: 1000, parse: parse.int },
+      apiMaxInflight: { env: 'API_MAX_INFLIGHT', default: 64, parse: parse.int },
+      apiInflightRetryAfterSec: { env: 'API_INFLIGHT_RETRY_AFTER_SEC', default: 1, parse: positive },
     },
     env,
   );

@@ -94,6 +94,7 @@ export function routeErrorCodes(def: RouteDef): string[] {
     ['invalid_api_key', 'api_key_expired', 'api_key_revoked'].forEach((c) => codes.delete(c));
   }
   if (def.body?.kind === 'json') JSON_BODY_ERRORS.forEach((c) => codes.add(c));
+  if (def.method !== 'get') codes.add('rate_limit'); // any write may be shed (http/inflight-limit.ts)
   def.errors.forEach((c) => codes.add(c));
   codes.add('internal_error');
   return [...codes];
