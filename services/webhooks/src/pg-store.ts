@@ -1,7 +1,14 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import { open, webhookSecretAad, type KeyWrapper } from '@dte/secrets';
 import type { WebhookEventType } from '@dte/status';
-import type { DocumentWebhookState, IngestStore, IngestTx, NewDelivery } from './ingest';
+import {
+  STATUS_CONSUMER,
+  type AudienceKey,
+  type DocumentWebhookState,
+  type IngestStore,
+  type IngestTx,
+  type NewDelivery,
+} from './ingest';
 import type { AttemptOutcome, Delivery, DeliveryStore, DueAttempt, SiiEnv, Subscription } from './model';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -27,6 +34,21 @@ export function subscriptionFromRow(r: Row): Subscription {
     created_at: r.created_at as Date,
   };
 }
+
+/** The columns of a subscription the delivery side reads (never its secrets). */
+const SUBSCRIPTION_COLUMNS = [
+  'id',
+  'organization_id',
+  'company_id',
+  'sii_env',
+  'url',
+  'events',
+  'active',
+  'disabled_at',
+  'disabled_reason',
+  'consecutive_exhausted',
+  'created_at',
+];
 
 /** Delivery rows per INSERT statement when one event fans out to many subscriptions. */
 export const DELIVERY_INSERT_CHUNK = 500;
@@ -225,42 +247,79 @@ export class PgWebhookStore implements DeliveryStore, IngestStore {
 
 function ingestTx(m: EntityManager): IngestTx {
   return {
-    async documentState(dteId: string): Promise<DocumentWebhookState | null> {
-      await m.query(
-        `INSERT INTO webhook_document_states (dte_id) VALUES ($1) ON CONFLICT (dte_id) DO NOTHING`,
-        [dteId],
+    async claimEvents(eventIds: string[]): Promise<Set<string>> {
+      if (eventIds.length === 0) return new Set();
+      // sorted, so two members claiming overlapping batches (a rebalance) take the keys in one order
+      const rows: Row[] = await m.query(
+        `INSERT INTO processed_events (consumer, event_id) SELECT $1, e FROM unnest($2::text[]) AS e
+         ON CONFLICT (consumer, event_id) DO NOTHING RETURNING event_id`,
+        [STATUS_CONSUMER, [...eventIds].sort()],
       );
-      const r = firstRow(
-        await m.query(`SELECT * FROM webhook_document_states WHERE dte_id = $1 FOR UPDATE`, [dteId]),
-      );
-      if (!r || (r.sii_status === null && r.emitted === false)) return null;
-      return {
-        dte_id: r.dte_id as string,
-        sii_status: (r.sii_status as string | null) ?? null,
-        observed_at: (r.observed_at as string | null) ?? null,
-        emitted: r.emitted === true,
-      };
+      return new Set(rows.map((r) => r.event_id as string));
     },
-    async saveDocumentState(s: DocumentWebhookState): Promise<void> {
+    async documentStates(dteIds: string[]): Promise<Map<string, DocumentWebhookState>> {
+      const out = new Map<string, DocumentWebhookState>();
+      if (dteIds.length === 0) return out;
+      const ids = [...new Set(dteIds.map((id) => id.toLowerCase()))].sort();
       await m.query(
-        `UPDATE webhook_document_states SET sii_status = $2, observed_at = $3, emitted = $4 WHERE dte_id = $1`,
-        [s.dte_id, s.sii_status, s.observed_at, s.emitted],
+        `INSERT INTO webhook_document_states (dte_id) SELECT unnest($1::uuid[]) ON CONFLICT (dte_id) DO NOTHING`,
+        [ids],
+      );
+      const rows: Row[] = await m.query(
+        `SELECT * FROM webhook_document_states WHERE dte_id = ANY($1::uuid[]) ORDER BY dte_id FOR UPDATE`,
+        [ids],
+      );
+      const byId = new Map(rows.map((r) => [r.dte_id as string, r]));
+      for (const id of dteIds) {
+        const r = byId.get(id.toLowerCase());
+        if (!r || (r.sii_status === null && r.emitted === false)) continue;
+        out.set(id, {
+          dte_id: id,
+          sii_status: (r.sii_status as string | null) ?? null,
+          observed_at: (r.observed_at as string | null) ?? null,
+          emitted: r.emitted === true,
+        });
+      }
+      return out;
+    },
+    async saveDocumentStates(states: DocumentWebhookState[]): Promise<void> {
+      if (states.length === 0) return;
+      await m.query(
+        `UPDATE webhook_document_states w SET sii_status = v.s, observed_at = v.o, emitted = v.e
+           FROM unnest($1::uuid[], $2::text[], $3::text[], $4::boolean[]) AS v(id, s, o, e)
+          WHERE w.dte_id = v.id`,
+        [
+          states.map((s) => s.dte_id),
+          states.map((s) => s.sii_status),
+          states.map((s) => s.observed_at),
+          states.map((s) => s.emitted),
+        ],
       );
     },
-    async activeSubscriptions(organizationId: string, env: SiiEnv, dteId?: string): Promise<Subscription[]> {
-      if (!isUuid(organizationId)) return [];
+    async activeSubscriptions(keys: AudienceKey[]): Promise<Subscription[][]> {
+      const out: Subscription[][] = keys.map(() => []);
+      // an organization id that is not a uuid has no subscriptions (and must not fail the batch)
+      const asked = keys.map((k, i) => ({ k, i })).filter(({ k }) => isUuid(k.organization_id));
+      if (asked.length === 0) return out;
       // organization-wide subscriptions, and those of the document's own company. A record whose
       // document is not in dtes (every document the service issues is; only a hand-made record is
       // not) has no known company and goes to every subscription of the organization, as before.
       const rows: Row[] = await m.query(
-        `WITH doc AS (SELECT company_id FROM dtes WHERE id = $3::uuid)
-         SELECT * FROM webhook_subscriptions
-          WHERE organization_id = $1 AND sii_env = $2 AND active
-            AND (company_id IS NULL OR NOT EXISTS (SELECT 1 FROM doc)
-                 OR company_id = (SELECT company_id FROM doc))`,
-        [organizationId, env, dteId && isUuid(dteId) ? dteId : null],
+        `SELECT k.n, ${SUBSCRIPTION_COLUMNS.map((c) => `s.${c}`).join(', ')}
+           FROM unnest($1::uuid[], $2::text[], $3::uuid[]) WITH ORDINALITY AS k(org, env, dte, n)
+           LEFT JOIN dtes d ON d.id = k.dte
+           JOIN webhook_subscriptions s
+             ON s.organization_id = k.org AND s.sii_env = k.env AND s.active
+            AND (s.company_id IS NULL OR d.id IS NULL OR s.company_id = d.company_id)
+          ORDER BY k.n, s.created_at, s.id`,
+        [
+          asked.map(({ k }) => k.organization_id),
+          asked.map(({ k }) => k.sii_env),
+          asked.map(({ k }) => (isUuid(k.dte_id) ? k.dte_id : null)),
+        ],
       );
-      return rows.map(subscriptionFromRow);
+      for (const r of rows) out[asked[Number(r.n) - 1]!.i]!.push(subscriptionFromRow(r));
+      return out;
     },
     async insertDeliveries(rows: NewDelivery[]): Promise<NewDelivery[]> {
       // bounded statements: at most DELIVERY_INSERT_CHUNK rows (7 parameters each) per INSERT

@@ -120,6 +120,8 @@ export async function startWebhooksService(
 
   const deadLetters: StatusDeadLetter[] = [];
   const status = await consumeStatus(messaging, store, clock, run, {
+    onBatchError: (err, records) =>
+      logger.warn({ err, records }, 'dte-status batch failed: its records are handled one by one'),
     deadLetter: {
       maxAttempts: config.statusMaxAttempts,
       backoffMs: config.statusRetryBackoffMs,
