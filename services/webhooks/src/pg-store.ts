@@ -50,6 +50,9 @@ const SUBSCRIPTION_COLUMNS = [
   'created_at',
 ];
 
+/** ... and what an attempt reads of it: those and the signing secret (sealed, or clear from before) */
+const CLAIM_SUBSCRIPTION_COLUMNS = [...SUBSCRIPTION_COLUMNS, 'secret', 'secret_sealed'];
+
 /** Delivery rows per INSERT statement when one event fans out to many subscriptions. */
 export const DELIVERY_INSERT_CHUNK = 500;
 
@@ -97,24 +100,27 @@ export class PgWebhookStore implements DeliveryStore, IngestStore {
     private readonly keys: KeyWrapper,
   ) {}
 
+  /**
+   * One statement: the conditional lease of the attempt and the read of its subscription (with
+   * the sealed secret, opened here), joined in the UPDATE's RETURNING.
+   */
   async claimAttempt(deliveryId: string, attempt: number, now: Date, leaseUntil: Date) {
     if (!isUuid(deliveryId)) return null;
-    const rows: Row[] = await this.ds.query(
-      `UPDATE webhook_deliveries SET lease_until = $4
-        WHERE id = $1 AND state = 'pending' AND attempts = $2 - 1
-          AND (next_attempt_at IS NULL OR next_attempt_at <= $3)
-          AND (lease_until IS NULL OR lease_until <= $3)
-        RETURNING *`,
+    const res: unknown = await this.ds.query(
+      `UPDATE webhook_deliveries d SET lease_until = $4
+         FROM webhook_subscriptions s
+        WHERE d.id = $1 AND s.id = d.subscription_id AND d.state = 'pending' AND d.attempts = $2 - 1
+          AND (d.next_attempt_at IS NULL OR d.next_attempt_at <= $3)
+          AND (d.lease_until IS NULL OR d.lease_until <= $3)
+        RETURNING d.*, ${CLAIM_SUBSCRIPTION_COLUMNS.map((c) => `s.${c} AS s_${c}`).join(', ')}`,
       [deliveryId, attempt, now, leaseUntil],
     );
-    const updated = firstRow(rows);
+    const updated = firstRow(res);
     if (!updated) return null;
-    const subs: Row[] = await this.ds.query(`SELECT * FROM webhook_subscriptions WHERE id = $1`, [
-      updated.subscription_id,
-    ]);
-    if (subs.length === 0) return null;
-    const secret = await signingSecret(this.keys, subs[0]!);
-    return { delivery: deliveryFromRow(updated), subscription: subscriptionFromRow(subs[0]!), secret };
+    const sub: Row = {};
+    for (const c of CLAIM_SUBSCRIPTION_COLUMNS) sub[c] = updated[`s_${c}`];
+    const secret = await signingSecret(this.keys, sub);
+    return { delivery: deliveryFromRow(updated), subscription: subscriptionFromRow(sub), secret };
   }
 
   async markDelivered(deliveryId: string, attempt: number, now: Date, o: AttemptOutcome): Promise<void> {
@@ -125,7 +131,8 @@ export class PgWebhookStore implements DeliveryStore, IngestStore {
                 last_status = $4, last_error = $5, completed_at = $3
           WHERE id = $1 AND state = 'pending' AND attempts = $2 - 1
           RETURNING subscription_id)
-       UPDATE webhook_subscriptions s SET consecutive_exhausted = 0 FROM d WHERE s.id = d.subscription_id`,
+       UPDATE webhook_subscriptions s SET consecutive_exhausted = 0
+         FROM d WHERE s.id = d.subscription_id AND s.consecutive_exhausted <> 0`,
       [deliveryId, attempt, now, o.status, o.error],
     );
   }
