@@ -9,6 +9,7 @@ import {
   type IngestTx,
   type NewDelivery,
 } from './ingest';
+import { Coalescer } from './coalesce';
 import type { AttemptOutcome, Delivery, DeliveryStore, DueAttempt, SiiEnv, Subscription } from './model';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -18,6 +19,20 @@ export function isUuid(v: string): boolean {
 }
 
 type Row = Record<string, unknown>;
+
+interface ClaimRequest {
+  deliveryId: string;
+  attempt: number;
+  now: Date;
+  leaseUntil: Date;
+}
+
+interface DeliveredMark {
+  deliveryId: string;
+  attempt: number;
+  now: Date;
+  outcome: AttemptOutcome;
+}
 
 export function subscriptionFromRow(r: Row): Subscription {
   return {
@@ -101,39 +116,95 @@ export class PgWebhookStore implements DeliveryStore, IngestStore {
   ) {}
 
   /**
-   * One statement: the conditional lease of the attempt and the read of its subscription (with
-   * the sealed secret, opened here), joined in the UPDATE's RETURNING.
+   * Claims of attempts made at the same time share one statement (Coalescer): the conditional
+   * lease of each attempt and the read of its subscription (with the sealed secret, opened here),
+   * joined in the UPDATE's RETURNING.
    */
+  private readonly claims = new Coalescer<ClaimRequest, Row | null>((items) => this.claimRows(items));
+  /** delivered attempts recorded at the same time share one statement */
+  private readonly delivered = new Coalescer<DeliveredMark, void>(async (items) => {
+    await this.markDeliveredRows(items);
+    return items.map(() => undefined);
+  });
+
   async claimAttempt(deliveryId: string, attempt: number, now: Date, leaseUntil: Date) {
     if (!isUuid(deliveryId)) return null;
-    const res: unknown = await this.ds.query(
-      `UPDATE webhook_deliveries d SET lease_until = $4
-         FROM webhook_subscriptions s
-        WHERE d.id = $1 AND s.id = d.subscription_id AND d.state = 'pending' AND d.attempts = $2 - 1
-          AND (d.next_attempt_at IS NULL OR d.next_attempt_at <= $3)
-          AND (d.lease_until IS NULL OR d.lease_until <= $3)
-        RETURNING d.*, ${CLAIM_SUBSCRIPTION_COLUMNS.map((c) => `s.${c} AS s_${c}`).join(', ')}`,
-      [deliveryId, attempt, now, leaseUntil],
-    );
-    const updated = firstRow(res);
-    if (!updated) return null;
+    const row = await this.claims.run({ deliveryId, attempt, now, leaseUntil });
+    if (!row) return null;
     const sub: Row = {};
-    for (const c of CLAIM_SUBSCRIPTION_COLUMNS) sub[c] = updated[`s_${c}`];
+    for (const c of CLAIM_SUBSCRIPTION_COLUMNS) sub[c] = row[`s_${c}`];
     const secret = await signingSecret(this.keys, sub);
-    return { delivery: deliveryFromRow(updated), subscription: subscriptionFromRow(sub), secret };
+    return { delivery: deliveryFromRow(row), subscription: subscriptionFromRow(sub), secret };
+  }
+
+  /** the claimed rows, in the requests' order (null: not claimed) */
+  private async claimRows(items: ClaimRequest[]): Promise<(Row | null)[]> {
+    // one request per delivery in a statement (an UPDATE changes a row once); any further
+    // request for the same delivery goes in a statement of its own after it
+    const first: ClaimRequest[] = [];
+    const rest: ClaimRequest[] = [];
+    const ids = new Set<string>();
+    for (const it of items) {
+      const id = it.deliveryId.toLowerCase();
+      if (ids.has(id)) rest.push(it);
+      else {
+        ids.add(id);
+        first.push(it);
+      }
+    }
+    const res: unknown = await this.ds.query(
+      `UPDATE webhook_deliveries d SET lease_until = v.lease
+         FROM unnest($1::uuid[], $2::int[], $3::timestamptz[], $4::timestamptz[]) AS v(id, attempt, now, lease),
+              webhook_subscriptions s
+        WHERE d.id = v.id AND s.id = d.subscription_id AND d.state = 'pending' AND d.attempts = v.attempt - 1
+          AND (d.next_attempt_at IS NULL OR d.next_attempt_at <= v.now)
+          AND (d.lease_until IS NULL OR d.lease_until <= v.now)
+        RETURNING d.*, ${CLAIM_SUBSCRIPTION_COLUMNS.map((c) => `s.${c} AS s_${c}`).join(', ')}`,
+      [
+        first.map((it) => it.deliveryId),
+        first.map((it) => it.attempt),
+        first.map((it) => it.now),
+        first.map((it) => it.leaseUntil),
+      ],
+    );
+    const byId = new Map(rowsOf(res).map((r) => [String(r.id).toLowerCase(), r]));
+    const out = new Map<ClaimRequest, Row | null>(
+      first.map((it) => [it, byId.get(it.deliveryId.toLowerCase()) ?? null]),
+    );
+    if (rest.length > 0) {
+      const later = await this.claimRows(rest);
+      rest.forEach((it, i) => out.set(it, later[i]!));
+    }
+    return items.map((it) => out.get(it)!);
   }
 
   async markDelivered(deliveryId: string, attempt: number, now: Date, o: AttemptOutcome): Promise<void> {
+    await this.delivered.run({ deliveryId, attempt, now, outcome: o });
+  }
+
+  /** delivered, and each endpoint's exhausted streak reset (its row rewritten only if there is one) */
+  private async markDeliveredRows(items: DeliveredMark[]): Promise<void> {
     await this.ds.query(
-      `WITH d AS (
-         UPDATE webhook_deliveries
-            SET state = 'delivered', attempts = $2, lease_until = NULL, next_attempt_at = NULL,
-                last_status = $4, last_error = $5, completed_at = $3
-          WHERE id = $1 AND state = 'pending' AND attempts = $2 - 1
-          RETURNING subscription_id)
+      `WITH v AS (
+         SELECT * FROM unnest($1::uuid[], $2::int[], $3::timestamptz[], $4::int[], $5::text[])
+                    AS v(id, attempt, at, status, error)),
+       d AS (
+         UPDATE webhook_deliveries w
+            SET state = 'delivered', attempts = v.attempt, lease_until = NULL, next_attempt_at = NULL,
+                last_status = v.status, last_error = v.error, completed_at = v.at
+           FROM v
+          WHERE w.id = v.id AND w.state = 'pending' AND w.attempts = v.attempt - 1
+          RETURNING w.subscription_id)
        UPDATE webhook_subscriptions s SET consecutive_exhausted = 0
-         FROM d WHERE s.id = d.subscription_id AND s.consecutive_exhausted <> 0`,
-      [deliveryId, attempt, now, o.status, o.error],
+         FROM (SELECT DISTINCT subscription_id FROM d) x
+        WHERE s.id = x.subscription_id AND s.consecutive_exhausted <> 0`,
+      [
+        items.map((it) => it.deliveryId),
+        items.map((it) => it.attempt),
+        items.map((it) => it.now),
+        items.map((it) => it.outcome.status),
+        items.map((it) => it.outcome.error),
+      ],
     );
   }
 

@@ -21,14 +21,16 @@ async function world(name: string) {
   const ds = db.dataSource;
   const [org] = await ds.query(`INSERT INTO organizations (name) VALUES ('Org') RETURNING id`);
   const scope = { organizationId: org.id as string, env: 'cert' as const };
+  const secrets = new Map<string, string>();
   const sub = async (label: string, events: readonly WebhookEventType[], env: 'cert' | 'prod' = 'cert') => {
-    const { subscription } = await createSubscription(
+    const { subscription, secret } = await createSubscription(
       ds,
       keys,
       { ...scope, env },
       { url: `https://hooks.example.com/${label}`, events: [...events], idempotencyKey: label },
       check,
     );
+    secrets.set(subscription.id, secret!);
     return [subscription.id, label] as const;
   };
   const labels = new Map([
@@ -36,7 +38,7 @@ async function world(name: string) {
     await sub('accepted', ['dte.accepted']),
     await sub('prod', ALL, 'prod'),
   ]);
-  return { db, ds, org: scope.organizationId, labels, store: new PgWebhookStore(ds, keys) };
+  return { db, ds, org: scope.organizationId, labels, secrets, store: new PgWebhookStore(ds, keys) };
 }
 
 type World = Awaited<ReturnType<typeof world>>;
@@ -202,5 +204,66 @@ describe('dte-status ingestion a batch at a time (one transaction per batch)', f
     expect(await count()).to.equal(0);
     expect(await ingestStatuses([ok], batched.store, clock)).to.have.length(2); // emitted + status_changed
     expect(await count()).to.equal(2);
+  });
+
+  it('attempts claimed and recorded at the same time share statements: each attempt is claimed once, by one caller, with its own subscription and secret', async () => {
+    const dtes = Array.from({ length: 6 }, () => crypto.randomUUID());
+    const due = await ingestStatuses(
+      dtes.map((dte, i) => ({
+        event_id: crypto.randomUUID(),
+        dte_id: dte,
+        organization_id: batched.org,
+        sii_env: 'cert' as const,
+        tipo_dte: 33,
+        folio: 200 + i,
+        sii_status: 'EPR',
+        track_id: `T${i}`,
+        observed_at: '2026-11-24T11:40:00.000Z',
+        source: 'test',
+      })),
+      batched.store,
+      clock,
+    );
+    // emitted, status_changed, accepted to "all"; accepted to "accepted"
+    expect(due).to.have.length(24);
+    const now = new Date(clock.now());
+    const lease = new Date(clock.now() + 30_000);
+    // a second process racing this one (its own store and coalescers), and duplicate requests
+    const other = new PgWebhookStore(batched.ds, keys);
+    const claims = await Promise.all(
+      due.flatMap((d) => [
+        batched.store.claimAttempt(d.delivery_id, 1, now, lease),
+        batched.store.claimAttempt(d.delivery_id, 1, now, lease),
+        other.claimAttempt(d.delivery_id, 1, now, lease),
+        batched.store.claimAttempt(d.delivery_id, 2, now, lease), // not the next attempt
+      ]),
+    );
+    const won = claims.filter((c) => c !== null);
+    expect(won).to.have.length(24);
+    expect(new Set(won.map((c) => c!.delivery.id))).to.deep.equal(new Set(due.map((d) => d.delivery_id)));
+    for (const c of won) {
+      const d = due.find((x) => x.delivery_id === c!.delivery.id)!;
+      expect(c!.subscription.id).to.equal(d.subscription_id);
+      expect(c!.secret).to.equal(batched.secrets.get(d.subscription_id));
+      expect(c!.delivery.attempts).to.equal(0);
+      expect(c!.delivery.lease_until?.getTime()).to.equal(lease.getTime());
+    }
+    // held: nobody claims them again until the lease lapses
+    expect(await batched.store.claimAttempt(due[0]!.delivery_id, 1, now, lease)).to.equal(null);
+
+    const at = new Date(clock.now() + 1000);
+    await Promise.all(
+      due.map((d) => batched.store.markDelivered(d.delivery_id, 1, at, { status: 200, error: null })),
+    );
+    await batched.store.markDelivered(due[0]!.delivery_id, 1, at, { status: 500, error: 'again' }); // no effect
+    const rows: { state: string; attempts: number; last_status: number; n: number }[] =
+      await batched.ds.query(
+        `SELECT state, attempts, last_status, count(*)::int AS n FROM webhook_deliveries
+        WHERE id = ANY($1::uuid[]) GROUP BY 1, 2, 3`,
+        [due.map((d) => d.delivery_id)],
+      );
+    expect(rows).to.deep.equal([{ state: 'delivered', attempts: 1, last_status: 200, n: 24 }]);
+    const later = new Date(clock.now() + 3_600_000);
+    expect(await batched.store.claimAttempt(due[0]!.delivery_id, 2, later, lease)).to.equal(null);
   });
 });
