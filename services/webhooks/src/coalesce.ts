@@ -1,29 +1,35 @@
 /**
- * Group commit for one kind of statement. A call made while a flush is in flight waits for it and
- * goes with the other waiting calls in the next flush (at most `max` per flush); an idle coalescer
- * flushes a lone call at once, so it adds no latency, and under load the calls that arrive
- * together share one statement. Each call resolves with its own result once its flush is done,
- * so a caller's next step always sees its write; a failed flush fails every call in it.
+ * Group commit for one kind of statement, no timer. While fewer than `parallel` flushes are in
+ * flight a call starts one at the end of the current turn of the event loop (setImmediate: the
+ * calls made in that turn, say the answers read in one poll, go together); beyond that it waits,
+ * and the calls that wait go together in the next flush (at most `max` per flush) as soon as one
+ * ends. The price is the wait for a flush in flight (at most one statement's time); what it buys
+ * is one statement for the calls that arrive together instead of one each (and no queueing for
+ * pool connections). Each call resolves with its own result once its flush is done, so a
+ * caller's next step always sees its write; a failed flush fails every call in it.
  */
 export class Coalescer<I, O> {
   private waiting: { item: I; resolve: (o: O) => void; reject: (e: unknown) => void }[] = [];
-  private busy = false;
+  private inFlight = 0;
 
   constructor(
     /** one statement for the items; returns their results in the same order */
     private readonly flush: (items: I[]) => Promise<O[]>,
+    private readonly parallel = 1,
     private readonly max = 200,
   ) {}
 
   run(item: I): Promise<O> {
     return new Promise<O>((resolve, reject) => {
       this.waiting.push({ item, resolve, reject });
-      if (!this.busy) void this.drain();
+      if (this.inFlight < this.parallel) {
+        this.inFlight++;
+        setImmediate(() => void this.next());
+      }
     });
   }
 
-  private async drain(): Promise<void> {
-    this.busy = true;
+  private async next(): Promise<void> {
     try {
       while (this.waiting.length > 0) {
         const calls = this.waiting.splice(0, this.max);
@@ -35,7 +41,7 @@ export class Coalescer<I, O> {
         }
       }
     } finally {
-      this.busy = false;
+      this.inFlight--;
     }
   }
 }
