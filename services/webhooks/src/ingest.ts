@@ -34,15 +34,37 @@ export type NewDelivery = Pick<
   'id' | 'subscription_id' | 'event_id' | 'event_type' | 'payload' | 'next_attempt_at' | 'created_at'
 >;
 
+/** Whose subscriptions hear a record: its organization and environment, and its document (for the company). */
+export interface AudienceKey {
+  organization_id: string;
+  sii_env: SiiEnv;
+  dte_id: string;
+}
+
+/** consumer name of the dte-status records' event ids in processed_events */
+export const STATUS_CONSUMER = 'webhooks.status';
+
+/**
+ * One transaction of the ingestion of a batch of dte-status records. Every method works on the
+ * whole batch at once (one statement each in PostgreSQL).
+ */
 export interface IngestTx {
-  /** the document's state, locked until the transaction ends */
-  documentState(dteId: string): Promise<DocumentWebhookState | null>;
-  saveDocumentState(state: DocumentWebhookState): Promise<void>;
   /**
-   * active subscriptions of the organization in that environment that hear the document: the
-   * organization-wide ones and those of the document's company
+   * claims the records' event ids (a redelivery or replay finds its id taken); returns those
+   * claimed by this call
    */
-  activeSubscriptions(organizationId: string, env: SiiEnv, dteId?: string): Promise<Subscription[]>;
+  claimEvents(eventIds: string[]): Promise<Set<string>>;
+  /**
+   * the documents' states, locked until the transaction ends; a document never seen (or seen
+   * with nothing to remember) is absent
+   */
+  documentStates(dteIds: string[]): Promise<Map<string, DocumentWebhookState>>;
+  saveDocumentStates(states: DocumentWebhookState[]): Promise<void>;
+  /**
+   * for each key, in order: the active subscriptions of the organization in that environment
+   * that hear the document (the organization-wide ones and those of the document's company)
+   */
+  activeSubscriptions(keys: AudienceKey[]): Promise<Subscription[][]>;
   /** inserts the rows not already there (unique per subscription and event id); returns those inserted */
   insertDeliveries(rows: NewDelivery[]): Promise<NewDelivery[]>;
 }
@@ -67,44 +89,95 @@ export function eventsOf(
   return { apply, events: apply ? events : events.filter((e) => e === 'dte.emitted') };
 }
 
-/**
- * Turns one dte-status record into delivery records, in one transaction with the document's
- * state so a replayed or older record produces nothing new. Returns the first attempts to run.
- */
-export async function ingestStatus(
+/** One dte-status record: a batch of one (ingestStatuses). Returns the first attempts to run. */
+export function ingestStatus(
   record: DteStatusRecord,
   store: IngestStore,
   clock: Clock,
 ): Promise<DueAttempt[]> {
-  if (record.imported) return [];
-  return store.inTransaction(async (tx) => {
-    const state = await tx.documentState(record.dte_id);
-    const { apply, events } = eventsOf(record, state);
-    await tx.saveDocumentState({
-      dte_id: record.dte_id,
-      sii_status: apply || !state ? record.sii_status : state.sii_status,
-      observed_at: apply || !state ? record.observed_at : state.observed_at,
-      emitted: Boolean(state?.emitted) || events.includes('dte.emitted'),
-    });
-    if (events.length === 0) return [];
-    const subs = await tx.activeSubscriptions(record.organization_id, record.sii_env, record.dte_id);
+  return ingestStatuses([record], store, clock);
+}
+
+/**
+ * Turns a batch of dte-status records (in stream order) into delivery records, in ONE transaction
+ * with the documents' states, with the outcome of handling them one by one in order: one
+ * multi-row claim of the event ids (a record seen before, in this batch or an earlier one, adds
+ * nothing), one locking read of the documents' states, the decisions taken in memory record by
+ * record (so several records of one document in a batch see each other), one read of the
+ * subscriptions that hear them, one multi-row insert of the deliveries (unique per subscription
+ * and event id), one multi-row update of the states. Imported documents produce nothing and
+ * are not recorded. Returns the first attempts to run, in record order.
+ */
+export async function ingestStatuses(
+  records: DteStatusRecord[],
+  store: IngestStore,
+  clock: Clock,
+  /** told, once the transaction committed, of each record handled here and the attempts it created */
+  onIngested?: (record: DteStatusRecord, due: DueAttempt[]) => void,
+): Promise<DueAttempt[]> {
+  const live = records.filter((r) => !r.imported);
+  if (live.length === 0) return [];
+  const handled: DteStatusRecord[] = [];
+  // delivery id → the event id of the record that created it
+  const sourceOf = new Map<string, string>();
+  const due = await store.inTransaction(async (tx) => {
+    handled.length = 0;
+    sourceOf.clear();
+    const claimed = await tx.claimEvents([...new Set(live.map((r) => r.event_id))]);
+    // a duplicate within the batch is handled once: at its first occurrence
+    const mine = live.filter((r) => claimed.delete(r.event_id));
+    handled.push(...mine);
+    if (mine.length === 0) return [];
+    const states = await tx.documentStates([...new Set(mine.map((r) => r.dte_id))].sort());
+    const touched = new Set<string>();
+    const produced: { record: DteStatusRecord; events: WebhookEventType[] }[] = [];
+    for (const record of mine) {
+      const state = states.get(record.dte_id) ?? null;
+      const { apply, events } = eventsOf(record, state);
+      states.set(record.dte_id, {
+        dte_id: record.dte_id,
+        sii_status: apply || !state ? record.sii_status : state.sii_status,
+        observed_at: apply || !state ? record.observed_at : state.observed_at,
+        emitted: Boolean(state?.emitted) || events.includes('dte.emitted'),
+      });
+      touched.add(record.dte_id);
+      if (events.length > 0) produced.push({ record, events });
+    }
+    await tx.saveDocumentStates([...touched].sort().map((id) => states.get(id)!));
+    if (produced.length === 0) return [];
+
+    const keyOf = (r: DteStatusRecord) => `${r.organization_id}\u0000${r.sii_env}\u0000${r.dte_id}`;
+    const keys = new Map<string, AudienceKey>();
+    for (const { record: r } of produced)
+      if (!keys.has(keyOf(r)))
+        keys.set(keyOf(r), { organization_id: r.organization_id, sii_env: r.sii_env, dte_id: r.dte_id });
+    const audiences = await tx.activeSubscriptions([...keys.values()]);
+    const subsOf = new Map([...keys.keys()].map((k, i) => [k, audiences[i] ?? []]));
+
     const nowMs = clock.now();
     const now = new Date(nowMs);
     const rows: NewDelivery[] = [];
-    for (const type of events) {
-      const eventId = eventIdFor(type, record.event_id, record.dte_id);
-      const payload = JSON.stringify(buildEnvelope(eventId, type, record, nowMs));
-      for (const s of subs) {
-        if (!s.events.includes(type)) continue;
-        rows.push({
-          id: crypto.randomUUID(),
-          subscription_id: s.id,
-          event_id: eventId,
-          event_type: type,
-          payload,
-          next_attempt_at: now,
-          created_at: now,
-        });
+    const orgOf = new Map<string, string>();
+    for (const { record, events } of produced) {
+      const subs = subsOf.get(keyOf(record)) ?? [];
+      for (const type of events) {
+        const eventId = eventIdFor(type, record.event_id, record.dte_id);
+        const payload = JSON.stringify(buildEnvelope(eventId, type, record, nowMs));
+        for (const s of subs) {
+          if (!s.events.includes(type)) continue;
+          const id = crypto.randomUUID();
+          orgOf.set(id, record.organization_id);
+          sourceOf.set(id, record.event_id);
+          rows.push({
+            id,
+            subscription_id: s.id,
+            event_id: eventId,
+            event_type: type,
+            payload,
+            next_attempt_at: now,
+            created_at: now,
+          });
+        }
       }
     }
     const inserted = rows.length ? await tx.insertDeliveries(rows) : [];
@@ -114,7 +187,14 @@ export async function ingestStatus(
       subscription_id: d.subscription_id,
       attempt: 1,
       due_at: now.toISOString(),
-      organization_id: record.organization_id,
+      organization_id: orgOf.get(d.id)!,
     }));
   });
+  if (onIngested)
+    for (const record of handled)
+      onIngested(
+        record,
+        due.filter((d) => sourceOf.get(d.delivery_id) === record.event_id),
+      );
+  return due;
 }

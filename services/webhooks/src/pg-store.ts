@@ -1,7 +1,15 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import { open, webhookSecretAad, type KeyWrapper } from '@dte/secrets';
 import type { WebhookEventType } from '@dte/status';
-import type { DocumentWebhookState, IngestStore, IngestTx, NewDelivery } from './ingest';
+import {
+  STATUS_CONSUMER,
+  type AudienceKey,
+  type DocumentWebhookState,
+  type IngestStore,
+  type IngestTx,
+  type NewDelivery,
+} from './ingest';
+import { Coalescer } from './coalesce';
 import type { AttemptOutcome, Delivery, DeliveryStore, DueAttempt, SiiEnv, Subscription } from './model';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -11,6 +19,20 @@ export function isUuid(v: string): boolean {
 }
 
 type Row = Record<string, unknown>;
+
+interface ClaimRequest {
+  deliveryId: string;
+  attempt: number;
+  now: Date;
+  leaseUntil: Date;
+}
+
+interface DeliveredMark {
+  deliveryId: string;
+  attempt: number;
+  now: Date;
+  outcome: AttemptOutcome;
+}
 
 export function subscriptionFromRow(r: Row): Subscription {
   return {
@@ -27,6 +49,24 @@ export function subscriptionFromRow(r: Row): Subscription {
     created_at: r.created_at as Date,
   };
 }
+
+/** The columns of a subscription the delivery side reads (never its secrets). */
+const SUBSCRIPTION_COLUMNS = [
+  'id',
+  'organization_id',
+  'company_id',
+  'sii_env',
+  'url',
+  'events',
+  'active',
+  'disabled_at',
+  'disabled_reason',
+  'consecutive_exhausted',
+  'created_at',
+];
+
+/** ... and what an attempt reads of it: those and the signing secret (sealed, or clear from before) */
+const CLAIM_SUBSCRIPTION_COLUMNS = [...SUBSCRIPTION_COLUMNS, 'secret', 'secret_sealed'];
 
 /** Delivery rows per INSERT statement when one event fans out to many subscriptions. */
 export const DELIVERY_INSERT_CHUNK = 500;
@@ -75,36 +115,96 @@ export class PgWebhookStore implements DeliveryStore, IngestStore {
     private readonly keys: KeyWrapper,
   ) {}
 
+  /**
+   * Claims of attempts made at the same time share one statement (Coalescer): the conditional
+   * lease of each attempt and the read of its subscription (with the sealed secret, opened here),
+   * joined in the UPDATE's RETURNING.
+   */
+  private readonly claims = new Coalescer<ClaimRequest, Row | null>((items) => this.claimRows(items));
+  /** delivered attempts recorded at the same time share one statement */
+  private readonly delivered = new Coalescer<DeliveredMark, void>(async (items) => {
+    await this.markDeliveredRows(items);
+    return items.map(() => undefined);
+  });
+
   async claimAttempt(deliveryId: string, attempt: number, now: Date, leaseUntil: Date) {
     if (!isUuid(deliveryId)) return null;
-    const rows: Row[] = await this.ds.query(
-      `UPDATE webhook_deliveries SET lease_until = $4
-        WHERE id = $1 AND state = 'pending' AND attempts = $2 - 1
-          AND (next_attempt_at IS NULL OR next_attempt_at <= $3)
-          AND (lease_until IS NULL OR lease_until <= $3)
-        RETURNING *`,
-      [deliveryId, attempt, now, leaseUntil],
+    const row = await this.claims.run({ deliveryId, attempt, now, leaseUntil });
+    if (!row) return null;
+    const sub: Row = {};
+    for (const c of CLAIM_SUBSCRIPTION_COLUMNS) sub[c] = row[`s_${c}`];
+    const secret = await signingSecret(this.keys, sub);
+    return { delivery: deliveryFromRow(row), subscription: subscriptionFromRow(sub), secret };
+  }
+
+  /** the claimed rows, in the requests' order (null: not claimed) */
+  private async claimRows(items: ClaimRequest[]): Promise<(Row | null)[]> {
+    // one request per delivery in a statement (an UPDATE changes a row once); any further
+    // request for the same delivery goes in a statement of its own after it
+    const first: ClaimRequest[] = [];
+    const rest: ClaimRequest[] = [];
+    const ids = new Set<string>();
+    for (const it of items) {
+      const id = it.deliveryId.toLowerCase();
+      if (ids.has(id)) rest.push(it);
+      else {
+        ids.add(id);
+        first.push(it);
+      }
+    }
+    const res: unknown = await this.ds.query(
+      `UPDATE webhook_deliveries d SET lease_until = v.lease
+         FROM unnest($1::uuid[], $2::int[], $3::timestamptz[], $4::timestamptz[]) AS v(id, attempt, now, lease),
+              webhook_subscriptions s
+        WHERE d.id = v.id AND s.id = d.subscription_id AND d.state = 'pending' AND d.attempts = v.attempt - 1
+          AND (d.next_attempt_at IS NULL OR d.next_attempt_at <= v.now)
+          AND (d.lease_until IS NULL OR d.lease_until <= v.now)
+        RETURNING d.*, ${CLAIM_SUBSCRIPTION_COLUMNS.map((c) => `s.${c} AS s_${c}`).join(', ')}`,
+      [
+        first.map((it) => it.deliveryId),
+        first.map((it) => it.attempt),
+        first.map((it) => it.now),
+        first.map((it) => it.leaseUntil),
+      ],
     );
-    const updated = firstRow(rows);
-    if (!updated) return null;
-    const subs: Row[] = await this.ds.query(`SELECT * FROM webhook_subscriptions WHERE id = $1`, [
-      updated.subscription_id,
-    ]);
-    if (subs.length === 0) return null;
-    const secret = await signingSecret(this.keys, subs[0]!);
-    return { delivery: deliveryFromRow(updated), subscription: subscriptionFromRow(subs[0]!), secret };
+    const byId = new Map(rowsOf(res).map((r) => [String(r.id).toLowerCase(), r]));
+    const out = new Map<ClaimRequest, Row | null>(
+      first.map((it) => [it, byId.get(it.deliveryId.toLowerCase()) ?? null]),
+    );
+    if (rest.length > 0) {
+      const later = await this.claimRows(rest);
+      rest.forEach((it, i) => out.set(it, later[i]!));
+    }
+    return items.map((it) => out.get(it)!);
   }
 
   async markDelivered(deliveryId: string, attempt: number, now: Date, o: AttemptOutcome): Promise<void> {
+    await this.delivered.run({ deliveryId, attempt, now, outcome: o });
+  }
+
+  /** delivered, and each endpoint's exhausted streak reset (its row rewritten only if there is one) */
+  private async markDeliveredRows(items: DeliveredMark[]): Promise<void> {
     await this.ds.query(
-      `WITH d AS (
-         UPDATE webhook_deliveries
-            SET state = 'delivered', attempts = $2, lease_until = NULL, next_attempt_at = NULL,
-                last_status = $4, last_error = $5, completed_at = $3
-          WHERE id = $1 AND state = 'pending' AND attempts = $2 - 1
-          RETURNING subscription_id)
-       UPDATE webhook_subscriptions s SET consecutive_exhausted = 0 FROM d WHERE s.id = d.subscription_id`,
-      [deliveryId, attempt, now, o.status, o.error],
+      `WITH v AS (
+         SELECT * FROM unnest($1::uuid[], $2::int[], $3::timestamptz[], $4::int[], $5::text[])
+                    AS v(id, attempt, at, status, error)),
+       d AS (
+         UPDATE webhook_deliveries w
+            SET state = 'delivered', attempts = v.attempt, lease_until = NULL, next_attempt_at = NULL,
+                last_status = v.status, last_error = v.error, completed_at = v.at
+           FROM v
+          WHERE w.id = v.id AND w.state = 'pending' AND w.attempts = v.attempt - 1
+          RETURNING w.subscription_id)
+       UPDATE webhook_subscriptions s SET consecutive_exhausted = 0
+         FROM (SELECT DISTINCT subscription_id FROM d) x
+        WHERE s.id = x.subscription_id AND s.consecutive_exhausted <> 0`,
+      [
+        items.map((it) => it.deliveryId),
+        items.map((it) => it.attempt),
+        items.map((it) => it.now),
+        items.map((it) => it.outcome.status),
+        items.map((it) => it.outcome.error),
+      ],
     );
   }
 
@@ -225,42 +325,79 @@ export class PgWebhookStore implements DeliveryStore, IngestStore {
 
 function ingestTx(m: EntityManager): IngestTx {
   return {
-    async documentState(dteId: string): Promise<DocumentWebhookState | null> {
-      await m.query(
-        `INSERT INTO webhook_document_states (dte_id) VALUES ($1) ON CONFLICT (dte_id) DO NOTHING`,
-        [dteId],
+    async claimEvents(eventIds: string[]): Promise<Set<string>> {
+      if (eventIds.length === 0) return new Set();
+      // sorted, so two members claiming overlapping batches (a rebalance) take the keys in one order
+      const rows: Row[] = await m.query(
+        `INSERT INTO processed_events (consumer, event_id) SELECT $1, e FROM unnest($2::text[]) AS e
+         ON CONFLICT (consumer, event_id) DO NOTHING RETURNING event_id`,
+        [STATUS_CONSUMER, [...eventIds].sort()],
       );
-      const r = firstRow(
-        await m.query(`SELECT * FROM webhook_document_states WHERE dte_id = $1 FOR UPDATE`, [dteId]),
-      );
-      if (!r || (r.sii_status === null && r.emitted === false)) return null;
-      return {
-        dte_id: r.dte_id as string,
-        sii_status: (r.sii_status as string | null) ?? null,
-        observed_at: (r.observed_at as string | null) ?? null,
-        emitted: r.emitted === true,
-      };
+      return new Set(rows.map((r) => r.event_id as string));
     },
-    async saveDocumentState(s: DocumentWebhookState): Promise<void> {
+    async documentStates(dteIds: string[]): Promise<Map<string, DocumentWebhookState>> {
+      const out = new Map<string, DocumentWebhookState>();
+      if (dteIds.length === 0) return out;
+      const ids = [...new Set(dteIds.map((id) => id.toLowerCase()))].sort();
       await m.query(
-        `UPDATE webhook_document_states SET sii_status = $2, observed_at = $3, emitted = $4 WHERE dte_id = $1`,
-        [s.dte_id, s.sii_status, s.observed_at, s.emitted],
+        `INSERT INTO webhook_document_states (dte_id) SELECT unnest($1::uuid[]) ON CONFLICT (dte_id) DO NOTHING`,
+        [ids],
+      );
+      const rows: Row[] = await m.query(
+        `SELECT * FROM webhook_document_states WHERE dte_id = ANY($1::uuid[]) ORDER BY dte_id FOR UPDATE`,
+        [ids],
+      );
+      const byId = new Map(rows.map((r) => [r.dte_id as string, r]));
+      for (const id of dteIds) {
+        const r = byId.get(id.toLowerCase());
+        if (!r || (r.sii_status === null && r.emitted === false)) continue;
+        out.set(id, {
+          dte_id: id,
+          sii_status: (r.sii_status as string | null) ?? null,
+          observed_at: (r.observed_at as string | null) ?? null,
+          emitted: r.emitted === true,
+        });
+      }
+      return out;
+    },
+    async saveDocumentStates(states: DocumentWebhookState[]): Promise<void> {
+      if (states.length === 0) return;
+      await m.query(
+        `UPDATE webhook_document_states w SET sii_status = v.s, observed_at = v.o, emitted = v.e
+           FROM unnest($1::uuid[], $2::text[], $3::text[], $4::boolean[]) AS v(id, s, o, e)
+          WHERE w.dte_id = v.id`,
+        [
+          states.map((s) => s.dte_id),
+          states.map((s) => s.sii_status),
+          states.map((s) => s.observed_at),
+          states.map((s) => s.emitted),
+        ],
       );
     },
-    async activeSubscriptions(organizationId: string, env: SiiEnv, dteId?: string): Promise<Subscription[]> {
-      if (!isUuid(organizationId)) return [];
+    async activeSubscriptions(keys: AudienceKey[]): Promise<Subscription[][]> {
+      const out: Subscription[][] = keys.map(() => []);
+      // an organization id that is not a uuid has no subscriptions (and must not fail the batch)
+      const asked = keys.map((k, i) => ({ k, i })).filter(({ k }) => isUuid(k.organization_id));
+      if (asked.length === 0) return out;
       // organization-wide subscriptions, and those of the document's own company. A record whose
       // document is not in dtes (every document the service issues is; only a hand-made record is
       // not) has no known company and goes to every subscription of the organization, as before.
       const rows: Row[] = await m.query(
-        `WITH doc AS (SELECT company_id FROM dtes WHERE id = $3::uuid)
-         SELECT * FROM webhook_subscriptions
-          WHERE organization_id = $1 AND sii_env = $2 AND active
-            AND (company_id IS NULL OR NOT EXISTS (SELECT 1 FROM doc)
-                 OR company_id = (SELECT company_id FROM doc))`,
-        [organizationId, env, dteId && isUuid(dteId) ? dteId : null],
+        `SELECT k.n, ${SUBSCRIPTION_COLUMNS.map((c) => `s.${c}`).join(', ')}
+           FROM unnest($1::uuid[], $2::text[], $3::uuid[]) WITH ORDINALITY AS k(org, env, dte, n)
+           LEFT JOIN dtes d ON d.id = k.dte
+           JOIN webhook_subscriptions s
+             ON s.organization_id = k.org AND s.sii_env = k.env AND s.active
+            AND (s.company_id IS NULL OR d.id IS NULL OR s.company_id = d.company_id)
+          ORDER BY k.n, s.created_at, s.id`,
+        [
+          asked.map(({ k }) => k.organization_id),
+          asked.map(({ k }) => k.sii_env),
+          asked.map(({ k }) => (isUuid(k.dte_id) ? k.dte_id : null)),
+        ],
       );
-      return rows.map(subscriptionFromRow);
+      for (const r of rows) out[asked[Number(r.n) - 1]!.i]!.push(subscriptionFromRow(r));
+      return out;
     },
     async insertDeliveries(rows: NewDelivery[]): Promise<NewDelivery[]> {
       // bounded statements: at most DELIVERY_INSERT_CHUNK rows (7 parameters each) per INSERT

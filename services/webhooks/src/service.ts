@@ -132,6 +132,8 @@ export async function startWebhooksService(
         },
         'webhooks: dte-status consumed',
       ),
+    onBatchError: (err, records) =>
+      logger.warn({ err, records }, 'dte-status batch failed: its records are handled one by one'),
     deadLetter: {
       maxAttempts: config.statusMaxAttempts,
       backoffMs: config.statusRetryBackoffMs,

@@ -21,6 +21,8 @@ export class MemoryStore implements DeliveryStore, IngestStore {
   readonly secrets = new Map<string, string>();
   readonly deliveries = new Map<string, Delivery>();
   readonly documents = new Map<string, DocumentWebhookState>();
+  /** dte-status event ids already ingested (processed_events in PostgreSQL) */
+  readonly processedEvents = new Set<string>();
 
   addSubscription(
     p: Partial<Subscription> & { url: string; organization_id?: string; sii_env?: SiiEnv; secret?: string },
@@ -170,11 +172,24 @@ export class MemoryStore implements DeliveryStore, IngestStore {
 
   async inTransaction<T>(fn: (tx: IngestTx) => Promise<T>): Promise<T> {
     const tx: IngestTx = {
-      documentState: async (id) => (this.documents.has(id) ? { ...this.documents.get(id)! } : null),
-      saveDocumentState: async (s) => void this.documents.set(s.dte_id, { ...s }),
-      activeSubscriptions: async (org, env) =>
-        [...this.subscriptions.values()].filter(
-          (s) => s.organization_id === org && s.sii_env === env && s.active,
+      claimEvents: async (ids) => {
+        const claimed = new Set(ids.filter((id) => !this.processedEvents.has(id)));
+        for (const id of claimed) this.processedEvents.add(id);
+        return claimed;
+      },
+      documentStates: async (ids) => {
+        const out = new Map<string, DocumentWebhookState>();
+        for (const id of ids) if (this.documents.has(id)) out.set(id, { ...this.documents.get(id)! });
+        return out;
+      },
+      saveDocumentStates: async (states) => {
+        for (const s of states) this.documents.set(s.dte_id, { ...s });
+      },
+      activeSubscriptions: async (keys) =>
+        keys.map((k) =>
+          [...this.subscriptions.values()].filter(
+            (s) => s.organization_id === k.organization_id && s.sii_env === k.sii_env && s.active,
+          ),
         ),
       insertDeliveries: async (rows: NewDelivery[]) => {
         const inserted: NewDelivery[] = [];
