@@ -52,7 +52,8 @@ class ComponentCollector {
     if (!node || typeof node !== 'object') return node as JsonSchema;
     const out: JsonSchema = {};
     for (const [k, v] of Object.entries(node as JsonSchema)) {
-      if (k === '$schema' || k === '$id') continue;
+      // x-examples of a body schema become its media type's examples (bodyExamples)
+      if (k === '$schema' || k === '$id' || k === 'x-examples') continue;
       if (k === '$ref' && typeof v === 'string') {
         out.$ref = this.rewriteRef(v, file);
         continue;
@@ -99,6 +100,17 @@ export function routeErrorCodes(def: RouteDef): string[] {
   def.errors.forEach((c) => codes.add(c));
   codes.add('internal_error');
   return [...codes];
+}
+
+/**
+ * Named examples of a request body: the `x-examples` map of its schema file ({name: {summary,
+ * value}}), the media type's `examples` in the document (OpenAPI 3.0 Schema Objects take one
+ * `example` only). Each is a valid body; the api test of the route sends them.
+ */
+function bodyExamples(file: string): Record<string, { summary: string; value: unknown }> | undefined {
+  return (loadHttpSchema(file) as { 'x-examples'?: Record<string, { summary: string; value: unknown }> })[
+    'x-examples'
+  ];
 }
 
 /**
@@ -195,7 +207,11 @@ export function buildOpenApi(routes: RouteDef[], opts: { serverUrl: string; cata
     if (def.roles) op['x-session-roles'] = def.roles;
     if (def.body) {
       const mediaType = def.body.kind === 'json' ? 'application/json' : 'multipart/form-data';
-      op.requestBody = { required: true, content: { [mediaType]: { schema: c.ref(def.body.schema) } } };
+      const examples = bodyExamples(def.body.schema);
+      op.requestBody = {
+        required: true,
+        content: { [mediaType]: { schema: c.ref(def.body.schema), ...(examples ? { examples } : {}) } },
+      };
     }
     paths[p] = { ...(paths[p] ?? {}), [def.method]: op };
   }

@@ -2,7 +2,9 @@
 // the reads and actions on what it created, each link names an operation the document has, and
 // its `$response.body#/…` parameter names a property the create's response schema documents.
 import { expect } from 'chai';
+import { randomUUID } from 'node:crypto';
 import { CREATE_LINKS } from '../src/openapi-links';
+import { orgWithCafs } from './dtes-fixtures';
 import { call, startTestApi, type TestApi } from './support/test-api';
 
 type Schema = Record<string, unknown>;
@@ -149,6 +151,36 @@ describe('OpenAPI links from each create to what it created', function () {
       'ActivateCertificate',
       'DeleteCertificate',
     ]);
+  });
+
+  it('the documented POST /dtes examples are issued as they stand, and each link reads the document', async () => {
+    const media = (
+      doc.paths['/dtes'].post as unknown as {
+        requestBody: {
+          content: Record<string, { examples: Record<string, { value: { rut_emisor?: string } }> }>;
+        };
+      }
+    ).requestBody.content['application/json'];
+    const examples = Object.entries(media.examples);
+    expect(examples.length).to.be.at.least(4);
+    // the company of the examples' rut_emisor, with a CAF of each example's type
+    const o = await orgWithCafs(t, { rut: '76086428-5', tipos: [33, 34, 46, 110] });
+    for (const [name, { value }] of examples) {
+      const res = await call<{ id: string }>(t.url, 'POST', '/dtes', {
+        key: o.key,
+        json: value,
+        headers: { 'Idempotency-Key': randomUUID() },
+      });
+      expect(res.status, `${name}: ${res.text}`).to.equal(202);
+      // the read links of the 202, followed as a client would (the XML and PDF exist once signed,
+      // and no signer runs here)
+      const links = doc.paths['/dtes'].post.responses['202'].links!;
+      for (const link of [links.GetDte, links.GetDteEvents]) {
+        const target = operations(doc).find((x) => x.op.operationId === link.operationId)!;
+        const read = await call(t.url, 'GET', target.path.replace('{id}', res.body.id), { key: o.key });
+        expect(read.status, `${name} ${link.operationId}`).to.equal(200);
+      }
+    }
   });
 
   it('the check finds a link to a missing operation, a pointer the response lacks and an unlinked read', () => {
