@@ -80,7 +80,16 @@ export interface RouteDef {
   scope?: Scope;
   /** session roles allowed; absent = any member of the organization */
   roles?: MemberRole[];
-  body?: { kind: 'json' | 'multipart'; schema: string };
+  body?: {
+    kind: 'json' | 'multipart';
+    schema: string;
+    /**
+     * 'handler': the handler validates the body against `schema` itself (the DTE engine, which
+     * answers codes of its own before the schema and validates the trimmed body); the route then
+     * only parses the JSON. Default: the route validates it (400 validation_failed).
+     */
+    validatedBy?: 'route' | 'handler';
+  };
   /** extra request headers documented (name -> description) */
   headers?: Record<string, string>;
   query?: Record<string, { description: string; schema: Record<string, unknown> }>;

@@ -1,6 +1,8 @@
 import { catalogEntry } from '@dte/error-catalog';
 import type { RouteDef } from './context';
 import { loadHttpSchema, type JsonSchema } from './http/validate';
+import { responseLinks } from './openapi-links';
+import { MAX_IDEMPOTENCY_KEY_LENGTH } from './dtes/emission';
 
 const SCHEMA_SUFFIX = '.schema.json';
 
@@ -50,7 +52,8 @@ class ComponentCollector {
     if (!node || typeof node !== 'object') return node as JsonSchema;
     const out: JsonSchema = {};
     for (const [k, v] of Object.entries(node as JsonSchema)) {
-      if (k === '$schema' || k === '$id') continue;
+      // x-examples of a body schema become its media type's examples (bodyExamples)
+      if (k === '$schema' || k === '$id' || k === 'x-examples') continue;
       if (k === '$ref' && typeof v === 'string') {
         out.$ref = this.rewriteRef(v, file);
         continue;
@@ -100,6 +103,32 @@ export function routeErrorCodes(def: RouteDef): string[] {
   return [...codes];
 }
 
+/**
+ * Named examples of a request body: the `x-examples` map of its schema file ({name: {summary,
+ * value}}), the media type's `examples` in the document (OpenAPI 3.0 Schema Objects take one
+ * `example` only). Each is a valid body; the api test of the route sends them.
+ */
+function bodyExamples(file: string): Record<string, { summary: string; value: unknown }> | undefined {
+  return (loadHttpSchema(file) as { 'x-examples'?: Record<string, { summary: string; value: unknown }> })[
+    'x-examples'
+  ];
+}
+
+/**
+ * A header the route cannot do without is documented as required: Idempotency-Key on the routes
+ * that answer idempotency_key_missing when it is absent.
+ */
+function headerRequired(def: RouteDef, name: string): boolean {
+  return name === 'Idempotency-Key' && def.errors.includes('idempotency_key_missing');
+}
+
+/** Idempotency-Key: 1-255 characters once trimmed (dtes/emission.ts, routes/webhooks.ts); others free text. */
+function headerSchema(name: string): Record<string, unknown> {
+  return name === 'Idempotency-Key'
+    ? { type: 'string', minLength: 1, maxLength: MAX_IDEMPOTENCY_KEY_LENGTH, pattern: '\\S' }
+    : { type: 'string' };
+}
+
 /** The OpenAPI 3.0.0 document of the api, built from the route table and schemas/http. */
 export function buildOpenApi(routes: RouteDef[], opts: { serverUrl: string; catalogUrl: string }) {
   const c = new ComponentCollector();
@@ -112,7 +141,13 @@ export function buildOpenApi(routes: RouteDef[], opts: { serverUrl: string; cata
       parameters.push({ name: m[1], in: 'path', required: true, schema: { type: 'string' } });
     }
     for (const [name, description] of Object.entries(def.headers ?? {})) {
-      parameters.push({ name, in: 'header', required: false, description, schema: { type: 'string' } });
+      parameters.push({
+        name,
+        in: 'header',
+        required: headerRequired(def, name),
+        description,
+        schema: headerSchema(name),
+      });
     }
     const query = { ...(def.query ?? {}) };
     if ((def.auth === 'bearer_or_session' || def.auth === 'session') && !query.sii_env) {
@@ -126,12 +161,14 @@ export function buildOpenApi(routes: RouteDef[], opts: { serverUrl: string; cata
     }
     const responses: Record<string, unknown> = {};
     for (const [status, r] of Object.entries(def.responses)) {
+      const links = responseLinks(def.operationId, Number(status));
       responses[status] = {
         description: r.description,
         headers: { 'X-Request-Id': { $ref: '#/components/headers/XRequestId' } },
         ...(r.schema
           ? { content: { [r.contentType ?? 'application/json']: { schema: c.ref(r.schema) } } }
           : {}),
+        ...(links ? { links } : {}),
       };
     }
     const byStatus = new Map<number, string[]>();
@@ -171,7 +208,11 @@ export function buildOpenApi(routes: RouteDef[], opts: { serverUrl: string; cata
     if (def.roles) op['x-session-roles'] = def.roles;
     if (def.body) {
       const mediaType = def.body.kind === 'json' ? 'application/json' : 'multipart/form-data';
-      op.requestBody = { required: true, content: { [mediaType]: { schema: c.ref(def.body.schema) } } };
+      const examples = bodyExamples(def.body.schema);
+      op.requestBody = {
+        required: true,
+        content: { [mediaType]: { schema: c.ref(def.body.schema), ...(examples ? { examples } : {}) } },
+      };
     }
     paths[p] = { ...(paths[p] ?? {}), [def.method]: op };
   }

@@ -28,9 +28,11 @@ export async function orgWithCafs(
     withCert?: boolean;
     env?: 'cert' | 'prod';
     prodTipos?: number[];
+    /** the company's RUT (default a fresh one) */
+    rut?: string;
   } = {},
 ): Promise<DteOrg> {
-  const rut = newRut();
+  const rut = opts.rut ?? newRut();
   const s = await t.seed({
     rut,
     env: opts.env ?? 'cert',

@@ -63,21 +63,8 @@ function dateInXsdRange(value: string | undefined, path: string, add: Add, min =
 function domesticIssues(input: DomesticEmissionInput, add: Add): void {
   const tipo = input.tipo_dte;
 
-  // 33 and 34: receptor giro, direccion, comuna required and not empty; forma_pago required.
-  if (tipo === 33 || tipo === 34) {
-    for (const f of ['giro', 'direccion', 'comuna'] as const) {
-      if (!input.receptor[f]) add(`receptor.${f}`, `is required and not empty for tipo_dte ${tipo}`);
-    }
-    if (input.forma_pago === undefined) add('forma_pago', `is required for tipo_dte ${tipo}`);
-  }
-
-  // nd_reason / nc_reason belong to their note type only.
-  if (input.tipo_dte !== 56 && 'nd_reason' in input && input.nd_reason !== undefined) {
-    add('nd_reason', 'only applies to tipo_dte 56');
-  }
-  if (input.tipo_dte !== 61 && 'nc_reason' in input && input.nc_reason !== undefined) {
-    add('nc_reason', 'only applies to tipo_dte 61');
-  }
+  // 33/34's receptor giro, direccion, comuna and forma_pago, and nd_reason/nc_reason only on
+  // their note type, are said by each type's branch of dte-emission-request.schema.json.
 
   // Items: decimal places of QtyItem/PrcItem (Dec12_6) and DescuentoPct (2 decimals).
   input.items.forEach((item, i) => {

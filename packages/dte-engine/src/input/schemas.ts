@@ -32,6 +32,14 @@ export function createEmissionAjv(): Ajv.Ajv {
 }
 
 let compiled: Record<EmissionShape, Ajv.ValidateFunction> | undefined;
+let perTipo: Map<number, Ajv.ValidateFunction> | undefined;
+
+/**
+ * Domestic types (33, 34, 46, 56, 61) have a branch of their own in
+ * dte-emission-request.schema.json (`#/definitions/tipo_<n>`): the base shape plus the per-type
+ * rules JSON Schema can say (33/34 receptor fields and forma_pago, notes' references, ...).
+ */
+export const TIPOS_WITH_OWN_BRANCH = [33, 34, 46, 56, 61] as const;
 
 function validators(): Record<EmissionShape, Ajv.ValidateFunction> {
   if (!compiled) {
@@ -47,6 +55,9 @@ function validators(): Record<EmissionShape, Ajv.ValidateFunction> {
       export: get(exportSchema.$id),
       boleta: get(boletaSchema.$id),
     };
+    perTipo = new Map(
+      TIPOS_WITH_OWN_BRANCH.map((t) => [t, get(`${requestSchema.$id}#/definitions/tipo_${t}`)]),
+    );
   }
   return compiled;
 }
@@ -72,6 +83,7 @@ function messageOf(err: Ajv.ErrorObject): string {
     case 'required':
       return 'is required';
     case 'additionalProperties':
+    case 'not':
       return 'is not a field of this document type';
     case 'format':
       if (params.format === 'rut') return 'is not a valid RUT (check digit modulo 11)';
@@ -85,11 +97,13 @@ function messageOf(err: Ajv.ErrorObject): string {
 }
 
 /**
- * Validates `data` against one shape. One issue per field (the first error found for it);
- * the branches of an anyOf are merged into one message.
+ * Validates `data` against one shape (for a domestic `tipo`, its own branch of the request
+ * schema). One issue per field (the first error found for it); the branches of an anyOf are
+ * merged into one message.
  */
-export function schemaIssues(shape: EmissionShape, data: unknown): ValidationIssue[] {
-  const validate = validators()[shape];
+export function schemaIssues(shape: EmissionShape, data: unknown, tipo?: number): ValidationIssue[] {
+  const all = validators();
+  const validate = (shape === 'dte' && tipo !== undefined && perTipo!.get(tipo)) || all[shape];
   if (validate(data)) return [];
   const byPath = new Map<string, string[]>();
   const anyOfBranches = new Map<string, string[]>();

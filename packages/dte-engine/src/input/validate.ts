@@ -29,8 +29,8 @@ import type { EmissionContext, EmissionInput } from './types';
 export function validateEmission(body: unknown, ctx: EmissionContext): EmissionInput {
   // Every string is trimmed first ("trimmed, not empty"), so each later check sees the same text.
   const trimmed = trimStrings(body) as Record<string, unknown>;
-  const { shape } = precheck(trimmed, ctx.tipos ?? DTE_ENDPOINT_TIPOS);
-  const issues = schemaIssues(shape, trimmed);
+  const { tipo, shape } = precheck(trimmed, ctx.tipos ?? DTE_ENDPOINT_TIPOS);
+  const issues = schemaIssues(shape, trimmed, tipo);
   if (issues.length > 0) throw validationFailed(issues);
 
   const input = normalizeInput(trimmed, ctx.now);

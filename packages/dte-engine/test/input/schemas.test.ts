@@ -41,6 +41,8 @@ const STRUCTURE = new Set(['$schema', '$id', 'definitions']);
 function keywordsOutsideOpenApi(schema: unknown, path: string, out: string[]): void {
   if (typeof schema !== 'object' || schema === null) return;
   for (const [key, value] of Object.entries(schema)) {
+    // x-…: an OpenAPI specification extension (x-examples: the body's named examples)
+    if (key.startsWith('x-')) continue;
     if (!OPENAPI_30_KEYWORDS.has(key) && !STRUCTURE.has(key)) out.push(`${path}/${key}`);
     if (key === 'properties' || key === 'definitions') {
       for (const [name, sub] of Object.entries(value as object))

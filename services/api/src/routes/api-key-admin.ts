@@ -85,7 +85,9 @@ export function apiKeyAdminRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
       auth: 'session',
       roles: OWNER_ADMIN,
       body: { kind: 'json', schema: 'api-key-create.schema.json' },
-      responses: { 201: { description: 'the key record plus `key`, shown once' } },
+      responses: {
+        201: { description: 'the key record plus `key`, shown once', schema: 'created-id.schema.json' },
+      },
       errors: ['empresa.not_found'],
       handler: async (ctx) => {
         const p = principalOf(ctx);
@@ -179,7 +181,9 @@ export function apiKeyAdminRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
       tag: 'api-keys',
       auth: 'session',
       roles: OWNER_ADMIN,
-      responses: { 201: { description: 'the new key record plus `key`, shown once' } },
+      responses: {
+        201: { description: 'the new key record plus `key`, shown once', schema: 'created-id.schema.json' },
+      },
       errors: ['not_found'],
       handler: async (ctx) => {
         const p = principalOf(ctx);

@@ -34,7 +34,9 @@ export function bheRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
         'Idempotency-Key': 'required: the same key and body return the same BHE',
         'X-Cert-Id': 'certificate that authenticates at the SII',
       },
-      responses: { 202: { description: 'issued at the SII (the BHE record)' } },
+      responses: {
+        202: { description: 'issued at the SII (the BHE record)', schema: 'created-id.schema.json' },
+      },
       errors: [
         'idempotency_key_missing',
         'idempotency_conflict',

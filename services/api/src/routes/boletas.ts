@@ -55,7 +55,7 @@ export function boletaRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
       scope: 'dte:write',
       body: { kind: 'json', schema: 'boleta-emission.schema.json' },
       headers: POST_HEADERS,
-      responses: { 202: { description: 'issued and queued' } },
+      responses: { 202: { description: 'issued and queued', schema: 'created-id.schema.json' } },
       errors: [
         'idempotency_key_missing',
         'idempotency_conflict',
@@ -121,7 +121,7 @@ export function boletaRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
       scope: 'dte:write',
       body: { kind: 'json', schema: 'boleta-batch.schema.json' },
       headers: { 'X-Cert-Id': 'certificate to sign with (Authentication 4)' },
-      responses: { 202: { description: '{batchId, queued}' } },
+      responses: { 202: { description: '{batchId, queued}', schema: 'boleta-batch-accepted.schema.json' } },
       errors: [
         'validation_error',
         'boleta.batch.exceeds_max',

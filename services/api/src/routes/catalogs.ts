@@ -158,7 +158,7 @@ export function catalogRoutes(deps: ApiDeps): RouteDef[] {
       scope: 'dte:write',
       roles: ['owner', 'admin'],
       body: { kind: 'json', schema: 'branch-create.schema.json' },
-      responses: { 201: { description: 'the branch' } },
+      responses: { 201: { description: 'the branch', schema: 'created-id.schema.json' } },
       errors: ['empresa.not_found'],
       handler: async (ctx) => {
         const p = principalOf(ctx);

@@ -125,7 +125,7 @@ export function dtePrintRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
       tag: 'dtes',
       auth: 'bearer',
       scope: 'dte:write',
-      body: { kind: 'json', schema: 'dte-emission-body.schema.json' },
+      body: { kind: 'json', schema: 'dte-emission-request.schema.json', validatedBy: 'handler' },
       headers: {
         Accept: 'application/pdf (default): the draft PDF; application/json: the totals only',
       },

@@ -44,7 +44,8 @@ export function dteRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
       tag: 'dtes',
       auth: 'bearer_or_session',
       scope: 'dte:write',
-      body: { kind: 'json', schema: 'dte-emission-body.schema.json' },
+      // the engine validates against the per-type branch (dte-emission-request), after its own codes
+      body: { kind: 'json', schema: 'dte-emission-request.schema.json', validatedBy: 'handler' },
       headers: {
         ...POST_HEADERS,
         Prefer:
