@@ -1,0 +1,66 @@
+/**
+ * CPU of POST /dtes alone: an in-process api (the test api on a fresh schema of the local stack,
+ * no pipeline) answers POSTS documents from CONCURRENCY clients; prints the CPU milliseconds per
+ * POST of this process (api and client together) and of the PostgreSQL backends serving it
+ * (found by application_name, as bench:pipeline does), with the statements per POST.
+ *
+ *   npx tsx scripts/bench/post-cpu.ts        # POSTS=1000 CONCURRENCY=8, type 33
+ */
+import os from 'node:os';
+import { startTestApi } from '../../services/api/test/support/test-api';
+import { body, emit, orgWithCafs } from '../../services/api/test/dtes-fixtures';
+import { clientPortsOf, cpuSecondsOf } from './process-cpu';
+
+const POSTS = Number(process.env.POSTS ?? 1000);
+const CONCURRENCY = Number(process.env.CONCURRENCY ?? 8);
+
+async function main(): Promise<void> {
+  const t = await startTestApi();
+  try {
+    const o = await orgWithCafs(t, { tipos: [33], hasta: POSTS + 200 });
+    // warm-up, CONCURRENCY at a time so the pool holds its connections before counting
+    for (let i = 0; i < 50; i += CONCURRENCY)
+      await Promise.all(
+        Array.from({ length: CONCURRENCY }, (_, j) => emit(t, o, body(33, o.rut, 100 + i + j))),
+      );
+    const db = t.db.dataSource;
+    // this process's connections to PostgreSQL (the test api's pool sets no application_name)
+    const port = Number(new URL(process.env.DATABASE_URL!.replace(/^postgres(ql)?:/, 'http:')).port);
+    const mine = new Set(clientPortsOf(process.pid, port));
+    const rows: { pid: number; client_port: number | null }[] = await db.query(
+      `SELECT pid, client_port FROM pg_stat_activity WHERE client_port IS NOT NULL`,
+    );
+    const pgPids = rows.filter((r) => mine.has(r.client_port!)).map((r) => r.pid);
+    const pgCpu = () => pgPids.reduce((s, p) => s + (cpuSecondsOf(p) ?? 0), 0);
+    const c0 = process.cpuUsage();
+    const pg0 = pgCpu();
+    const t0 = Date.now();
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: CONCURRENCY }, async () => {
+        while (next < POSTS) {
+          const i = next++;
+          const r = await emit(t, o, body(33, o.rut, 1000 + i));
+          if (r.status !== 202) throw new Error(`POST ${r.status} ${r.text}`);
+        }
+      }),
+    );
+    const ms = Date.now() - t0;
+    const c = process.cpuUsage(c0);
+    const pg = pgCpu() - pg0;
+    console.log(
+      `[post-cpu] ${POSTS} POST /dtes (type 33), ${CONCURRENCY} clients, in-process api, no pipeline; load ${os.loadavg()[0]!.toFixed(1)}`,
+    );
+    console.log(`  ${(POSTS / (ms / 1000)).toFixed(0)} POST/s`);
+    console.log(
+      `  CPU per POST: this process (api + client) ${((c.user + c.system) / 1000 / POSTS).toFixed(2)} ms, its PostgreSQL backends (${pgPids.length}) ${((pg * 1000) / POSTS).toFixed(2)} ms`,
+    );
+  } finally {
+    await t.close();
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
