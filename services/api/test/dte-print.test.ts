@@ -272,6 +272,19 @@ describe('printed form over HTTP: GET /dtes/:id/pdf, preview, muestras', functio
   });
 
   it('GET /dtes/muestras: a ZIP with one PDF per signed certification 33/34/56/61, each timbre readable; source=set_pruebas filters', async () => {
+    // the documents the tests above issued are signed by the running pipeline: the ZIP is compared
+    // with the signed rows once none is still waiting for its signature (else one signed between
+    // the ZIP and the query below would be in one and not the other)
+    for (const until = Date.now() + 60_000; ;) {
+      const [{ n }] = await r.t.db.dataSource.query(
+        `SELECT count(*)::int AS n FROM dtes WHERE organization_id = $1 AND tipo_dte IN (33, 34, 56, 61)
+            AND signed_xml IS NULL AND sii_status = 'queued'`,
+        [r.o.orgId],
+      );
+      if (n === 0) break;
+      if (Date.now() > until) throw new Error(`${n} documents still wait for their signature`);
+      await new Promise((done) => setTimeout(done, 200));
+    }
     const res = await fetchBytes(r.t.url, 'GET', '/dtes/muestras', r.o.key);
     expect(res.status).to.equal(200);
     expect(res.headers.get('content-type')).to.equal('application/zip');
