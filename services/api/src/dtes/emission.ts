@@ -8,7 +8,7 @@ import {
   DOCUMENT_FOLIO_PATH,
   type EmissionInput,
 } from '@dte/engine';
-import { outboxInsertSql } from '@dte/database';
+import { DTES_IDEMPOTENCY_KEY_CONSTRAINT, outboxInsertSql } from '@dte/database';
 import { PIPELINE_SCHEMAS, PIPELINE_TOPICS } from '@dte/messaging';
 import type { DataSource } from 'typeorm';
 import { folioUnavailable, takeFolioSql } from '../caf/folio-allocator';
@@ -20,7 +20,7 @@ import type { BacklogGate } from './backlog-gate';
 import { bodyHash } from './canonical-json';
 import { productionIssueGate } from '../production-gates';
 import { loadCompanyProfile, type CompanyProfile } from './company-profile';
-import { documentByIdempotencyKey, IDEMPOTENCY_KEY_CONSTRAINT, replayOrConflict } from './idempotency';
+import { documentByIdempotencyKey, replayOrConflict } from './idempotency';
 import { enforceReferenceRules, lockReferenced, taxReferences, type RuleCodes } from './note-rules';
 import { DTE_COLUMNS, type DteRow } from './dte-row';
 import type { ExchangeRateSource } from './exchange-rate';
@@ -284,11 +284,6 @@ export async function emitDte(
     return rows[0] ?? folioUnavailable(q, folioKey);
   };
 
-  const refScope = {
-    organizationId: principal.organizationId,
-    companyId: company.id,
-    environment: principal.environment,
-  };
   try {
     const row =
       taxReferences(input).length === 0
@@ -296,15 +291,15 @@ export async function emitDte(
         : // notes over our own documents, guías (note-rules.ts): serialized per referenced
           // document and refused before the folio is taken, in one transaction with the write
           await db.transaction(async (m) => {
-            await lockReferenced(m, refScope, input);
-            await enforceReferenceRules(m, refScope, input, opts.ruleCodes ?? 'emission');
+            await lockReferenced(m, folioKey, input);
+            await enforceReferenceRules(m, folioKey, input, opts.ruleCodes ?? 'emission');
             return write(m);
           });
     return { row, created: true };
   } catch (err) {
     // another request with this key committed first (the key's unique index): this statement
     // wrote nothing, its folio included; replay that request's document
-    if (!isUniqueViolation(err, IDEMPOTENCY_KEY_CONSTRAINT)) throw err;
+    if (!isUniqueViolation(err, DTES_IDEMPOTENCY_KEY_CONSTRAINT)) throw err;
     const winner = await documentByIdempotencyKey(db, scoped, key);
     if (!winner) throw err;
     return replay(winner, hash);

@@ -1,4 +1,3 @@
-import { DTES_IDEMPOTENCY_KEY_CONSTRAINT } from '@dte/database';
 import type { DataSource } from 'typeorm';
 import { ApiError } from '../http/api-error';
 import { DTE_COLUMNS, type DteRow } from './dte-row';
@@ -14,9 +13,6 @@ export interface IdempotencyScope {
   companyId: string;
   environment: 'cert' | 'prod';
 }
-
-/** The unique index of (company_id, sii_env, idempotency_key) on dtes: it decides a race of one key. */
-export const IDEMPOTENCY_KEY_CONSTRAINT = DTES_IDEMPOTENCY_KEY_CONSTRAINT;
 
 /** The advisory-lock name that serializes emissions with one key (taken inside the transaction). */
 export function idempotencyLockName(scope: IdempotencyScope, key: string): string {

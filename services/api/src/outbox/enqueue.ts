@@ -1,4 +1,4 @@
-import { outboxInsertSql } from '@dte/database';
+import { writeOutbox } from '@dte/database';
 import type { EntityManager } from 'typeorm';
 
 export interface OutboxEntry {
@@ -17,10 +17,7 @@ export interface OutboxEntry {
  * Writes messages to the outbox inside the caller's transaction: they are published (by the
  * relay) if and only if that transaction commits.
  */
-export async function enqueueOutbox(m: EntityManager, entries: OutboxEntry[]): Promise<void> {
-  if (!m.queryRunner?.isTransactionActive) throw new Error('enqueueOutbox must run inside a transaction');
-  if (entries.length === 0) return;
-  // one statement for all the entries (one round trip), in their order
-  const { sql, params } = outboxInsertSql(entries);
-  await m.query(sql, params);
+export function enqueueOutbox(m: EntityManager, entries: OutboxEntry[]): Promise<void> {
+  // the workers' writeOutbox: one statement for all the entries, in their order
+  return writeOutbox(m, entries);
 }
