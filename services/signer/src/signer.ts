@@ -13,9 +13,16 @@
  * transaction, and the consumer moves on: no crash loop. Failures that may pass (database
  * down, master key unavailable) throw, and the command is redelivered.
  */
-import { correlationHeaders, statusChangeEntry, writeOutbox, type PipelineOutboxEntry } from '@dte/database';
+import {
+  correlationHeaders,
+  outboxInsertSql,
+  statusChangeEntry,
+  writeOutbox,
+  type PipelineOutboxEntry,
+} from '@dte/database';
 import type { Caf, DteDocument, SigningCredential } from '@dte/engine';
 import {
+  PIPELINE_COMMIT_INTERVAL_MS,
   PIPELINE_SCHEMAS,
   PIPELINE_TOPICS,
   signedKey,
@@ -135,8 +142,9 @@ export async function signCommand(deps: SignerDeps, cmd: EmitDteCommand): Promis
  * Handles a batch of commands with the outcome of handling them one by one in order: the
  * documents are read in one statement, each CAF is opened once per batch and each certificate
  * once per process (StoredCredentials; its not-deleted check once per batch), the signing is done in memory, then ONE transaction
- * claims every event id (one multi-row insert), locks the documents, stores the signed XMLs (one
- * multi-row update) and writes every outbox message (one multi-row insert). Returns each
+ * of two statements: the first claims every event id (multi-row insert) and locks the claimed
+ * documents in id order, the second stores the signed XMLs (multi-row update) with every outbox
+ * message (multi-row insert). Returns each
  * command's result, in order. `headers[i]` are the Kafka headers of cmds[i]: its `x-request-id`
  * is passed on (with `x-dte-id`) to the messages written for that document.
  */
@@ -201,21 +209,29 @@ export async function signCommands(
 
   return db.transaction(async (m) => {
     const known = cmds.filter((c) => docs.has(c.dte_id));
-    const claimedRows: { event_id: string }[] = known.length
+    // ONE statement claims the event ids and locks (in id order) the documents of the claimed
+    // commands: the claimed event ids come back as rows without a document id
+    const claimRows: { id: string | null; signed: boolean | null; claimed: string | null }[] = known.length
       ? await m.query(
-          `INSERT INTO processed_events (consumer, event_id) SELECT $1, e FROM unnest($2::text[]) AS e
-           ON CONFLICT (consumer, event_id) DO NOTHING RETURNING event_id`,
-          [SIGNER_CONSUMER, known.map((c) => c.event_id)],
+          `WITH claimed AS (
+             INSERT INTO processed_events (consumer, event_id) SELECT $1, e FROM unnest($2::text[]) AS e
+             ON CONFLICT (consumer, event_id) DO NOTHING RETURNING event_id
+           ), locked AS MATERIALIZED (
+             SELECT id, signed_xml IS NOT NULL AS signed FROM dtes
+              WHERE id IN (SELECT v.d FROM unnest($2::text[], $3::uuid[]) AS v(e, d)
+                             JOIN claimed ON claimed.event_id = v.e)
+              ORDER BY id FOR UPDATE
+           )
+           SELECT NULL::uuid AS id, NULL::boolean AS signed, event_id AS claimed FROM claimed
+           UNION ALL
+           SELECT id, signed, NULL FROM locked`,
+          [SIGNER_CONSUMER, known.map((c) => c.event_id), known.map((c) => c.dte_id)],
         )
       : [];
-    const claimed = new Set(claimedRows.map((r) => r.event_id));
-    const lockIds = [...new Set(known.filter((c) => claimed.has(c.event_id)).map((c) => c.dte_id))].sort();
-    const locked: { id: string; signed: boolean }[] = lockIds.length
-      ? await m.query(
-          'SELECT id, signed_xml IS NOT NULL AS signed FROM dtes WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE',
-          [lockIds],
-        )
-      : [];
+    const claimed = new Set(claimRows.flatMap((r) => (r.claimed === null ? [] : [r.claimed])));
+    const locked = claimRows.filter(
+      (r): r is { id: string; signed: boolean; claimed: null } => r.id !== null,
+    );
     const signedNow = new Set(locked.filter((r) => r.signed).map((r) => r.id));
     const updates: { id: string; xml: string }[] = [];
     const entries: PipelineOutboxEntry[] = [];
@@ -281,14 +297,19 @@ export async function signCommands(
       );
       return 'signed';
     });
-    if (updates.length)
+    if (updates.length) {
+      // the signed XMLs and the outbox rows that announce them in ONE statement
+      const outbox = outboxInsertSql(entries, { firstParam: 4 });
       await m.query(
-        `UPDATE dtes SET signed_xml = v.xml, signed_at = $3
-           FROM unnest($1::uuid[], $2::text[]) AS v(id, xml)
-          WHERE dtes.id = v.id AND dtes.signed_xml IS NULL`,
-        [updates.map((u) => u.id), updates.map((u) => u.xml), now],
+        `WITH signed AS (
+           UPDATE dtes SET signed_xml = v.xml, signed_at = $3
+             FROM unnest($1::uuid[], $2::text[]) AS v(id, xml)
+            WHERE dtes.id = v.id AND dtes.signed_xml IS NULL
+         )
+         ${outbox.sql}`,
+        [updates.map((u) => u.id), updates.map((u) => u.xml), now, ...outbox.params],
       );
-    await writeOutbox(m, entries);
+    } else await writeOutbox(m, entries);
     return results;
   });
 }
@@ -314,6 +335,8 @@ export async function startSigner(
     // under load a fetch waits up to 50 ms for 16 KiB, so a batch (one transaction) holds more
     minBytes: 16 * 1024,
     maxWaitTimeInMs: 50,
+    // a redelivered command finds its claim (processed_events)
+    commitIntervalMs: PIPELINE_COMMIT_INTERVAL_MS,
   });
   // one transaction per fetched batch of a partition
   await consumer.runBatch<EmitDteCommand>(async (msgs) => {
