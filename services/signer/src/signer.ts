@@ -39,6 +39,7 @@ import {
 import type { Logger } from '@dte/service-runtime';
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
+import { OpenedCafs } from './opened-cafs';
 import { signStoredDocument } from './sign-document';
 
 export const SIGNER_CONSUMER = 'signer';
@@ -68,6 +69,11 @@ export interface SignerDeps {
    * signing time); without it each document opens its certificate again
    */
   credentials?: StoredCredentials;
+  /**
+   * opened CAFs kept in memory (its row read, key unsealed and parsed once per 5 min); without
+   * it each batch opens its CAFs again and wipes their key text when done
+   */
+  cafs?: OpenedCafs;
 }
 
 /** A document that cannot be signed as it stands: the reason becomes its glosa. */
@@ -140,7 +146,8 @@ export async function signCommand(deps: SignerDeps, cmd: EmitDteCommand): Promis
 
 /**
  * Handles a batch of commands with the outcome of handling them one by one in order: the
- * documents are read in one statement, each CAF is opened once per batch and each certificate
+ * documents are read in one statement, each CAF is opened once per batch (once per 5 min with
+ * `deps.cafs`, as the running signer does) and each certificate
  * once per process (StoredCredentials; its not-deleted check once per batch), the signing is done in memory, then ONE transaction
  * of two statements: the first claims every event id (multi-row insert) and locks the claimed
  * documents in id order, the second stores the signed XMLs (multi-row update) with every outbox
@@ -182,7 +189,9 @@ export async function signCommands(
         });
         let caf = cafs.get(doc.caf_id);
         if (!caf) {
-          caf = loadCaf(db, deps.keys, doc.caf_id);
+          caf = deps.cafs
+            ? deps.cafs.get(doc.caf_id, () => loadCaf(db, deps.keys, doc.caf_id))
+            : loadCaf(db, deps.keys, doc.caf_id);
           cafs.set(doc.caf_id, caf);
         }
         const opened = await caf;
@@ -204,7 +213,10 @@ export async function signCommands(
       }
     }
   } finally {
-    for (const caf of cafs.values()) await caf.then((c) => (c.rsaPrivateKeyPem = '')).catch(() => undefined);
+    // kept CAFs are wiped by OpenedCafs when they leave it
+    if (!deps.cafs)
+      for (const caf of cafs.values())
+        await caf.then((c) => (c.rsaPrivateKeyPem = '')).catch(() => undefined);
   }
 
   return db.transaction(async (m) => {
@@ -326,7 +338,7 @@ export async function startSigner(
   const credentials =
     deps.credentials ??
     new StoredCredentials({ db: deps.dataSource, keys: deps.keys, now: () => Date.now() });
-  const handlerDeps: SignerDeps = { ...deps, credentials };
+  const handlerDeps: SignerDeps = { ...deps, credentials, cafs: deps.cafs ?? new OpenedCafs() };
   const consumer = await deps.messaging.createConsumer({
     groupId: deps.messaging.topic(SIGNER_CONSUMER),
     topics: [PIPELINE_TOPICS.commands],
