@@ -31,7 +31,10 @@ export interface RelayOptions {
   pollMs?: number;
   /**
    * after a NOTIFY wakes it, the relay waits this long (ms) before reading, so the rows committed
-   * meanwhile share one produce request and one UPDATE (2 by default; 0 reads at once)
+   * meanwhile share one produce request and one statement (20 by default; 0 reads at once).
+   * Measured under the bench at ~110 docs/s: 2 ms made 562 rounds for 1000 documents, 20 ms
+   * 245 (every round is a produce request, a statement, and smaller batches downstream), for at
+   * most 20 ms more per hop
    */
   lingerMs?: number;
   batchSize?: number;
@@ -66,7 +69,7 @@ export interface OutboxRelay {
 export async function startOutboxRelay(opts: RelayOptions): Promise<OutboxRelay> {
   const pollMs = opts.pollMs ?? 1000;
   const batchSize = opts.batchSize ?? 500;
-  const lingerMs = opts.lingerMs ?? 2;
+  const lingerMs = opts.lingerMs ?? 20;
   const lockRetryMs = opts.lockRetryMs ?? 2000;
   const maxBackoffMs = opts.maxBackoffMs ?? 10000;
   const retainMs = opts.retainPublishedMs ?? 24 * 3600 * 1000;
