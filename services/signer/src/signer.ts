@@ -92,6 +92,8 @@ interface DocRow {
   document: DteDocument;
   /** signed_xml is set */
   signed: boolean;
+  /** its certificate's row exists and is not deleted (read with the document) */
+  certificate_live: boolean;
 }
 
 export type SignResult = 'signed' | 'duplicate' | 'already_signed' | 'failed' | 'unknown_document';
@@ -148,7 +150,7 @@ export async function signCommand(deps: SignerDeps, cmd: EmitDteCommand): Promis
  * Handles a batch of commands with the outcome of handling them one by one in order: the
  * documents are read in one statement, each CAF is opened once per batch (once per 5 min with
  * `deps.cafs`, as the running signer does) and each certificate
- * once per process (StoredCredentials; its not-deleted check once per batch), the signing is done in memory, then ONE transaction
+ * once per process (StoredCredentials; its not-deleted check made by the read of the documents), the signing is done in memory, then ONE transaction
  * of two statements: the first claims every event id (multi-row insert) and locks the claimed
  * documents in id order, the second stores the signed XMLs (multi-row update) with every outbox
  * message (multi-row insert). Returns each
@@ -165,7 +167,10 @@ export async function signCommands(
   const now = (deps.clock ?? (() => new Date()))();
   const rows: DocRow[] = await db.query(
     `SELECT id, organization_id, company_id, sii_env, tipo_dte, folio, caf_id, certificate_id, rut_emisor,
-            document, signed_xml IS NOT NULL AS signed FROM dtes WHERE id = ANY($1::uuid[])`,
+            document, signed_xml IS NOT NULL AS signed,
+            EXISTS (SELECT 1 FROM certificates c WHERE c.id = dtes.certificate_id AND c.deleted_at IS NULL)
+              AS certificate_live
+       FROM dtes WHERE id = ANY($1::uuid[])`,
     [[...new Set(cmds.map((c) => c.dte_id))]],
   );
   const docs = new Map(rows.map((r) => [r.id, r]));
@@ -181,7 +186,8 @@ export async function signCommands(
       try {
         let pending = creds.get(doc.certificate_id);
         if (!pending) {
-          pending = credentials.get(doc.certificate_id);
+          // the not-deleted check was made by the read of the documents
+          pending = credentials.get(doc.certificate_id, { seenLive: doc.certificate_live });
           creds.set(doc.certificate_id, pending);
         }
         const credential = await pending.catch((err: unknown) => {
