@@ -56,12 +56,28 @@ export interface ConsumerOptions {
   partitionsConsumedConcurrently?: number;
   /** runBatch: most messages handed to one handler call (a fetched batch is cut); 500 by default */
   maxBatchSize?: number;
+  /**
+   * commit the consumed offsets at most this often (ms), in one OffsetCommit for every partition,
+   * instead of after every fetched batch (each commit is a request and a write to
+   * __consumer_offsets on the broker). The price: after a crash or a rebalance up to this much is
+   * delivered again, so only for handlers whose effects are idempotent (processed_events, a
+   * wake-up). Pending offsets are also committed by a timer, before the lag is read
+   * (`commitPending`) and before disconnect. Absent: committed after every batch (kafkajs).
+   */
+  commitIntervalMs?: number;
   /** takes values that cannot be decoded; when absent such a value is an error (retried) */
   onDecodeError?: (
     error: Error,
     raw: { topic: string; partition: number; offset: string; value: Buffer },
   ) => Promise<void>;
 }
+
+/**
+ * The commit interval (ConsumerOptions.commitIntervalMs) of the pipeline's workers, whose handlers
+ * dedupe on the event id (processed_events) or only wake a loop: one OffsetCommit a second per
+ * consumer instead of one per fetched batch.
+ */
+export const PIPELINE_COMMIT_INTERVAL_MS = 1000;
 
 function headersOf(h: IHeaders | undefined): Record<string, string> {
   const out: Record<string, string> = {};
@@ -73,8 +89,67 @@ function headersOf(h: IHeaders | undefined): Record<string, string> {
   return out;
 }
 
+/**
+ * The offsets handled since the last commit, committed together at most every `intervalMs`
+ * (ConsumerOptions.commitIntervalMs). Only partitions this member holds are committed: a
+ * rebalance drops the pending offsets of the partitions it lost (their new owner starts from the
+ * last commit and its handler dedupes what it sees again).
+ */
+class CommitPacer {
+  private readonly pending = new Map<string, { topic: string; partition: number; offset: string }>();
+  private last = Date.now();
+  private flushing: Promise<void> | undefined;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(
+    private readonly consumer: Consumer,
+    private readonly intervalMs: number,
+  ) {
+    this.timer = setInterval(() => void this.flush(), intervalMs);
+    this.timer.unref();
+  }
+
+  /** `offset` (of the last message handled in that partition) is done */
+  handled(topic: string, partition: number, offset: string): void {
+    this.pending.set(`${topic}\u0000${partition}`, {
+      topic,
+      partition,
+      offset: (BigInt(offset) + 1n).toString(),
+    });
+  }
+
+  async maybeFlush(): Promise<void> {
+    if (Date.now() - this.last >= this.intervalMs) await this.flush();
+  }
+
+  /** commits what is pending (errors are dropped: at least once, the next owner re-reads) */
+  async flush(): Promise<void> {
+    while (this.flushing) await this.flushing;
+    if (this.pending.size === 0) return;
+    const offsets = [...this.pending.values()];
+    this.pending.clear();
+    this.last = Date.now();
+    this.flushing = this.consumer
+      .commitOffsets(offsets)
+      .catch(() => undefined)
+      .finally(() => (this.flushing = undefined));
+    await this.flushing;
+  }
+
+  /** after a rebalance: only the partitions assigned now */
+  keepOnly(assignment: Record<string, number[]>): void {
+    for (const [k, v] of this.pending)
+      if (!assignment[v.topic]?.includes(v.partition)) this.pending.delete(k);
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+}
+
 export class AvroConsumer {
   private readonly joined: Promise<void>;
+  private readonly pacer: CommitPacer | undefined;
 
   private constructor(
     private readonly consumer: Consumer,
@@ -89,6 +164,11 @@ export class AvroConsumer {
         resolve();
       });
     });
+    if (options.commitIntervalMs !== undefined && options.commitIntervalMs > 0) {
+      const pacer = new CommitPacer(consumer, options.commitIntervalMs);
+      this.pacer = pacer;
+      consumer.on(consumer.events.GROUP_JOIN, (e) => pacer.keepOnly(e.payload.memberAssignment));
+    }
   }
 
   static async connect(
@@ -116,8 +196,11 @@ export class AvroConsumer {
       topics: this.options.topics.map(this.topicName),
       fromBeginning: this.options.fromBeginning ?? false,
     });
+    const pacer = this.pacer;
     await this.consumer.run({
       partitionsConsumedConcurrently: this.options.partitionsConsumedConcurrently ?? 1,
+      // with a commit interval the pacer commits (after the handler, as kafkajs would)
+      autoCommit: !pacer,
       eachMessage: async ({ topic, partition, message, heartbeat }) => {
         let value: T | null = null;
         if (message.value !== null) {
@@ -131,6 +214,7 @@ export class AvroConsumer {
               offset: message.offset,
               value: message.value,
             });
+            pacer?.handled(topic, partition, message.offset);
             return;
           }
         }
@@ -146,6 +230,10 @@ export class AvroConsumer {
           },
           { heartbeat },
         );
+        if (pacer) {
+          pacer.handled(topic, partition, message.offset);
+          await pacer.maybeFlush();
+        }
       },
     });
   }
@@ -162,10 +250,12 @@ export class AvroConsumer {
       topics: this.options.topics.map(this.topicName),
       fromBeginning: this.options.fromBeginning ?? false,
     });
+    const pacer = this.pacer;
     await this.consumer.run({
       partitionsConsumedConcurrently: this.options.partitionsConsumedConcurrently ?? 1,
       eachBatchAutoResolve: false,
-      autoCommit: true,
+      // with a commit interval the pacer commits (after the handler, as kafkajs would)
+      autoCommit: !pacer,
       eachBatch: async ({
         batch,
         resolveOffset,
@@ -207,7 +297,10 @@ export class AvroConsumer {
           }
           if (decoded.length > 0) await handler(decoded, { heartbeat });
           resolveOffset(slice[slice.length - 1]!.offset);
-          await commitOffsetsIfNecessary();
+          if (pacer) {
+            pacer.handled(topic, partition, slice[slice.length - 1]!.offset);
+            await pacer.maybeFlush();
+          } else await commitOffsetsIfNecessary();
           await heartbeat();
         }
       },
@@ -233,8 +326,18 @@ export class AvroConsumer {
     this.consumer.resume(this.options.topics.map((t) => ({ topic: this.topicName(t) })));
   }
 
-  /** Stops consuming and leaves the group (committed offsets stay). */
+  /**
+   * Commits the offsets handled but not yet committed (with `commitIntervalMs`; nothing to do
+   * without): before the group's lag is read, so a caught-up consumer shows none.
+   */
+  async commitPending(): Promise<void> {
+    await this.pacer?.flush();
+  }
+
+  /** Stops consuming and leaves the group (committed offsets stay; pending ones are committed first). */
   async disconnect(): Promise<void> {
+    this.pacer?.stop();
+    await this.pacer?.flush();
     await this.consumer.disconnect();
   }
 }

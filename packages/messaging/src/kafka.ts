@@ -123,6 +123,7 @@ export function createKafka(config: MessagingConfig): Messaging {
       closers.push(() => c.disconnect());
       // dte_kafka_consumer_lag{group,topic}, read from the brokers when Prometheus scrapes
       const stopLag = onScrape(async () => {
+        await c.commitPending();
         const lag = await consumerGroupLag(await getAdmin(), options.groupId, options.topics.map(topic));
         for (const [t, n] of lag) metrics.consumerLag.set({ group: options.groupId, topic: logical(t) }, n);
       });

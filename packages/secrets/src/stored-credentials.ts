@@ -50,11 +50,17 @@ export class StoredCredentials {
     },
   ) {}
 
-  /** The credential of that certificate, from memory while it lasts, else opened from its row. */
-  async get(certificateId: string): Promise<SigningCredential> {
+  /**
+   * The credential of that certificate, from memory while it lasts, else opened from its row.
+   * `seenLive`: the caller has just read, in a statement of its own, that the row exists and is
+   * not deleted (e.g. `EXISTS (… deleted_at IS NULL)` beside the rows it works on), so a credential
+   * in memory is returned without reading the row again.
+   */
+  async get(certificateId: string, opts: { seenLive?: boolean } = {}): Promise<SigningCredential> {
     const now = this.opts.now();
     const hit = this.cache.get(certificateId);
     if (hit && hit.until > now && hit.credential.info.notAfter.getTime() > now) {
+      if (opts.seenLive) return hit.credential;
       const live = (await this.opts.db.query(
         'SELECT id FROM certificates WHERE id = $1 AND deleted_at IS NULL',
         [certificateId],

@@ -13,9 +13,16 @@
  * transaction, and the consumer moves on: no crash loop. Failures that may pass (database
  * down, master key unavailable) throw, and the command is redelivered.
  */
-import { correlationHeaders, statusChangeEntry, writeOutbox, type PipelineOutboxEntry } from '@dte/database';
+import {
+  correlationHeaders,
+  outboxInsertSql,
+  statusChangeEntry,
+  writeOutbox,
+  type PipelineOutboxEntry,
+} from '@dte/database';
 import type { Caf, DteDocument, SigningCredential } from '@dte/engine';
 import {
+  PIPELINE_COMMIT_INTERVAL_MS,
   PIPELINE_SCHEMAS,
   PIPELINE_TOPICS,
   signedKey,
@@ -32,6 +39,7 @@ import {
 import type { Logger } from '@dte/service-runtime';
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
+import { OpenedCafs } from './opened-cafs';
 import { signStoredDocument } from './sign-document';
 
 export const SIGNER_CONSUMER = 'signer';
@@ -61,6 +69,11 @@ export interface SignerDeps {
    * signing time); without it each document opens its certificate again
    */
   credentials?: StoredCredentials;
+  /**
+   * opened CAFs kept in memory (its row read, key unsealed and parsed once per 5 min); without
+   * it each batch opens its CAFs again and wipes their key text when done
+   */
+  cafs?: OpenedCafs;
 }
 
 /** A document that cannot be signed as it stands: the reason becomes its glosa. */
@@ -79,6 +92,8 @@ interface DocRow {
   document: DteDocument;
   /** signed_xml is set */
   signed: boolean;
+  /** its certificate's row exists and is not deleted (read with the document) */
+  certificate_live: boolean;
 }
 
 export type SignResult = 'signed' | 'duplicate' | 'already_signed' | 'failed' | 'unknown_document';
@@ -133,10 +148,12 @@ export async function signCommand(deps: SignerDeps, cmd: EmitDteCommand): Promis
 
 /**
  * Handles a batch of commands with the outcome of handling them one by one in order: the
- * documents are read in one statement, each CAF is opened once per batch and each certificate
- * once per process (StoredCredentials; its not-deleted check once per batch), the signing is done in memory, then ONE transaction
- * claims every event id (one multi-row insert), locks the documents, stores the signed XMLs (one
- * multi-row update) and writes every outbox message (one multi-row insert). Returns each
+ * documents are read in one statement, each CAF is opened once per batch (once per 5 min with
+ * `deps.cafs`, as the running signer does) and each certificate
+ * once per process (StoredCredentials; its not-deleted check made by the read of the documents), the signing is done in memory, then ONE transaction
+ * of two statements: the first claims every event id (multi-row insert) and locks the claimed
+ * documents in id order, the second stores the signed XMLs (multi-row update) with every outbox
+ * message (multi-row insert). Returns each
  * command's result, in order. `headers[i]` are the Kafka headers of cmds[i]: its `x-request-id`
  * is passed on (with `x-dte-id`) to the messages written for that document.
  */
@@ -150,7 +167,10 @@ export async function signCommands(
   const now = (deps.clock ?? (() => new Date()))();
   const rows: DocRow[] = await db.query(
     `SELECT id, organization_id, company_id, sii_env, tipo_dte, folio, caf_id, certificate_id, rut_emisor,
-            document, signed_xml IS NOT NULL AS signed FROM dtes WHERE id = ANY($1::uuid[])`,
+            document, signed_xml IS NOT NULL AS signed,
+            EXISTS (SELECT 1 FROM certificates c WHERE c.id = dtes.certificate_id AND c.deleted_at IS NULL)
+              AS certificate_live
+       FROM dtes WHERE id = ANY($1::uuid[])`,
     [[...new Set(cmds.map((c) => c.dte_id))]],
   );
   const docs = new Map(rows.map((r) => [r.id, r]));
@@ -166,7 +186,8 @@ export async function signCommands(
       try {
         let pending = creds.get(doc.certificate_id);
         if (!pending) {
-          pending = credentials.get(doc.certificate_id);
+          // the not-deleted check was made by the read of the documents
+          pending = credentials.get(doc.certificate_id, { seenLive: doc.certificate_live });
           creds.set(doc.certificate_id, pending);
         }
         const credential = await pending.catch((err: unknown) => {
@@ -174,7 +195,9 @@ export async function signCommands(
         });
         let caf = cafs.get(doc.caf_id);
         if (!caf) {
-          caf = loadCaf(db, deps.keys, doc.caf_id);
+          caf = deps.cafs
+            ? deps.cafs.get(doc.caf_id, () => loadCaf(db, deps.keys, doc.caf_id))
+            : loadCaf(db, deps.keys, doc.caf_id);
           cafs.set(doc.caf_id, caf);
         }
         const opened = await caf;
@@ -196,26 +219,37 @@ export async function signCommands(
       }
     }
   } finally {
-    for (const caf of cafs.values()) await caf.then((c) => (c.rsaPrivateKeyPem = '')).catch(() => undefined);
+    // kept CAFs are wiped by OpenedCafs when they leave it
+    if (!deps.cafs)
+      for (const caf of cafs.values())
+        await caf.then((c) => (c.rsaPrivateKeyPem = '')).catch(() => undefined);
   }
 
   return db.transaction(async (m) => {
     const known = cmds.filter((c) => docs.has(c.dte_id));
-    const claimedRows: { event_id: string }[] = known.length
+    // ONE statement claims the event ids and locks (in id order) the documents of the claimed
+    // commands: the claimed event ids come back as rows without a document id
+    const claimRows: { id: string | null; signed: boolean | null; claimed: string | null }[] = known.length
       ? await m.query(
-          `INSERT INTO processed_events (consumer, event_id) SELECT $1, e FROM unnest($2::text[]) AS e
-           ON CONFLICT (consumer, event_id) DO NOTHING RETURNING event_id`,
-          [SIGNER_CONSUMER, known.map((c) => c.event_id)],
+          `WITH claimed AS (
+             INSERT INTO processed_events (consumer, event_id) SELECT $1, e FROM unnest($2::text[]) AS e
+             ON CONFLICT (consumer, event_id) DO NOTHING RETURNING event_id
+           ), locked AS MATERIALIZED (
+             SELECT id, signed_xml IS NOT NULL AS signed FROM dtes
+              WHERE id IN (SELECT v.d FROM unnest($2::text[], $3::uuid[]) AS v(e, d)
+                             JOIN claimed ON claimed.event_id = v.e)
+              ORDER BY id FOR UPDATE
+           )
+           SELECT NULL::uuid AS id, NULL::boolean AS signed, event_id AS claimed FROM claimed
+           UNION ALL
+           SELECT id, signed, NULL FROM locked`,
+          [SIGNER_CONSUMER, known.map((c) => c.event_id), known.map((c) => c.dte_id)],
         )
       : [];
-    const claimed = new Set(claimedRows.map((r) => r.event_id));
-    const lockIds = [...new Set(known.filter((c) => claimed.has(c.event_id)).map((c) => c.dte_id))].sort();
-    const locked: { id: string; signed: boolean }[] = lockIds.length
-      ? await m.query(
-          'SELECT id, signed_xml IS NOT NULL AS signed FROM dtes WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE',
-          [lockIds],
-        )
-      : [];
+    const claimed = new Set(claimRows.flatMap((r) => (r.claimed === null ? [] : [r.claimed])));
+    const locked = claimRows.filter(
+      (r): r is { id: string; signed: boolean; claimed: null } => r.id !== null,
+    );
     const signedNow = new Set(locked.filter((r) => r.signed).map((r) => r.id));
     const updates: { id: string; xml: string }[] = [];
     const entries: PipelineOutboxEntry[] = [];
@@ -281,14 +315,19 @@ export async function signCommands(
       );
       return 'signed';
     });
-    if (updates.length)
+    if (updates.length) {
+      // the signed XMLs and the outbox rows that announce them in ONE statement
+      const outbox = outboxInsertSql(entries, { firstParam: 4 });
       await m.query(
-        `UPDATE dtes SET signed_xml = v.xml, signed_at = $3
-           FROM unnest($1::uuid[], $2::text[]) AS v(id, xml)
-          WHERE dtes.id = v.id AND dtes.signed_xml IS NULL`,
-        [updates.map((u) => u.id), updates.map((u) => u.xml), now],
+        `WITH signed AS (
+           UPDATE dtes SET signed_xml = v.xml, signed_at = $3
+             FROM unnest($1::uuid[], $2::text[]) AS v(id, xml)
+            WHERE dtes.id = v.id AND dtes.signed_xml IS NULL
+         )
+         ${outbox.sql}`,
+        [updates.map((u) => u.id), updates.map((u) => u.xml), now, ...outbox.params],
       );
-    await writeOutbox(m, entries);
+    } else await writeOutbox(m, entries);
     return results;
   });
 }
@@ -305,7 +344,7 @@ export async function startSigner(
   const credentials =
     deps.credentials ??
     new StoredCredentials({ db: deps.dataSource, keys: deps.keys, now: () => Date.now() });
-  const handlerDeps: SignerDeps = { ...deps, credentials };
+  const handlerDeps: SignerDeps = { ...deps, credentials, cafs: deps.cafs ?? new OpenedCafs() };
   const consumer = await deps.messaging.createConsumer({
     groupId: deps.messaging.topic(SIGNER_CONSUMER),
     topics: [PIPELINE_TOPICS.commands],
@@ -314,6 +353,8 @@ export async function startSigner(
     // under load a fetch waits up to 50 ms for 16 KiB, so a batch (one transaction) holds more
     minBytes: 16 * 1024,
     maxWaitTimeInMs: 50,
+    // a redelivered command finds its claim (processed_events)
+    commitIntervalMs: PIPELINE_COMMIT_INTERVAL_MS,
   });
   // one transaction per fetched batch of a partition
   await consumer.runBatch<EmitDteCommand>(async (msgs) => {

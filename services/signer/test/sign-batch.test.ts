@@ -7,6 +7,8 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import pino from 'pino';
+import { StoredCredentials } from '@dte/secrets';
+import { OpenedCafs } from '../src/opened-cafs';
 import { signCommands, type EmitDteCommand } from '../src/signer';
 import { startTestApi, type TestApi } from '../../api/test/support/test-api';
 import { body, emit, orgWithCafs, type DteOrg } from '../../api/test/dtes-fixtures';
@@ -77,5 +79,31 @@ describe('signer: a batch of commands in one transaction', function () {
     );
     expect(after.map((r) => r.signed_xml)).to.deep.equal(rows.map((r) => r.signed_xml));
     expect(await outboxOf([a.dte_id, b.dte_id])).to.have.length(out.length);
+  });
+
+  it('a certificate deleted after it was opened is not used: the next batch ends its document emision_fallida', async () => {
+    const credentials = new StoredCredentials({ db: db(), keys: t.deps.keys, now: () => Date.now() });
+    const deps = { dataSource: db(), keys: t.deps.keys, logger, credentials, cafs: new OpenedCafs() };
+    const a = await issue(33);
+    const b = await issue(33);
+    expect(await signCommands(deps, [a])).to.deep.equal(['signed']);
+    const [{ certificate_id }]: { certificate_id: string }[] = await db().query(
+      'SELECT certificate_id FROM dtes WHERE id = $1',
+      [b.dte_id],
+    );
+    await db().query('UPDATE certificates SET deleted_at = now() WHERE id = $1', [certificate_id]);
+    expect(await signCommands(deps, [b])).to.deep.equal(['failed']);
+    const [row]: { signed_xml: string | null }[] = await db().query(
+      'SELECT signed_xml FROM dtes WHERE id = $1',
+      [b.dte_id],
+    );
+    expect(row!.signed_xml).to.equal(null);
+    const [status]: { glosa: string }[] = await db().query(
+      `SELECT payload->>'sii_glosa' AS glosa FROM outbox
+        WHERE topic = 'dte-status' AND message_key = $1 AND payload->>'sii_status' = 'emision_fallida'`,
+      [b.dte_id],
+    );
+    expect(status!.glosa).to.match(/was deleted/);
+    await db().query('UPDATE certificates SET deleted_at = NULL WHERE id = $1', [certificate_id]);
   });
 });

@@ -23,7 +23,6 @@
  */
 import { pollBoletaUpload, uploadChannel } from './boleta-status';
 import {
-  claimEvent,
   returnedRows,
   statusChangeEntry,
   statusDocRef,
@@ -31,7 +30,12 @@ import {
   RequestIds,
   type PipelineOutboxEntry,
 } from '@dte/database';
-import { PIPELINE_TOPICS, type AvroConsumer, type Messaging } from '@dte/messaging';
+import {
+  PIPELINE_COMMIT_INTERVAL_MS,
+  PIPELINE_TOPICS,
+  type AvroConsumer,
+  type Messaging,
+} from '@dte/messaging';
 import { StoredCredentials, UnusableCertificateError, type KeyWrapper } from '@dte/secrets';
 import { LoopPause, workDueInBatches, type Logger } from '@dte/service-runtime';
 import { SiiError, type SiiClient, type SiiSession, type UploadStatus } from '@dte/sii-client';
@@ -80,6 +84,8 @@ interface PollRow {
   attempts: number;
   last_estado: string | null;
   version: number;
+  /** sii_uploads.channel of the upload (read with the row); looked up when absent */
+  channel?: 'dte' | 'boleta' | null;
 }
 
 /** Per document status to publish, or one for all. */
@@ -129,6 +135,8 @@ export class Poller {
         groupId: messaging.topic(POLLER_CONSUMER),
         topics: [PIPELINE_TOPICS.uploaded],
         fromBeginning: true,
+        // a redelivered record finds its claim (processed_events)
+        commitIntervalMs: PIPELINE_COMMIT_INTERVAL_MS,
       });
       await this.consumer.run<EnvioUploaded>(async (msg) => {
         if (msg.value === null) return;
@@ -154,43 +162,54 @@ export class Poller {
   /** Records an upload (or a refresh request) in the schedule; idempotent per event id. */
   async schedule(rec: EnvioUploaded): Promise<'scheduled' | 'rearmed' | 'duplicate'> {
     const now = this.now();
-    const result = await this.deps.dataSource.transaction(async (m) => {
-      if (!(await claimEvent(m, POLLER_CONSUMER, rec.event_id))) return 'duplicate' as const;
-      const values = [
-        rec.upload_id,
-        rec.organization_id,
-        rec.company_id,
-        rec.rut_emisor,
-        rec.sii_env,
-        rec.certificate_id,
-        rec.track_id,
-        rec.dte_ids,
-      ];
-      if (!rec.refresh) {
-        await m.query(
-          `INSERT INTO sii_polls (upload_id, organization_id, company_id, rut_emisor, sii_env, certificate_id,
+    const values = [
+      rec.upload_id,
+      rec.organization_id,
+      rec.company_id,
+      rec.rut_emisor,
+      rec.sii_env,
+      rec.certificate_id,
+      rec.track_id,
+      rec.dte_ids,
+    ];
+    // ONE statement (atomic without a transaction of its own): the claim of the event id and,
+    // only when it claimed, the row of the schedule
+    const claim = `WITH claimed AS (
+         INSERT INTO processed_events (consumer, event_id) VALUES ($11, $12)
+         ON CONFLICT (consumer, event_id) DO NOTHING RETURNING event_id
+       ), scheduled AS (`;
+    const claimedRows: { claimed: boolean }[] = await this.deps.dataSource.query(
+      !rec.refresh
+        ? `${claim}
+           INSERT INTO sii_polls (upload_id, organization_id, company_id, rut_emisor, sii_env, certificate_id,
              track_id, dte_ids, state, attempts, next_poll_at, created_at, updated_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8::uuid[], 'active', 0, $9, $10, $10)
-           ON CONFLICT (upload_id) DO NOTHING`,
-          [...values, new Date(now.getTime() + this.deps.settings.firstDelayMs), now],
-        );
-        return 'scheduled' as const;
-      }
-      await m.query(
-        `INSERT INTO sii_polls (upload_id, organization_id, company_id, rut_emisor, sii_env, certificate_id,
-           track_id, dte_ids, state, attempts, next_poll_at, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8::uuid[], 'active', 0, $9, $9, $9)
-         ON CONFLICT (upload_id) DO UPDATE SET
-           dte_ids = CASE WHEN sii_polls.state = 'active'
-                          THEN ARRAY(SELECT DISTINCT unnest(sii_polls.dte_ids || EXCLUDED.dte_ids))
-                          ELSE EXCLUDED.dte_ids END,
-           certificate_id = EXCLUDED.certificate_id, track_id = EXCLUDED.track_id,
-           state = 'active', attempts = 0, next_poll_at = $9, last_estado = NULL, last_glosa = NULL,
-           version = sii_polls.version + 1, updated_at = $9`,
-        [...values, now],
-      );
-      return 'rearmed' as const;
-    });
+           SELECT $1, $2, $3, $4, $5, $6, $7, $8::uuid[], 'active', 0, $9, $10, $10
+            WHERE EXISTS (SELECT 1 FROM claimed)
+           ON CONFLICT (upload_id) DO NOTHING
+         ) SELECT EXISTS (SELECT 1 FROM claimed) AS claimed`
+        : `${claim}
+           INSERT INTO sii_polls (upload_id, organization_id, company_id, rut_emisor, sii_env, certificate_id,
+             track_id, dte_ids, state, attempts, next_poll_at, created_at, updated_at)
+           SELECT $1, $2, $3, $4, $5, $6, $7, $8::uuid[], 'active', 0, $9, $10, $10
+            WHERE EXISTS (SELECT 1 FROM claimed)
+           ON CONFLICT (upload_id) DO UPDATE SET
+             dte_ids = CASE WHEN sii_polls.state = 'active'
+                            THEN ARRAY(SELECT DISTINCT unnest(sii_polls.dte_ids || EXCLUDED.dte_ids))
+                            ELSE EXCLUDED.dte_ids END,
+             certificate_id = EXCLUDED.certificate_id, track_id = EXCLUDED.track_id,
+             state = 'active', attempts = 0, next_poll_at = $9, last_estado = NULL, last_glosa = NULL,
+             version = sii_polls.version + 1, updated_at = $10
+         ) SELECT EXISTS (SELECT 1 FROM claimed) AS claimed`,
+      [
+        ...values,
+        // a refresh is due now, an upload after firstDelayMs
+        rec.refresh ? now : new Date(now.getTime() + this.deps.settings.firstDelayMs),
+        now,
+        POLLER_CONSUMER,
+        rec.event_id,
+      ],
+    );
+    const result = !claimedRows[0]?.claimed ? 'duplicate' : rec.refresh ? 'rearmed' : 'scheduled';
     if (result !== 'duplicate') this.pause.wake();
     return result;
   }
@@ -234,7 +253,8 @@ export class Poller {
           SELECT upload_id FROM sii_polls WHERE state = 'active' AND next_poll_at <= $1
            ORDER BY next_poll_at LIMIT $3 FOR UPDATE SKIP LOCKED)
         RETURNING upload_id, organization_id, rut_emisor, sii_env, certificate_id, track_id,
-                  dte_ids::text[] AS dte_ids, attempts, last_estado, version`,
+                  dte_ids::text[] AS dte_ids, attempts, last_estado, version,
+                  (SELECT channel FROM sii_uploads WHERE sii_uploads.id = sii_polls.upload_id) AS channel`,
       [now, new Date(now.getTime() + this.deps.settings.leaseMs), this.deps.settings.concurrency],
     );
     return returnedRows<PollRow>(res);
@@ -246,7 +266,7 @@ export class Poller {
     try {
       const credential = await this.credentials.get(p.certificate_id);
       result =
-        (await uploadChannel(this.deps.dataSource, p.upload_id)) === 'boleta'
+        (p.channel ?? (await uploadChannel(this.deps.dataSource, p.upload_id))) === 'boleta'
           ? await pollBoletaUpload(this.deps.dataSource, this.deps.sii, credential, p)
           : await this.ask(this.deps.sii.session(credential), p);
     } catch (err) {
@@ -355,30 +375,44 @@ export class Poller {
     publish: Publication[],
   ): Promise<void> {
     await this.deps.dataSource.transaction(async (m) => {
-      const res: unknown[] = await m.query(
-        `UPDATE sii_polls SET state = $3, attempts = $4, next_poll_at = $5, last_estado = $6, last_glosa = $7,
-                updated_at = $8
-          WHERE upload_id = $1 AND version = $2 RETURNING upload_id`,
-        [p.upload_id, p.version, state, attempts, nextPollAt, lastEstado, publish.at(-1)?.glosa ?? null, now],
+      // ONE statement: the outcome on the schedule row (unless it was re-armed or taken since:
+      // the version guard), sii_last_polled on its documents, locked in id order like every other
+      // batch writer of dtes (signer, uploader, projector), so two transactions over overlapping
+      // documents cannot deadlock, and the columns that name them in their messages
+      const docs: (DocRow & { polled: boolean })[] = await m.query(
+        `WITH p AS (
+           UPDATE sii_polls SET state = $3, attempts = $4, next_poll_at = $5, last_estado = $6, last_glosa = $7,
+                  updated_at = $8
+            WHERE upload_id = $1 AND version = $2 RETURNING upload_id
+         ), l AS MATERIALIZED (
+           SELECT id FROM dtes WHERE id = ANY($9::uuid[]) AND EXISTS (SELECT 1 FROM p) ORDER BY id FOR UPDATE
+         ), d AS (
+           UPDATE dtes SET sii_last_polled = $8 FROM l WHERE dtes.id = l.id
+           RETURNING dtes.id, dtes.organization_id, dtes.sii_env, dtes.tipo_dte, dtes.folio, dtes.request_id
+         )
+         SELECT true AS polled, d.* FROM d
+         UNION ALL
+         SELECT false, NULL, NULL, NULL, NULL, NULL, NULL FROM p WHERE NOT EXISTS (SELECT 1 FROM d)
+         ORDER BY id`,
+        [
+          p.upload_id,
+          p.version,
+          state,
+          attempts,
+          nextPollAt,
+          lastEstado,
+          publish.at(-1)?.glosa ?? null,
+          now,
+          p.dte_ids,
+        ],
       );
-      if (returnedRows(res).length !== 1) return; // re-armed meanwhile: this answer is stale
-      // rows locked in id order, like every other batch writer of dtes (signer, uploader,
-      // projector): two transactions over overlapping documents cannot deadlock
-      await m.query(
-        `UPDATE dtes SET sii_last_polled = $2
-           FROM (SELECT id FROM dtes WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE) AS l
-          WHERE dtes.id = l.id`,
-        [p.dte_ids, now],
-      );
+      if (docs.length === 0) return; // re-armed meanwhile: this answer is stale
       if (publish.length === 0) return;
-      const docs: DocRow[] = await m.query(
-        `SELECT id, organization_id, sii_env, tipo_dte, folio, request_id FROM dtes WHERE id = ANY($1::uuid[]) ORDER BY id`,
-        [p.dte_ids],
-      );
       // the request id stored with the document: known even when this process never saw its dte.uploaded
-      for (const d of docs) this.requestIds.remember(d.id, d.request_id ?? undefined);
+      const named = docs.filter((d) => d.polled);
+      for (const d of named) this.requestIds.remember(d.id, d.request_id ?? undefined);
       const entries: PipelineOutboxEntry[] = publish.flatMap((pub) =>
-        docs.map((d) => {
+        named.map((d) => {
           const own = pub.perDoc?.get(d.id);
           return {
             ...statusChangeEntry(statusDocRef(d), {

@@ -51,7 +51,13 @@ import {
   type StatusDocRef,
 } from '@dte/database';
 import type { SigningCredential } from '@dte/engine';
-import { PIPELINE_SCHEMAS, PIPELINE_TOPICS, type AvroConsumer, type Messaging } from '@dte/messaging';
+import {
+  PIPELINE_COMMIT_INTERVAL_MS,
+  PIPELINE_SCHEMAS,
+  PIPELINE_TOPICS,
+  type AvroConsumer,
+  type Messaging,
+} from '@dte/messaging';
 import { StoredCredentials, UnusableCertificateError, type KeyWrapper } from '@dte/secrets';
 import { LoopPause, workDueInBatches, type Logger } from '@dte/service-runtime';
 import { SiiError, type SiiClient, type UploadOutcome } from '@dte/sii-client';
@@ -133,6 +139,8 @@ export class Uploader {
         groupId: messaging.topic(UPLOADER_CONSUMER),
         topics: [PIPELINE_TOPICS.signed],
         fromBeginning: true,
+        // a message only wakes the loop: one seen again wakes it again, nothing more
+        commitIntervalMs: PIPELINE_COMMIT_INTERVAL_MS,
       });
       await this.consumer.run<{ dte_id: string }>(async (msg) => {
         // x-request-id: the api request that issued the document (passed on by the signer)
@@ -252,12 +260,10 @@ export class Uploader {
       if (picked.length < maxDocs && oldest + maxWaitMs > now.getTime()) return 0;
       const id = randomUUID();
       const ids = picked.map((p) => p.id);
-      await m.query(`UPDATE dtes SET upload_id = $1 WHERE id = ANY($2::uuid[]) AND upload_id IS NULL`, [
-        id,
-        ids,
-      ]);
+      // the documents bound to the upload and its row in ONE statement
       await m.query(
-        `INSERT INTO sii_uploads (id, organization_id, company_id, sii_env, rut_emisor, certificate_id, dte_ids,
+        `WITH bound AS (UPDATE dtes SET upload_id = $1 WHERE id = ANY($7::uuid[]) AND upload_id IS NULL)
+         INSERT INTO sii_uploads (id, organization_id, company_id, sii_env, rut_emisor, certificate_id, dte_ids,
            state, attempts, next_attempt_at, created_at, updated_at, channel)
          VALUES ($1, $2, $3, $4, $5, $6, $7::uuid[], 'claimed', 0, $8, $8, $8, $9)`,
         [
@@ -482,15 +488,10 @@ export class Uploader {
         [u.id, state, r.outcome, r.glosa ?? null, r.trackId ?? null, now],
       );
       if (returnedRows(moved).length !== 1) return; // another instance finished it
-      const docs = await this.docRefs(m, u.dte_ids);
+      // accepted: the track id on the documents (locked in id order) in the statement that reads them
+      const docs = await this.docRefs(m, u.dte_ids, state === 'accepted' ? r.trackId! : undefined);
       const entries: PipelineOutboxEntry[] = [];
       if (state === 'accepted') {
-        await m.query(
-          `UPDATE dtes SET track_id = $2
-             FROM (SELECT id FROM dtes WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE) AS l
-            WHERE dtes.id = l.id`,
-          [u.dte_ids, r.trackId],
-        );
         entries.push({
           topic: PIPELINE_TOPICS.uploaded,
           schema: PIPELINE_SCHEMAS[PIPELINE_TOPICS.uploaded],
@@ -543,7 +544,8 @@ export class Uploader {
     );
   }
 
-  private async docRefs(m: EntityManager, ids: string[]): Promise<StatusDocRef[]> {
+  /** The documents' references; with a track id, set on them (rows locked in id order) by the same statement. */
+  private async docRefs(m: EntityManager, ids: string[], trackId?: string): Promise<StatusDocRef[]> {
     const rows: {
       id: string;
       organization_id: string;
@@ -551,10 +553,21 @@ export class Uploader {
       tipo_dte: number;
       folio: string;
       request_id: string | null;
-    }[] = await m.query(
-      'SELECT id, organization_id, sii_env, tipo_dte, folio, request_id FROM dtes WHERE id = ANY($1::uuid[])',
-      [ids],
-    );
+    }[] =
+      trackId === undefined
+        ? await m.query(
+            'SELECT id, organization_id, sii_env, tipo_dte, folio, request_id FROM dtes WHERE id = ANY($1::uuid[])',
+            [ids],
+          )
+        : returnedRows(
+            await m.query(
+              `UPDATE dtes SET track_id = $2
+                 FROM (SELECT id FROM dtes WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE) AS l
+                WHERE dtes.id = l.id
+               RETURNING dtes.id, dtes.organization_id, dtes.sii_env, dtes.tipo_dte, dtes.folio, dtes.request_id`,
+              [ids, trackId],
+            ),
+          );
     // the request id stored with the document: known even when this process never saw its dte.signed
     for (const r of rows) this.requestIds.remember(r.id, r.request_id ?? undefined);
     return rows.map(statusDocRef);

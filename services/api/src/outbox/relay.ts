@@ -7,8 +7,10 @@
  * - Unpublished rows are `published_at IS NULL` (never `id > last_id`: ids commit out of order,
  *   a late-committing lower id would be skipped). Up to `batchSize` are read in id order, sent in
  *   ONE produce request whatever their topics (acks = all, idempotent producer; a topic's
- *   messages keep their id order), then marked published by ONE statement. A crash between send and mark
- *   re-sends them: consumers dedupe on the payload's event_id.
+ *   messages keep their id order), then marked published: by the statement that reads the next
+ *   round when more rows are waiting (it comes at once: one round trip instead of two), else by
+ *   an UPDATE of their own before the relay sleeps. A crash between send and mark re-sends them:
+ *   consumers dedupe on the payload's event_id.
  * - LISTEN outbox (a trigger NOTIFYs on insert) only wakes the loop (after `lingerMs`, so rows
  *   committed together share a round); it polls every `pollMs` anyway, so a lost notification
  *   only delays.
@@ -29,7 +31,10 @@ export interface RelayOptions {
   pollMs?: number;
   /**
    * after a NOTIFY wakes it, the relay waits this long (ms) before reading, so the rows committed
-   * meanwhile share one produce request and one UPDATE (2 by default; 0 reads at once)
+   * meanwhile share one produce request and one statement (20 by default; 0 reads at once).
+   * Measured under the bench at ~110 docs/s: 2 ms made 562 rounds for 1000 documents, 20 ms
+   * 245 (every round is a produce request, a statement, and smaller batches downstream), for at
+   * most 20 ms more per hop
    */
   lingerMs?: number;
   batchSize?: number;
@@ -64,7 +69,7 @@ export interface OutboxRelay {
 export async function startOutboxRelay(opts: RelayOptions): Promise<OutboxRelay> {
   const pollMs = opts.pollMs ?? 1000;
   const batchSize = opts.batchSize ?? 500;
-  const lingerMs = opts.lingerMs ?? 2;
+  const lingerMs = opts.lingerMs ?? 20;
   const lockRetryMs = opts.lockRetryMs ?? 2000;
   const maxBackoffMs = opts.maxBackoffMs ?? 10000;
   const retainMs = opts.retainPublishedMs ?? 24 * 3600 * 1000;
@@ -130,12 +135,24 @@ export async function startOutboxRelay(opts: RelayOptions): Promise<OutboxRelay>
     return rows[0]?.ok === true;
   };
 
+  /** ids sent and acknowledged whose published_at the next read sets (see publishBatch) */
+  let unmarked: string[] = [];
+  const markPublished = async () => {
+    if (unmarked.length === 0) return;
+    await runner!.query('UPDATE outbox SET published_at = now() WHERE id = ANY($1::bigint[])', [unmarked]);
+    unmarked = [];
+  };
+
   const publishBatch = async (): Promise<number> => {
+    // the read also marks the previous round's rows published (ONE round trip for both)
     const rows: OutboxRow[] = await runner!.query(
-      `SELECT id, topic, schema, message_key, payload, headers FROM outbox
-        WHERE published_at IS NULL AND failed_at IS NULL ORDER BY id LIMIT $1`,
-      [batchSize],
+      `WITH marked AS (UPDATE outbox SET published_at = now() WHERE id = ANY($2::bigint[]))
+       SELECT id, topic, schema, message_key, payload, headers FROM outbox
+        WHERE published_at IS NULL AND failed_at IS NULL AND NOT (id = ANY($2::bigint[]))
+        ORDER BY id LIMIT $1`,
+      [batchSize, unmarked],
     );
+    unmarked = [];
     if (rows.length === 0) return 0;
     producer ??= await opts.messaging.createProducer();
     // ONE produce request for the whole round (messages of a topic keep their id order), then
@@ -168,10 +185,11 @@ export async function startOutboxRelay(opts: RelayOptions): Promise<OutboxRelay>
       }
       throw err;
     }
-    await runner!.query('UPDATE outbox SET published_at = now() WHERE id = ANY($1::bigint[])', [
-      rows.map((r) => r.id),
-    ]);
+    unmarked = rows.map((r) => r.id);
     count += rows.length;
+    // more rows are waiting (a full round, or a NOTIFY came meanwhile): the next read, which
+    // comes at once, marks these; otherwise they are marked now, before the relay sleeps
+    if (rows.length < batchSize && !notified) await markPublished();
     return rows.length;
   };
 
@@ -266,6 +284,7 @@ export async function startOutboxRelay(opts: RelayOptions): Promise<OutboxRelay>
       stopped = true;
       wake?.();
       await done;
+      if (active) await markPublished().catch(() => undefined);
       await releaseRunner();
       await producer?.disconnect().catch(() => undefined);
     },

@@ -5,7 +5,7 @@
  * feed. Every api replica runs both: the advisory lock keeps one relay active and the projector
  * instances share one consumer group. API_PIPELINE=off leaves them out (an HTTP-only replica).
  * Reads KAFKA_BROKERS, SCHEMA_REGISTRY_URL, KAFKA_TOPIC_PREFIX, PIPELINE_PARTITIONS and
- * OUTBOX_LINGER_MS (the relay's wait after a NOTIFY, 2 ms by default).
+ * OUTBOX_LINGER_MS (the relay's wait after a NOTIFY, 20 ms by default).
  */
 import { createKafka, messagingConfigFromEnv, pipelineTopicSpecs } from '@dte/messaging';
 import type { HealthCheck, Logger } from '@dte/service-runtime';

@@ -15,7 +15,12 @@
  * has none. Tombstones (null values) and records of documents this database does not hold are
  * acknowledged and skipped, with a log line for the latter.
  */
-import { PIPELINE_TOPICS, type AvroConsumer, type Messaging } from '@dte/messaging';
+import {
+  PIPELINE_COMMIT_INTERVAL_MS,
+  PIPELINE_TOPICS,
+  type AvroConsumer,
+  type Messaging,
+} from '@dte/messaging';
 import type { Logger } from '@dte/service-runtime';
 import { shouldApply } from '@dte/status';
 import type { DataSource } from 'typeorm';
@@ -48,10 +53,11 @@ interface FeedEvent {
 
 /**
  * Applies dte-status records in ONE transaction, with the same outcome as applying them one by
- * one in order: one multi-row claim of the event ids, one locking read of the documents and their
- * feed, the decisions taken in memory record by record (so several records of one document in a
- * batch see each other), then one multi-row insert into the feed and one multi-row update of the
- * read model. Returns each record's result, in order.
+ * one in order, in three statements: the multi-row claim of the event ids with the locking read
+ * (id order) of the claimed documents, the read of their feed, then (after the decisions, taken
+ * in memory record by record, so several records of one document in a batch see each other) the
+ * multi-row insert into the feed with the multi-row update of the read model. Returns each
+ * record's result, in order.
  */
 export async function applyStatusRecords(db: DataSource, recs: DteStatusRecord[]): Promise<ApplyResult[]> {
   if (recs.length === 0) return [];
@@ -62,24 +68,44 @@ export async function applyStatusRecords(db: DataSource, recs: DteStatusRecord[]
     return d;
   });
   return db.transaction(async (m) => {
-    const claimedRows: { event_id: string }[] = await m.query(
-      `INSERT INTO processed_events (consumer, event_id) SELECT $1, e FROM unnest($2::text[]) AS e
-       ON CONFLICT (consumer, event_id) DO NOTHING RETURNING event_id`,
-      [PROJECTOR_CONSUMER, recs.map((r) => r.event_id)],
-    );
-    const claimed = new Set(claimedRows.map((r) => r.event_id));
-    const docIds = [...new Set(recs.filter((r) => claimed.has(r.event_id)).map((r) => r.dte_id))].sort();
+    // ONE statement claims the event ids and locks (in id order) the documents of the records
+    // it claimed: the claimed event ids come back as rows without a document id
+    const claimRows: (Omit<DocState, 'dirty'> & { id: string | null; claimed: string | null })[] =
+      await m.query(
+        `WITH claimed AS (
+           INSERT INTO processed_events (consumer, event_id) SELECT $1, e FROM unnest($2::text[]) AS e
+           ON CONFLICT (consumer, event_id) DO NOTHING RETURNING event_id
+         ), locked AS MATERIALIZED (
+           SELECT id, sii_status, sii_glosa, observed_at, track_id FROM dtes
+            WHERE id IN (SELECT v.d FROM unnest($2::text[], $3::uuid[]) AS v(e, d)
+                           JOIN claimed ON claimed.event_id = v.e)
+            ORDER BY id FOR UPDATE
+         )
+         SELECT NULL::uuid AS id, NULL AS sii_status, NULL AS sii_glosa, NULL::timestamptz AS observed_at,
+                NULL AS track_id, event_id AS claimed FROM claimed
+         UNION ALL
+         SELECT id, sii_status, sii_glosa, observed_at, track_id, NULL FROM locked`,
+        [PROJECTOR_CONSUMER, recs.map((r) => r.event_id), recs.map((r) => r.dte_id)],
+      );
+    const claimed = new Set<string>();
     const docs = new Map<string, DocState>();
+    for (const r of claimRows) {
+      if (r.claimed !== null) claimed.add(r.claimed);
+      else if (r.id !== null)
+        docs.set(r.id, {
+          sii_status: r.sii_status,
+          sii_glosa: r.sii_glosa,
+          observed_at: new Date(r.observed_at),
+          track_id: r.track_id,
+          dirty: false,
+        });
+    }
     const feed = new Map<string, FeedEvent[]>();
     const feedIds = new Set<string>();
     let nextId = 0;
-    if (docIds.length > 0) {
-      const rows: (Omit<DocState, 'dirty'> & { id: string })[] = await m.query(
-        `SELECT id, sii_status, sii_glosa, observed_at, track_id FROM dtes WHERE id = ANY($1::uuid[])
-          ORDER BY id FOR UPDATE`,
-        [docIds],
-      );
-      for (const r of rows) docs.set(r.id, { ...r, observed_at: new Date(r.observed_at), dirty: false });
+    if (docs.size > 0) {
+      // the feed is read after the locks are held (a statement of its own, so its snapshot
+      // holds what a projector transaction that held a lock before us committed)
       const events: {
         id: string;
         dte_id: string;
@@ -88,7 +114,7 @@ export async function applyStatusRecords(db: DataSource, recs: DteStatusRecord[]
         observed_at: Date;
       }[] = await m.query(
         `SELECT id, dte_id, event_id, sii_status, observed_at FROM dte_events WHERE dte_id = ANY($1::uuid[])`,
-        [docIds],
+        [[...docs.keys()]],
       );
       for (const e of events) {
         const list = feed.get(e.dte_id) ?? [];
@@ -169,14 +195,21 @@ export async function applyStatusRecords(db: DataSource, recs: DteStatusRecord[]
       }
       return apply ? 'applied' : 'not_applied';
     });
-    if (inserts.length > 0)
+    const dirty = [...docs].filter(([, d]) => d.dirty);
+    if (inserts.length > 0 || dirty.length > 0)
+      // the feed's new events and the read model's changes in ONE statement
       await m.query(
-        `INSERT INTO dte_events (dte_id, event_id, sii_status, glosa, track_id, source, observed_at)
-         SELECT d, e, s, g, t, src, o
-           FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[])
-                WITH ORDINALITY AS v(d, e, s, g, t, src, o, n)
-          ORDER BY n
-         ON CONFLICT (event_id) DO NOTHING`,
+        `WITH feed AS (
+           INSERT INTO dte_events (dte_id, event_id, sii_status, glosa, track_id, source, observed_at)
+           SELECT d, e, s, g, t, src, o
+             FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[])
+                  WITH ORDINALITY AS v(d, e, s, g, t, src, o, n)
+            ORDER BY n
+           ON CONFLICT (event_id) DO NOTHING
+         )
+         UPDATE dtes SET sii_status = v.s, sii_glosa = v.g, observed_at = v.o, track_id = v.t
+           FROM unnest($8::uuid[], $9::text[], $10::text[], $11::timestamptz[], $12::text[]) AS v(id, s, g, o, t)
+          WHERE dtes.id = v.id`,
         [
           inserts.map((x) => x.rec.dte_id),
           inserts.map((x) => x.rec.event_id),
@@ -185,15 +218,6 @@ export async function applyStatusRecords(db: DataSource, recs: DteStatusRecord[]
           inserts.map((x) => x.rec.track_id),
           inserts.map((x) => x.rec.source),
           inserts.map((x) => x.at.toISOString()),
-        ],
-      );
-    const dirty = [...docs].filter(([, d]) => d.dirty);
-    if (dirty.length > 0)
-      await m.query(
-        `UPDATE dtes SET sii_status = v.s, sii_glosa = v.g, observed_at = v.o, track_id = v.t
-           FROM unnest($1::uuid[], $2::text[], $3::text[], $4::timestamptz[], $5::text[]) AS v(id, s, g, o, t)
-          WHERE dtes.id = v.id`,
-        [
           dirty.map(([id]) => id),
           dirty.map(([, d]) => d.sii_status),
           dirty.map(([, d]) => d.sii_glosa),
@@ -229,6 +253,8 @@ export async function startProjector(opts: {
     // under load a fetch waits up to 50 ms for 16 KiB, so a batch (one transaction) holds more
     minBytes: 16 * 1024,
     maxWaitTimeInMs: 50,
+    // a redelivered record finds its claim (processed_events)
+    commitIntervalMs: PIPELINE_COMMIT_INTERVAL_MS,
   });
   // one transaction per fetched batch of a partition (records of one document share a partition)
   await consumer.runBatch<DteStatusRecord>(async (msgs) => {
