@@ -182,6 +182,24 @@ describe('POST /dtes over HTTP', function () {
     expect(other.body.detail).to.deep.equal({ existingDteId: first.body.id });
   });
 
+  it('answers a used key from its document even when the attempt itself would now be refused (folios run out)', async () => {
+    const small = await orgWithCafs(t, { tipos: [33], hasta: 2 });
+    const key = randomUUID();
+    const b = body(33, small.rut, 31);
+    const first = await emit(t, small, b, { idem: key });
+    expect(first.status).to.equal(202);
+    expect((await emit(t, small, body(33, small.rut, 32))).status).to.equal(202); // the last folio
+    const fresh = await emit(t, small, body(33, small.rut, 33));
+    expect(fresh.body.code).to.equal('caf_exhausted');
+    const retry = await emit(t, small, b, { idem: key });
+    expect(retry.status).to.equal(202);
+    expect(retry.body.id).to.equal(first.body.id);
+    expect(retry.body.folio).to.equal(first.body.folio);
+    const other = await emit(t, small, body(33, small.rut, 34), { idem: key });
+    expect(other.status).to.equal(409);
+    expect(other.body).to.include({ code: 'idempotency_conflict' });
+  });
+
   it('scopes an Idempotency-Key to the environment: the same key under a production key is a new emission', async () => {
     const key = randomUUID();
     const b = body(33, o.rut, 2024);

@@ -15,6 +15,7 @@ import { folioUnavailable, takeFolioSql } from '../caf/folio-allocator';
 import { isUniqueViolation } from '../db/pg-errors';
 import { resolveSigningCertificate } from '../certificates/certificates';
 import type { Principal } from '../context';
+import { ServiceError } from '@dte/error-catalog';
 import { ApiError } from '../http/api-error';
 import type { BacklogGate } from './backlog-gate';
 import { bodyHash } from './canonical-json';
@@ -119,8 +120,9 @@ export function emissionTotals(input: EmissionInput, rateOpt: { exchangeRate?: n
 
 /**
  * POST /dtes. Order of checks: Idempotency-Key present; a key already used answers from the
- * stored document (same body) or idempotency_conflict (another body) before anything else, so a
- * retry gets the original even if rules or the clock moved; sii_env as confirmation; the engine's
+ * stored document (same body) or idempotency_conflict (another body) whatever else this attempt
+ * meets, so a retry gets the original even if rules or the clock moved (the key is looked up only
+ * when the attempt fails: by the key's unique index or by any catalog error); sii_env as confirmation; the engine's
  * validation (in production after the organization's gate, onboarding_production_not_authorized);
  * rut_emisor against the key's company; in production, the type's gate (dte.type.prod_not_certified)
  * and the company's SII resolution (dte.production_resolucion_missing); the signing certificate
@@ -129,10 +131,10 @@ export function emissionTotals(input: EmissionInput, rateOpt: { exchangeRate?: n
  * Then, in ONE transaction: apply the rules of references to our own documents (note-rules.ts,
  * serialized per referenced document; derive passes ruleCodes 'derive' for its own codes), take
  * the folio (THE allocator), build the document, and insert it with its first feed row and the
- * dte.commands and dte-status `queued` outbox rows in one statement. Two requests with one key
- * racing past the first look-up: the key's unique index lets one insert; the other's transaction
- * rolls back (its folio with it) and it replays the winner's document (or idempotency_conflict).
- * Any failure rolls the folio back. Round trips: START, folio, insert, COMMIT.
+ * dte.commands and dte-status `queued` outbox rows in one statement. A used key (a retry, or two
+ * requests racing): the key's unique index lets one insert; the other's statement writes nothing
+ * (its folio included) and it replays that document (or idempotency_conflict). Any failure rolls
+ * the folio back. Statements of a new emission: API key, company, certificate, the write.
  */
 export async function emitDte(
   db: DataSource,
@@ -157,9 +159,33 @@ export async function emitDte(
   const companyId = principal.companyId ?? (await sessionCompanyId(db, principal.organizationId, req.body));
   const scoped = { ...principal, companyId };
   const hash = bodyHash(req.body);
-  const known = await documentByIdempotencyKey(db, scoped, key);
-  if (known) return replay(known, hash);
+  try {
+    return await issueNew(db, scoped, { ...req, idempotencyKey: key }, hash, now, opts);
+  } catch (err) {
+    // A key already used answers from its document (same body) or idempotency_conflict (another
+    // body), whatever stopped this attempt: the key's unique index (a retry, or a request with the
+    // key that committed first; the statement wrote nothing, its folio included), or a rule, the
+    // clock or the backlog that moved since the original. A new key keeps this attempt's error.
+    // (Looking the key up only here spares every new emission a statement.)
+    if (!(err instanceof ServiceError) && !isUniqueViolation(err, DTES_IDEMPOTENCY_KEY_CONSTRAINT)) throw err;
+    const known = await documentByIdempotencyKey(db, scoped, key);
+    if (!known) throw err;
+    return replay(known, hash);
+  }
+}
 
+/** POST /dtes for a key not used yet (emitDte decides what a used key answers). */
+async function issueNew(
+  db: DataSource,
+  principal: Principal & { companyId: string },
+  req: EmissionRequest & { idempotencyKey: string },
+  hash: string,
+  now: Date,
+  opts: { rates?: ExchangeRateSource; ruleCodes?: RuleCodes; backlog?: BacklogGate },
+): Promise<EmissionResult> {
+  const key = req.idempotencyKey;
+  const companyId = principal.companyId;
+  const scoped = principal;
   const { company, input } = await validateForEmission(db, scoped, req.body, now);
   const certId =
     req.certIdHeader?.trim() || (typeof input.certificate_id === 'string' ? input.certificate_id : undefined);
@@ -284,26 +310,17 @@ export async function emitDte(
     return rows[0] ?? folioUnavailable(q, folioKey);
   };
 
-  try {
-    const row =
-      taxReferences(input).length === 0
-        ? await write(db)
-        : // notes over our own documents, guías (note-rules.ts): serialized per referenced
-          // document and refused before the folio is taken, in one transaction with the write
-          await db.transaction(async (m) => {
-            await lockReferenced(m, folioKey, input);
-            await enforceReferenceRules(m, folioKey, input, opts.ruleCodes ?? 'emission');
-            return write(m);
-          });
-    return { row, created: true };
-  } catch (err) {
-    // another request with this key committed first (the key's unique index): this statement
-    // wrote nothing, its folio included; replay that request's document
-    if (!isUniqueViolation(err, DTES_IDEMPOTENCY_KEY_CONSTRAINT)) throw err;
-    const winner = await documentByIdempotencyKey(db, scoped, key);
-    if (!winner) throw err;
-    return replay(winner, hash);
-  }
+  const row =
+    taxReferences(input).length === 0
+      ? await write(db)
+      : // notes over our own documents, guías (note-rules.ts): serialized per referenced
+        // document and refused before the folio is taken, in one transaction with the write
+        await db.transaction(async (m) => {
+          await lockReferenced(m, folioKey, input);
+          await enforceReferenceRules(m, folioKey, input, opts.ruleCodes ?? 'emission');
+          return write(m);
+        });
+  return { row, created: true };
 }
 
 /** The company a dashboard session issues for: rut_emisor among the organization's, or its only one. */
