@@ -21,7 +21,7 @@ export interface DispatcherDeps {
   disableAfter: number;
   /** how long a claimed attempt holds its delivery (timeout + margin) */
   leaseMs: number;
-  logger?: Pick<Logger, 'info' | 'warn' | 'error'>;
+  logger?: Pick<Logger, 'debug' | 'info' | 'warn' | 'error'>;
 }
 
 export type AttemptResult = 'delivered' | 'retry' | 'exhausted' | 'skipped';
@@ -41,7 +41,24 @@ export class Dispatcher {
     this.post = typeof p === 'function' ? p : (url, body, headers) => postWebhook(url, body, headers, p);
   }
 
+  /** Runs one attempt and resolves once its outcome is recorded. */
   async runAttempt(due: Pick<DueAttempt, 'delivery_id' | 'attempt'>): Promise<AttemptResult> {
+    const { result, recorded } = await this.attempt(due);
+    await recorded;
+    return result;
+  }
+
+  /**
+   * Runs one attempt and resolves as soon as the endpoint answered, with `recorded`, which settles
+   * once the outcome is written. Only a delivered mark can still be in flight then (a retry or an
+   * exhausted outcome is written before this resolves): the delivery keeps its lease until the
+   * mark lands, so nobody claims it again meanwhile, and the delivery pool can start the endpoint's
+   * next attempt at once, whose claim then goes in the same statement as this mark.
+   */
+  async attempt(
+    due: Pick<DueAttempt, 'delivery_id' | 'attempt'>,
+  ): Promise<{ result: AttemptResult; recorded: Promise<void> }> {
+    const done = Promise.resolve();
     const { store, clock, plan } = this.deps;
     const now = new Date(clock.now());
     const claimed = await store.claimAttempt(
@@ -50,7 +67,7 @@ export class Dispatcher {
       now,
       new Date(now.getTime() + this.deps.leaseMs),
     );
-    if (!claimed) return 'skipped';
+    if (!claimed) return { result: 'skipped', recorded: done };
     const { delivery, subscription, secret } = claimed;
     const last = due.attempt >= maxAttempts(plan);
 
@@ -66,7 +83,7 @@ export class Dispatcher {
           disabledReason: DISABLED_REASON,
         },
       );
-      return 'exhausted';
+      return { result: 'exhausted', recorded: done };
     }
 
     const headers = {
@@ -75,8 +92,12 @@ export class Dispatcher {
     const result = await this.post(subscription.url, delivery.payload, headers);
     const at = new Date(clock.now());
     const outcome = { status: result.status ?? null, error: result.ok ? null : (result.error ?? 'failed') };
-    this.deps.logger?.info(
-      {
+    // one line per attempt: at info when it failed, at debug when it was delivered (the
+    // 'dte-status consumed' line already names every delivery created; a line per success was a
+    // tenth of the service's CPU under load)
+    const log = this.deps.logger;
+    if (log) {
+      const fields = {
         delivery_id: delivery.id,
         subscription_id: subscription.id,
         attempt: due.attempt,
@@ -84,13 +105,13 @@ export class Dispatcher {
         status: result.status,
         error: result.error,
         ms: result.durationMs,
-      },
-      'webhook attempt',
-    );
+      };
+      if (result.ok) log.debug(fields, 'webhook attempt');
+      else log.info(fields, 'webhook attempt');
+    }
 
     if (result.ok) {
-      await store.markDelivered(delivery.id, due.attempt, at, outcome);
-      return 'delivered';
+      return { result: 'delivered', recorded: store.markDelivered(delivery.id, due.attempt, at, outcome) };
     }
     if (!last) {
       const next = due.attempt + 1;
@@ -107,7 +128,7 @@ export class Dispatcher {
         },
         tierOfAttempt(next),
       );
-      return 'retry';
+      return { result: 'retry', recorded: done };
     }
     const { disabledNow, subscription: after } = await store.markExhausted(
       delivery.id,
@@ -128,6 +149,6 @@ export class Dispatcher {
         this.deps.logger?.error({ err, subscription_id: after.id }, 'could not e-mail the owner');
       }
     }
-    return 'exhausted';
+    return { result: 'exhausted', recorded: done };
   }
 }

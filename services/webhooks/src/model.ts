@@ -1,4 +1,5 @@
 import type { WebhookEventType } from '@dte/status';
+import type { SigningKey } from './signature';
 
 export type SiiEnv = 'cert' | 'prod';
 export type DeliveryState = 'pending' | 'delivered' | 'exhausted';
@@ -74,7 +75,7 @@ export interface DeliveryStore {
     attempt: number,
     now: Date,
     leaseUntil: Date,
-  ): Promise<{ delivery: Delivery; subscription: Subscription; secret: string } | null>;
+  ): Promise<{ delivery: Delivery; subscription: Subscription; secret: SigningKey } | null>;
   /** attempt succeeded: delivered, and the endpoint's exhausted streak is reset */
   markDelivered(deliveryId: string, attempt: number, now: Date, outcome: AttemptOutcome): Promise<void>;
   /** attempt failed with attempts left: pending again, due at nextAt */

@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import type { DataSource, EntityManager } from 'typeorm';
 import { open, webhookSecretAad, type KeyWrapper } from '@dte/secrets';
 import type { WebhookEventType } from '@dte/status';
@@ -26,6 +27,15 @@ interface ClaimRequest {
   now: Date;
   leaseUntil: Date;
 }
+
+/** one call of a round: a claim or a delivered mark */
+interface RoundItem {
+  claim?: ClaimRequest;
+  mark?: DeliveredMark;
+}
+
+/** opened signing keys kept per store */
+const SECRET_CACHE = 1000;
 
 interface DeliveredMark {
   deliveryId: string;
@@ -116,96 +126,154 @@ export class PgWebhookStore implements DeliveryStore, IngestStore {
   ) {}
 
   /**
-   * Claims of attempts made at the same time share one statement (Coalescer): the conditional
-   * lease of each attempt and the read of its subscription (with the sealed secret, opened here),
-   * joined in the UPDATE's RETURNING.
+   * Claims of attempts and delivered marks made at the same time share ONE statement (Coalescer,
+   * a group commit without timer): the conditional lease of each attempt and the read of its
+   * subscription (with the sealed secret, opened here), joined in the UPDATE's RETURNING, and the
+   * delivered marks in a data-modifying WITH of the same UPDATE. A finished attempt's mark and
+   * the claim of the attempt that takes its endpoint slot are made in the same turn, so under load
+   * a delivery costs well under one statement.
    */
-  private readonly claims = new Coalescer<ClaimRequest, Row | null>((items) => this.claimRows(items));
-  /** delivered attempts recorded at the same time share one statement */
-  private readonly delivered = new Coalescer<DeliveredMark, void>(async (items) => {
-    await this.markDeliveredRows(items);
-    return items.map(() => undefined);
-  });
+  private readonly round = new Coalescer<RoundItem, Row | null>((items) => this.runRound(items));
+  /** opened signing secrets by subscription and sealed value (a rotation changes the value) */
+  private readonly secrets = new Map<string, crypto.KeyObject>();
 
   async claimAttempt(deliveryId: string, attempt: number, now: Date, leaseUntil: Date) {
     if (!isUuid(deliveryId)) return null;
-    const row = await this.claims.run({ deliveryId, attempt, now, leaseUntil });
+    const row = await this.round.run({ claim: { deliveryId, attempt, now, leaseUntil } });
     if (!row) return null;
     const sub: Row = {};
     for (const c of CLAIM_SUBSCRIPTION_COLUMNS) sub[c] = row[`s_${c}`];
-    const secret = await signingSecret(this.keys, sub);
+    const secret = await this.openSecret(sub);
     return { delivery: deliveryFromRow(row), subscription: subscriptionFromRow(sub), secret };
   }
 
-  /** the claimed rows, in the requests' order (null: not claimed) */
-  private async claimRows(items: ClaimRequest[]): Promise<(Row | null)[]> {
-    // one request per delivery in a statement (an UPDATE changes a row once); any further
-    // request for the same delivery goes in a statement of its own after it
+  /**
+   * The subscription's signing key, from the sealed secret this claim just read: opened once per
+   * sealed value and kept as an HMAC key object (at most SECRET_CACHE entries). A rotation writes
+   * a new sealed value, which is opened at its first claim, so the old secret stops at once.
+   */
+  private async openSecret(sub: Row): Promise<crypto.KeyObject> {
+    const sealed = sub.secret_sealed as { kid?: string; wk?: string; ct?: string } | null | undefined;
+    const cacheKey =
+      sealed != null
+        ? `${String(sub.id)}|${sealed.kid}|${sealed.wk}|${sealed.ct}`
+        : `${String(sub.id)}|clear|${String(sub.secret)}`;
+    const known = this.secrets.get(cacheKey);
+    if (known) return known;
+    const key = crypto.createSecretKey(Buffer.from(await signingSecret(this.keys, sub), 'utf8'));
+    this.secrets.set(cacheKey, key);
+    if (this.secrets.size > SECRET_CACHE) this.secrets.delete(this.secrets.keys().next().value as string);
+    return key;
+  }
+
+  /** one round: the delivered marks and the claims in one statement; results in the items' order */
+  private async runRound(items: RoundItem[]): Promise<(Row | null)[]> {
+    const marks: DeliveredMark[] = [];
+    const marked = new Set<string>();
+    for (const it of items)
+      if (it.mark) {
+        marks.push(it.mark);
+        marked.add(it.mark.deliveryId.toLowerCase());
+      }
+    // one change per delivery in a statement (an UPDATE changes a row once): a claim of a delivery
+    // marked or claimed in this round goes in a statement of its own after it
     const first: ClaimRequest[] = [];
-    const rest: ClaimRequest[] = [];
-    const ids = new Set<string>();
+    const rest: RoundItem[] = [];
+    const later = new Set<RoundItem>();
+    const ids = new Set(marked);
     for (const it of items) {
-      const id = it.deliveryId.toLowerCase();
-      if (ids.has(id)) rest.push(it);
-      else {
+      if (!it.claim) continue;
+      const id = it.claim.deliveryId.toLowerCase();
+      if (ids.has(id)) {
+        rest.push(it);
+        later.add(it);
+      } else {
         ids.add(id);
-        first.push(it);
+        first.push(it.claim);
       }
     }
-    const res: unknown = await this.ds.query(
-      `UPDATE webhook_deliveries d SET lease_until = v.lease
-         FROM unnest($1::uuid[], $2::int[], $3::timestamptz[], $4::timestamptz[]) AS v(id, attempt, now, lease),
-              webhook_subscriptions s
-        WHERE d.id = v.id AND s.id = d.subscription_id AND d.state = 'pending' AND d.attempts = v.attempt - 1
-          AND (d.next_attempt_at IS NULL OR d.next_attempt_at <= v.now)
-          AND (d.lease_until IS NULL OR d.lease_until <= v.now)
-        RETURNING d.*, ${CLAIM_SUBSCRIPTION_COLUMNS.map((c) => `s.${c} AS s_${c}`).join(', ')}`,
-      [
-        first.map((it) => it.deliveryId),
-        first.map((it) => it.attempt),
-        first.map((it) => it.now),
-        first.map((it) => it.leaseUntil),
-      ],
-    );
-    const byId = new Map(rowsOf(res).map((r) => [String(r.id).toLowerCase(), r]));
-    const out = new Map<ClaimRequest, Row | null>(
-      first.map((it) => [it, byId.get(it.deliveryId.toLowerCase()) ?? null]),
-    );
+    const claimedRows = await this.claimAndMark(first, marks);
+    const byId = new Map(claimedRows.map((r) => [String(r.id).toLowerCase(), r]));
+    const out = new Map<RoundItem, Row | null>();
+    for (const it of items)
+      if (it.claim && !later.has(it)) out.set(it, byId.get(it.claim.deliveryId.toLowerCase()) ?? null);
     if (rest.length > 0) {
-      const later = await this.claimRows(rest);
-      rest.forEach((it, i) => out.set(it, later[i]!));
+      const again = await this.runRound(rest);
+      rest.forEach((it, i) => out.set(it, again[i]!));
     }
-    return items.map((it) => out.get(it)!);
+    return items.map((it) => out.get(it) ?? null);
   }
 
-  async markDelivered(deliveryId: string, attempt: number, now: Date, o: AttemptOutcome): Promise<void> {
-    await this.delivered.run({ deliveryId, attempt, now, outcome: o });
-  }
-
-  /** delivered, and each endpoint's exhausted streak reset (its row rewritten only if there is one) */
-  private async markDeliveredRows(items: DeliveredMark[]): Promise<void> {
-    await this.ds.query(
+  /**
+   * The statement of a round: claims `claims` (the rows it leased, with their subscriptions) after
+   * marking `marks` delivered (each endpoint's exhausted streak reset, its row rewritten only if
+   * there is one). Marks and claims are of different deliveries.
+   */
+  private async claimAndMark(claims: ClaimRequest[], marks: DeliveredMark[]): Promise<Row[]> {
+    const markParams = [
+      marks.map((it) => it.deliveryId),
+      marks.map((it) => it.attempt),
+      marks.map((it) => it.now),
+      marks.map((it) => it.outcome.status),
+      marks.map((it) => it.outcome.error),
+    ];
+    const markSql = (first: number, last: string) =>
       `WITH v AS (
-         SELECT * FROM unnest($1::uuid[], $2::int[], $3::timestamptz[], $4::int[], $5::text[])
-                    AS v(id, attempt, at, status, error)),
-       d AS (
+         SELECT * FROM unnest($${first}::uuid[], $${first + 1}::int[], $${first + 2}::timestamptz[],
+                              $${first + 3}::int[], $${first + 4}::text[]) AS v(id, attempt, at, status, error)),
+       done AS (
          UPDATE webhook_deliveries w
             SET state = 'delivered', attempts = v.attempt, lease_until = NULL, next_attempt_at = NULL,
                 last_status = v.status, last_error = v.error, completed_at = v.at
            FROM v
           WHERE w.id = v.id AND w.state = 'pending' AND w.attempts = v.attempt - 1
-          RETURNING w.subscription_id)
-       UPDATE webhook_subscriptions s SET consecutive_exhausted = 0
-         FROM (SELECT DISTINCT subscription_id FROM d) x
-        WHERE s.id = x.subscription_id AND s.consecutive_exhausted <> 0`,
-      [
-        items.map((it) => it.deliveryId),
-        items.map((it) => it.attempt),
-        items.map((it) => it.now),
-        items.map((it) => it.outcome.status),
-        items.map((it) => it.outcome.error),
-      ],
+          RETURNING w.subscription_id)${last}`;
+    const resetSql = `UPDATE webhook_subscriptions s SET consecutive_exhausted = 0
+         FROM (SELECT DISTINCT subscription_id FROM done) x
+        WHERE s.id = x.subscription_id AND s.consecutive_exhausted <> 0`;
+    if (claims.length === 0) {
+      if (marks.length > 0)
+        await this.ds.query(
+          markSql(
+            1,
+            `
+       ${resetSql}`,
+          ),
+          markParams,
+        );
+      return [];
+    }
+    const claimSql = `UPDATE webhook_deliveries d SET lease_until = c.lease
+         FROM unnest($1::uuid[], $2::int[], $3::timestamptz[], $4::timestamptz[]) AS c(id, attempt, now, lease),
+              webhook_subscriptions s
+        WHERE d.id = c.id AND s.id = d.subscription_id AND d.state = 'pending' AND d.attempts = c.attempt - 1
+          AND (d.next_attempt_at IS NULL OR d.next_attempt_at <= c.now)
+          AND (d.lease_until IS NULL OR d.lease_until <= c.now)
+        RETURNING d.*, ${CLAIM_SUBSCRIPTION_COLUMNS.map((c) => `s.${c} AS s_${c}`).join(', ')}`;
+    const claimParams = [
+      claims.map((it) => it.deliveryId),
+      claims.map((it) => it.attempt),
+      claims.map((it) => it.now),
+      claims.map((it) => it.leaseUntil),
+    ];
+    // the claim reads the subscription as the statement began (a streak reset by a mark of the
+    // same round is not in it; the claim uses the secret, url, active flag and organization only)
+    const sql =
+      marks.length === 0
+        ? claimSql
+        : `${markSql(
+            5,
+            `,
+       r AS (${resetSql} RETURNING 1)`,
+          )}
+       ${claimSql}`;
+    return rowsOf(
+      await this.ds.query(sql, marks.length === 0 ? claimParams : [...claimParams, ...markParams]),
     );
+  }
+
+  async markDelivered(deliveryId: string, attempt: number, now: Date, o: AttemptOutcome): Promise<void> {
+    await this.round.run({ mark: { deliveryId, attempt, now, outcome: o } });
   }
 
   async markRetry(deliveryId: string, attempt: number, _now: Date, nextAt: Date, o: AttemptOutcome) {

@@ -37,6 +37,9 @@ export class DeliveryRunner {
   private readonly sweepHoldMs: number;
   /** attempts refused because their organization's share or the queue was full (left in the database) */
   refused = 0;
+  /** outcomes of finished attempts still being written (delivered marks) */
+  private readonly recording = new Set<Promise<void>>();
+  private readonly onError: (err: unknown) => void;
 
   constructor(
     private readonly dispatcher: Dispatcher,
@@ -56,6 +59,7 @@ export class DeliveryRunner {
       opts.onPressure,
     );
     this.sweepHoldMs = opts.sweepHoldMs ?? 120_000;
+    this.onError = opts.onError ?? (() => undefined);
   }
 
   /**
@@ -69,7 +73,10 @@ export class DeliveryRunner {
       due.subscription_id,
       due.delivery_id,
       async () => {
-        metrics.webhookDeliveries.inc({ outcome: await this.dispatcher.runAttempt(due) });
+        // the endpoint's slot is free once it answered; the delivered mark lands in the background
+        // (sharing its statement with the claims of the attempts that take the freed slots)
+        const { result, recorded } = await this.dispatcher.attempt(due);
+        this.track(recorded.then(() => metrics.webhookDeliveries.inc({ outcome: result })));
       },
     );
     if (r === 'org_full' || r === 'full') this.refused++;
@@ -109,7 +116,17 @@ export class DeliveryRunner {
     return this.store.purgeTerminal(new Date(this.clock.now() - retentionMs));
   }
 
-  idle(): Promise<void> {
-    return this.queue.onIdle();
+  /** resolves when no attempt runs or waits and every outcome is recorded */
+  async idle(): Promise<void> {
+    for (;;) {
+      await this.queue.onIdle();
+      if (this.recording.size === 0 && this.queue.size === 0) return;
+      await Promise.all([...this.recording]);
+    }
+  }
+
+  private track(recorded: Promise<void>): void {
+    const p = recorded.catch((err) => this.onError(err)).finally(() => this.recording.delete(p));
+    this.recording.add(p);
   }
 }
