@@ -21,10 +21,18 @@ export interface DispatcherDeps {
   disableAfter: number;
   /** how long a claimed attempt holds its delivery (timeout + margin) */
   leaseMs: number;
+  /**
+   * the oldest a claim made ahead (`prefetch`) may be when its attempt starts, so that the lease
+   * still covers the whole attempt (at most leaseMs - timeout); older, the attempt is not made and
+   * the overdue sweep runs it once the lease lapsed. Default leaseMs / 4.
+   */
+  claimAheadMaxAgeMs?: number;
   logger?: Pick<Logger, 'debug' | 'info' | 'warn' | 'error'>;
 }
 
 export type AttemptResult = 'delivered' | 'retry' | 'exhausted' | 'skipped';
+
+type Claimed = NonNullable<Awaited<ReturnType<DeliveryStore['claimAttempt']>>>;
 
 export const DISABLED_REASON = 'consecutive_exhausted_deliveries';
 
@@ -35,10 +43,28 @@ export const DISABLED_REASON = 'consecutive_exhausted_deliveries';
  */
 export class Dispatcher {
   private readonly post: Poster;
+  /** claims made ahead, by delivery id and attempt */
+  private readonly ahead = new Map<string, { at: number; lease: Date; claim: Promise<Claimed | null> }>();
 
   constructor(private readonly deps: DispatcherDeps) {
     const p = deps.post;
     this.post = typeof p === 'function' ? p : (url, body, headers) => postWebhook(url, body, headers, p);
+  }
+
+  /**
+   * Claims an attempt that is about to start (its endpoint's slot frees soon), so that its claim
+   * shares the statement of the claims and delivered marks made now; `attempt` then uses it. A
+   * claim made ahead holds the delivery like any claim (its lease), and reads the subscription and
+   * its secret at most one attempt's time before the POST, as a claim always did.
+   */
+  prefetch(due: Pick<DueAttempt, 'delivery_id' | 'attempt'>): void {
+    const k = `${due.delivery_id}:${due.attempt}`;
+    if (this.ahead.has(k)) return;
+    const at = this.deps.clock.now();
+    const lease = new Date(at + this.deps.leaseMs);
+    const claim = this.deps.store.claimAttempt(due.delivery_id, due.attempt, new Date(at), lease);
+    claim.catch(() => undefined); // the attempt that takes it sees the error
+    this.ahead.set(k, { at, lease, claim });
   }
 
   /** Runs one attempt and resolves once its outcome is recorded. */
@@ -61,12 +87,28 @@ export class Dispatcher {
     const done = Promise.resolve();
     const { store, clock, plan } = this.deps;
     const now = new Date(clock.now());
-    const claimed = await store.claimAttempt(
-      due.delivery_id,
-      due.attempt,
-      now,
-      new Date(now.getTime() + this.deps.leaseMs),
-    );
+    const k = `${due.delivery_id}:${due.attempt}`;
+    const ahead = this.ahead.get(k);
+    this.ahead.delete(k);
+    const leaseUntil = () => new Date(clock.now() + this.deps.leaseMs);
+    let claimed = ahead
+      ? await ahead.claim
+      : await store.claimAttempt(due.delivery_id, due.attempt, now, leaseUntil());
+    if (
+      claimed &&
+      ahead &&
+      clock.now() - ahead.at > (this.deps.claimAheadMaxAgeMs ?? this.deps.leaseMs / 4)
+    ) {
+      // claimed too long ago for its lease to cover the attempt: claimed again now (renewing that
+      // lease if it is still ours, and reading the subscription and secret again)
+      claimed = await store.claimAttempt(
+        due.delivery_id,
+        due.attempt,
+        new Date(clock.now()),
+        leaseUntil(),
+        ahead.lease,
+      );
+    }
     if (!claimed) return { result: 'skipped', recorded: done };
     const { delivery, subscription, secret } = claimed;
     const last = due.attempt >= maxAttempts(plan);

@@ -68,13 +68,15 @@ export interface DeliveryStore {
    * Takes attempt `attempt` of a pending delivery whose previous attempts are all recorded and
    * that is due, leasing it until `leaseUntil`; null when someone else has it, it is not due,
    * not pending, or the attempt is a duplicate. `secret` is the subscription's current signing
-   * secret, read now, so a rotation stops the old one at once.
+   * secret, read now, so a rotation stops the old one at once. With `held`, a lease the caller
+   * took itself (a claim made ahead) ending then is renewed as well.
    */
   claimAttempt(
     deliveryId: string,
     attempt: number,
     now: Date,
     leaseUntil: Date,
+    held?: Date,
   ): Promise<{ delivery: Delivery; subscription: Subscription; secret: SigningKey } | null>;
   /** attempt succeeded: delivered, and the endpoint's exhausted streak is reset */
   markDelivered(deliveryId: string, attempt: number, now: Date, outcome: AttemptOutcome): Promise<void>;

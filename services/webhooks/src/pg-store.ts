@@ -26,6 +26,8 @@ interface ClaimRequest {
   attempt: number;
   now: Date;
   leaseUntil: Date;
+  /** a lease of the caller's own, ending then, that this claim renews */
+  held: Date | null;
 }
 
 /** one call of a round: a claim or a delivered mark */
@@ -137,9 +139,9 @@ export class PgWebhookStore implements DeliveryStore, IngestStore {
   /** opened signing secrets by subscription and sealed value (a rotation changes the value) */
   private readonly secrets = new Map<string, crypto.KeyObject>();
 
-  async claimAttempt(deliveryId: string, attempt: number, now: Date, leaseUntil: Date) {
+  async claimAttempt(deliveryId: string, attempt: number, now: Date, leaseUntil: Date, held?: Date) {
     if (!isUuid(deliveryId)) return null;
-    const row = await this.round.run({ claim: { deliveryId, attempt, now, leaseUntil } });
+    const row = await this.round.run({ claim: { deliveryId, attempt, now, leaseUntil, held: held ?? null } });
     if (!row) return null;
     const sub: Row = {};
     for (const c of CLAIM_SUBSCRIPTION_COLUMNS) sub[c] = row[`s_${c}`];
@@ -232,40 +234,30 @@ export class PgWebhookStore implements DeliveryStore, IngestStore {
          FROM (SELECT DISTINCT subscription_id FROM done) x
         WHERE s.id = x.subscription_id AND s.consecutive_exhausted <> 0`;
     if (claims.length === 0) {
-      if (marks.length > 0)
-        await this.ds.query(
-          markSql(
-            1,
-            `
-       ${resetSql}`,
-          ),
-          markParams,
-        );
+      if (marks.length > 0) await this.ds.query(markSql(1, `\n       ${resetSql}`), markParams);
       return [];
     }
     const claimSql = `UPDATE webhook_deliveries d SET lease_until = c.lease
-         FROM unnest($1::uuid[], $2::int[], $3::timestamptz[], $4::timestamptz[]) AS c(id, attempt, now, lease),
+         FROM unnest($1::uuid[], $2::int[], $3::timestamptz[], $4::timestamptz[], $5::timestamptz[])
+                AS c(id, attempt, now, lease, held),
               webhook_subscriptions s
         WHERE d.id = c.id AND s.id = d.subscription_id AND d.state = 'pending' AND d.attempts = c.attempt - 1
           AND (d.next_attempt_at IS NULL OR d.next_attempt_at <= c.now)
-          AND (d.lease_until IS NULL OR d.lease_until <= c.now)
+          AND (d.lease_until IS NULL OR d.lease_until <= c.now OR d.lease_until = c.held)
         RETURNING d.*, ${CLAIM_SUBSCRIPTION_COLUMNS.map((c) => `s.${c} AS s_${c}`).join(', ')}`;
     const claimParams = [
       claims.map((it) => it.deliveryId),
       claims.map((it) => it.attempt),
       claims.map((it) => it.now),
       claims.map((it) => it.leaseUntil),
+      claims.map((it) => it.held),
     ];
     // the claim reads the subscription as the statement began (a streak reset by a mark of the
     // same round is not in it; the claim uses the secret, url, active flag and organization only)
     const sql =
       marks.length === 0
         ? claimSql
-        : `${markSql(
-            5,
-            `,
-       r AS (${resetSql} RETURNING 1)`,
-          )}
+        : `${markSql(claimParams.length + 1, `,\n       r AS (${resetSql} RETURNING 1)`)}
        ${claimSql}`;
     return rowsOf(
       await this.ds.query(sql, marks.length === 0 ? claimParams : [...claimParams, ...markParams]),
