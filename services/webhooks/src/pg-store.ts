@@ -379,60 +379,81 @@ export class PgWebhookStore implements DeliveryStore, IngestStore {
   }
 
   inTransaction<T>(fn: (tx: IngestTx) => Promise<T>): Promise<T> {
-    return this.ds.transaction((m) => fn(ingestTx(m)));
+    return this.ds.transaction(async (m) => {
+      const tx = ingestTx(m);
+      const out = await fn(tx);
+      await tx.flush();
+      return out;
+    });
   }
 }
 
-function ingestTx(m: EntityManager): IngestTx {
+/**
+ * The ingestion statements of one transaction: the claim of the event ids and the locking read of
+ * the documents' states in one statement, and the update of the states in the statement of the
+ * first insert of deliveries (or on its own when the batch creates none, before the commit).
+ */
+function ingestTx(m: EntityManager): IngestTx & { flush(): Promise<void> } {
+  let unsaved: DocumentWebhookState[] = [];
+  const statesParams = (states: DocumentWebhookState[]) => [
+    states.map((s) => s.dte_id),
+    states.map((s) => s.sii_status),
+    states.map((s) => s.observed_at),
+    states.map((s) => s.emitted),
+  ];
+  const updateStates = (first: number) =>
+    `UPDATE webhook_document_states w SET sii_status = v.s, observed_at = v.o, emitted = v.e
+       FROM unnest($${first}::uuid[], $${first + 1}::text[], $${first + 2}::text[], $${first + 3}::boolean[])
+            AS v(id, s, o, e)
+      WHERE w.dte_id = v.id`;
   return {
-    async claimEvents(eventIds: string[]): Promise<Set<string>> {
-      if (eventIds.length === 0) return new Set();
-      // sorted, so two members claiming overlapping batches (a rebalance) take the keys in one order
-      const rows: Row[] = await m.query(
-        `INSERT INTO processed_events (consumer, event_id) SELECT $1, e FROM unnest($2::text[]) AS e
-         ON CONFLICT (consumer, event_id) DO NOTHING RETURNING event_id`,
-        [STATUS_CONSUMER, [...eventIds].sort()],
-      );
-      return new Set(rows.map((r) => r.event_id as string));
-    },
-    async documentStates(dteIds: string[]): Promise<Map<string, DocumentWebhookState>> {
-      const out = new Map<string, DocumentWebhookState>();
-      if (dteIds.length === 0) return out;
+    async claimEvents(eventIds: string[], dteIds: string[]) {
+      const states = new Map<string, DocumentWebhookState>();
+      if (eventIds.length === 0) return { claimed: new Set<string>(), states };
       const ids = [...new Set(dteIds.map((id) => id.toLowerCase()))].sort();
-      await m.query(
-        `INSERT INTO webhook_document_states (dte_id) SELECT unnest($1::uuid[]) ON CONFLICT (dte_id) DO NOTHING`,
-        [ids],
-      );
+      // event ids sorted, so two members claiming overlapping batches (a rebalance) take the keys in
+      // one order; each document's row made if missing, and locked, in the id order (an upsert
+      // reads the latest committed row, also one another transaction made meanwhile)
       const rows: Row[] = await m.query(
-        `SELECT * FROM webhook_document_states WHERE dte_id = ANY($1::uuid[]) ORDER BY dte_id FOR UPDATE`,
-        [ids],
+        `WITH e AS (
+           INSERT INTO processed_events (consumer, event_id) SELECT $1, e FROM unnest($2::text[]) AS e
+           ON CONFLICT (consumer, event_id) DO NOTHING RETURNING event_id),
+         s AS (
+           INSERT INTO webhook_document_states (dte_id) SELECT unnest($3::uuid[])
+           ON CONFLICT (dte_id) DO UPDATE SET dte_id = EXCLUDED.dte_id
+           RETURNING dte_id, sii_status, observed_at, emitted)
+         SELECT event_id, NULL::uuid AS dte_id, NULL::text AS sii_status, NULL::text AS observed_at,
+                NULL::boolean AS emitted FROM e
+         UNION ALL
+         SELECT NULL, dte_id, sii_status, observed_at, emitted FROM s`,
+        [STATUS_CONSUMER, [...eventIds].sort(), ids],
       );
-      const byId = new Map(rows.map((r) => [r.dte_id as string, r]));
+      const claimed = new Set<string>();
+      const byId = new Map<string, Row>();
+      for (const r of rows) {
+        if (r.event_id != null) claimed.add(r.event_id as string);
+        else byId.set(r.dte_id as string, r);
+      }
       for (const id of dteIds) {
         const r = byId.get(id.toLowerCase());
         if (!r || (r.sii_status === null && r.emitted === false)) continue;
-        out.set(id, {
+        states.set(id, {
           dte_id: id,
           sii_status: (r.sii_status as string | null) ?? null,
           observed_at: (r.observed_at as string | null) ?? null,
           emitted: r.emitted === true,
         });
       }
-      return out;
+      return { claimed, states };
     },
     async saveDocumentStates(states: DocumentWebhookState[]): Promise<void> {
-      if (states.length === 0) return;
-      await m.query(
-        `UPDATE webhook_document_states w SET sii_status = v.s, observed_at = v.o, emitted = v.e
-           FROM unnest($1::uuid[], $2::text[], $3::text[], $4::boolean[]) AS v(id, s, o, e)
-          WHERE w.dte_id = v.id`,
-        [
-          states.map((s) => s.dte_id),
-          states.map((s) => s.sii_status),
-          states.map((s) => s.observed_at),
-          states.map((s) => s.emitted),
-        ],
-      );
+      unsaved = states;
+    },
+    async flush(): Promise<void> {
+      if (unsaved.length === 0) return;
+      const states = unsaved;
+      unsaved = [];
+      await m.query(updateStates(1), statesParams(states));
     },
     async activeSubscriptions(keys: AudienceKey[]): Promise<Subscription[][]> {
       const out: Subscription[][] = keys.map(() => []);
@@ -478,12 +499,16 @@ function ingestTx(m: EntityManager): IngestTx {
           );
           return `(${[1, 2, 3, 4, 5, 6, 7].map((i) => `$${base + i}`).join(', ')})`;
         });
+        // the states saved before go with the first chunk
+        const states = unsaved;
+        unsaved = [];
+        const withStates = states.length > 0 ? `WITH st AS (${updateStates(params.length + 1)})\n` : '';
         const inserted: Row[] = await m.query(
-          `INSERT INTO webhook_deliveries (id, subscription_id, event_id, event_type, payload, next_attempt_at, created_at)
+          `${withStates}INSERT INTO webhook_deliveries (id, subscription_id, event_id, event_type, payload, next_attempt_at, created_at)
            VALUES ${values.join(', ')}
            ON CONFLICT (subscription_id, event_id) DO NOTHING
            RETURNING id`,
-          params,
+          states.length > 0 ? [...params, ...statesParams(states)] : params,
         );
         for (const r of inserted) ids.add(r.id as string);
       }
