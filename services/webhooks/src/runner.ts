@@ -82,11 +82,13 @@ export class DeliveryRunner {
     const r = this.queue.push(org, due.subscription_id, due.delivery_id, async () => {
       this.waitingDue.delete(due.delivery_id);
       // the claims of the endpoint's next attempts go out with this one (one statement): each
-      // waits at most for one of the endpoint's attempts in flight to end
-      for (const id of this.queue.nextWaiting(org, due.subscription_id, this.prefetch)) {
-        const next = this.waitingDue.get(id);
-        if (next) this.dispatcher.prefetch(next);
-      }
+      // waits at most for one of the endpoint's attempts in flight to end (not when the global or
+      // the organization's limit holds them: their wait is then not bounded by this endpoint)
+      if (this.queue.onlyEndpointBound(org))
+        for (const id of this.queue.nextWaiting(org, due.subscription_id, this.prefetch)) {
+          const next = this.waitingDue.get(id);
+          if (next) this.dispatcher.prefetch(next);
+        }
       // the endpoint's slot is free once it answered; the delivered mark lands in the background
       // (sharing its statement with the claims of the attempts that take the freed slots)
       const { result, recorded } = await this.dispatcher.attempt(due);
