@@ -77,23 +77,6 @@ const SUBSCRIPTION_COLUMNS = [
   'created_at',
 ];
 
-/** The columns of a delivery (what a claim returns of it). */
-const DELIVERY_COLUMNS = [
-  'id',
-  'subscription_id',
-  'event_id',
-  'event_type',
-  'payload',
-  'state',
-  'attempts',
-  'next_attempt_at',
-  'lease_until',
-  'last_status',
-  'last_error',
-  'created_at',
-  'completed_at',
-];
-
 /** ... and what an attempt reads of it: those and the signing secret (sealed, or clear from before) */
 const CLAIM_SUBSCRIPTION_COLUMNS = [...SUBSCRIPTION_COLUMNS, 'secret', 'secret_sealed'];
 
@@ -251,8 +234,7 @@ export class PgWebhookStore implements DeliveryStore, IngestStore {
          FROM (SELECT DISTINCT subscription_id FROM done) x
         WHERE s.id = x.subscription_id AND s.consecutive_exhausted <> 0`;
     if (claims.length === 0) {
-      if (marks.length > 0)
-        await namedQuery(poolOf(this.ds), this.ds, markSql(1, `\n       ${resetSql}`), markParams);
+      if (marks.length > 0) await this.ds.query(markSql(1, `\n       ${resetSql}`), markParams);
       return [];
     }
     const claimSql = `UPDATE webhook_deliveries d SET lease_until = c.lease
@@ -262,8 +244,7 @@ export class PgWebhookStore implements DeliveryStore, IngestStore {
         WHERE d.id = c.id AND s.id = d.subscription_id AND d.state = 'pending' AND d.attempts = c.attempt - 1
           AND (d.next_attempt_at IS NULL OR d.next_attempt_at <= c.now)
           AND (d.lease_until IS NULL OR d.lease_until <= c.now OR d.lease_until = c.held)
-        RETURNING ${DELIVERY_COLUMNS.map((c) => `d.${c}`).join(', ')},
-                  ${CLAIM_SUBSCRIPTION_COLUMNS.map((c) => `s.${c} AS s_${c}`).join(', ')}`;
+        RETURNING d.*, ${CLAIM_SUBSCRIPTION_COLUMNS.map((c) => `s.${c} AS s_${c}`).join(', ')}`;
     const claimParams = [
       claims.map((it) => it.deliveryId),
       claims.map((it) => it.attempt),
@@ -278,11 +259,8 @@ export class PgWebhookStore implements DeliveryStore, IngestStore {
         ? claimSql
         : `${markSql(claimParams.length + 1, `,\n       r AS (${resetSql} RETURNING 1)`)}
        ${claimSql}`;
-    return namedQuery(
-      poolOf(this.ds),
-      this.ds,
-      sql,
-      marks.length === 0 ? claimParams : [...claimParams, ...markParams],
+    return rowsOf(
+      await this.ds.query(sql, marks.length === 0 ? claimParams : [...claimParams, ...markParams]),
     );
   }
 
@@ -417,7 +395,6 @@ export class PgWebhookStore implements DeliveryStore, IngestStore {
  */
 function ingestTx(m: EntityManager): IngestTx & { flush(): Promise<void> } {
   let unsaved: DocumentWebhookState[] = [];
-  const q = (text: string, values: unknown[]) => namedQuery(clientOf(m), m, text, values);
   const statesParams = (states: DocumentWebhookState[]) => [
     states.map((s) => s.dte_id),
     states.map((s) => s.sii_status),
@@ -437,7 +414,7 @@ function ingestTx(m: EntityManager): IngestTx & { flush(): Promise<void> } {
       // event ids sorted, so two members claiming overlapping batches (a rebalance) take the keys in
       // one order; each document's row made if missing, and locked, in the id order (an upsert
       // reads the latest committed row, also one another transaction made meanwhile)
-      const rows = await q(
+      const rows: Row[] = await m.query(
         `WITH e AS (
            INSERT INTO processed_events (consumer, event_id) SELECT $1, e FROM unnest($2::text[]) AS e
            ON CONFLICT (consumer, event_id) DO NOTHING RETURNING event_id),
@@ -476,7 +453,7 @@ function ingestTx(m: EntityManager): IngestTx & { flush(): Promise<void> } {
       if (unsaved.length === 0) return;
       const states = unsaved;
       unsaved = [];
-      await q(updateStates(1), statesParams(states));
+      await m.query(updateStates(1), statesParams(states));
     },
     async activeSubscriptions(keys: AudienceKey[]): Promise<Subscription[][]> {
       const out: Subscription[][] = keys.map(() => []);
@@ -486,7 +463,7 @@ function ingestTx(m: EntityManager): IngestTx & { flush(): Promise<void> } {
       // organization-wide subscriptions, and those of the document's own company. A record whose
       // document is not in dtes (every document the service issues is; only a hand-made record is
       // not) has no known company and goes to every subscription of the organization, as before.
-      const rows = await q(
+      const rows: Row[] = await m.query(
         `SELECT k.n, ${SUBSCRIPTION_COLUMNS.map((c) => `s.${c}`).join(', ')}
            FROM unnest($1::uuid[], $2::text[], $3::uuid[]) WITH ORDINALITY AS k(org, env, dte, n)
            LEFT JOIN dtes d ON d.id = k.dte
@@ -504,27 +481,31 @@ function ingestTx(m: EntityManager): IngestTx & { flush(): Promise<void> } {
       return out;
     },
     async insertDeliveries(rows: NewDelivery[]): Promise<NewDelivery[]> {
-      // bounded statements: at most DELIVERY_INSERT_CHUNK rows per INSERT (seven arrays)
+      // bounded statements: at most DELIVERY_INSERT_CHUNK rows (7 parameters each) per INSERT
       const ids = new Set<string>();
       for (let from = 0; from < rows.length; from += DELIVERY_INSERT_CHUNK) {
         const chunk = rows.slice(from, from + DELIVERY_INSERT_CHUNK);
-        const params: unknown[] = [
-          chunk.map((r) => r.id),
-          chunk.map((r) => r.subscription_id),
-          chunk.map((r) => r.event_id),
-          chunk.map((r) => r.event_type),
-          chunk.map((r) => r.payload),
-          chunk.map((r) => r.next_attempt_at),
-          chunk.map((r) => r.created_at),
-        ];
+        const params: unknown[] = [];
+        const values = chunk.map((r) => {
+          const base = params.length;
+          params.push(
+            r.id,
+            r.subscription_id,
+            r.event_id,
+            r.event_type,
+            r.payload,
+            r.next_attempt_at,
+            r.created_at,
+          );
+          return `(${[1, 2, 3, 4, 5, 6, 7].map((i) => `$${base + i}`).join(', ')})`;
+        });
         // the states saved before go with the first chunk
         const states = unsaved;
         unsaved = [];
         const withStates = states.length > 0 ? `WITH st AS (${updateStates(params.length + 1)})\n` : '';
-        const inserted = await q(
+        const inserted: Row[] = await m.query(
           `${withStates}INSERT INTO webhook_deliveries (id, subscription_id, event_id, event_type, payload, next_attempt_at, created_at)
-           SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[],
-                                $6::timestamptz[], $7::timestamptz[])
+           VALUES ${values.join(', ')}
            ON CONFLICT (subscription_id, event_id) DO NOTHING
            RETURNING id`,
           states.length > 0 ? [...params, ...statesParams(states)] : params,
@@ -534,48 +515,6 @@ function ingestTx(m: EntityManager): IngestTx & { flush(): Promise<void> } {
       return rows.filter((r) => ids.has(r.id));
     },
   };
-}
-
-/** What runs a named statement: the data source's pg Pool or a transaction's pool client (pg ships no types). */
-interface NamedQueryable {
-  query(q: { name: string; text: string; values: unknown[] }): Promise<{ rows: Row[] }>;
-}
-
-const statementNames = new Map<string, string>();
-
-/**
- * Runs one of the service's hot statements as a named prepared statement: PostgreSQL parses and
- * plans its text once per connection instead of at every call (measured on the claim: ~0.26 →
- * ~0.07 ms of the backend's CPU per statement). The texts are constants (a handful), so the names
- * are few; statements return named columns, never `*`, so a column added by a migration does not
- * change a prepared statement's result. Without a pg connection at hand, an ordinary query.
- */
-async function namedQuery(
-  via: NamedQueryable | undefined,
-  fallback: { query(text: string, values: unknown[]): Promise<unknown> },
-  text: string,
-  values: unknown[],
-): Promise<Row[]> {
-  if (!via) return rowsOf(await fallback.query(text, values));
-  let name = statementNames.get(text);
-  if (!name) {
-    name = `webhooks_${crypto.createHash('sha256').update(text).digest('hex').slice(0, 24)}`;
-    statementNames.set(text, name);
-  }
-  return (await via.query({ name, text, values })).rows;
-}
-
-/** the pg Pool under a typeorm data source */
-function poolOf(ds: DataSource): NamedQueryable | undefined {
-  const pool = (ds.driver as unknown as { master?: NamedQueryable }).master;
-  return typeof pool?.query === 'function' ? pool : undefined;
-}
-
-/** the pg client of a typeorm transaction */
-function clientOf(m: EntityManager): NamedQueryable | undefined {
-  const client = (m.queryRunner as unknown as { databaseConnection?: NamedQueryable } | undefined)
-    ?.databaseConnection;
-  return typeof client?.query === 'function' ? client : undefined;
 }
 
 /** typeorm 1.x gives UPDATE/DELETE results as [rows, affected]; a plain row list otherwise. */
