@@ -50,15 +50,15 @@ export const STATUS_CONSUMER = 'webhooks.status';
  */
 export interface IngestTx {
   /**
-   * claims the records' event ids (a redelivery or replay finds its id taken); returns those
-   * claimed by this call
+   * claims the records' event ids (a redelivery or replay finds its id taken) and reads the
+   * documents' states, locked until the transaction ends; returns the ids claimed by this call and
+   * the states (a document never seen, or seen with nothing to remember, is absent)
    */
-  claimEvents(eventIds: string[]): Promise<Set<string>>;
-  /**
-   * the documents' states, locked until the transaction ends; a document never seen (or seen
-   * with nothing to remember) is absent
-   */
-  documentStates(dteIds: string[]): Promise<Map<string, DocumentWebhookState>>;
+  claimEvents(
+    eventIds: string[],
+    dteIds: string[],
+  ): Promise<{ claimed: Set<string>; states: Map<string, DocumentWebhookState> }>;
+  /** the documents' new states (written at the latest when the transaction ends) */
   saveDocumentStates(states: DocumentWebhookState[]): Promise<void>;
   /**
    * for each key, in order: the active subscriptions of the organization in that environment
@@ -105,7 +105,8 @@ export function ingestStatus(
  * nothing), one locking read of the documents' states, the decisions taken in memory record by
  * record (so several records of one document in a batch see each other), one read of the
  * subscriptions that hear them, one multi-row insert of the deliveries (unique per subscription
- * and event id), one multi-row update of the states. Imported documents produce nothing and
+ * and event id), one multi-row update of the states. (PostgreSQL: the claim and the locking read
+ * are one statement, and the update of the states goes with the insert of the deliveries.) Imported documents produce nothing and
  * are not recorded. Returns the first attempts to run, in record order.
  */
 export async function ingestStatuses(
@@ -123,12 +124,15 @@ export async function ingestStatuses(
   const due = await store.inTransaction(async (tx) => {
     handled.length = 0;
     sourceOf.clear();
-    const claimed = await tx.claimEvents([...new Set(live.map((r) => r.event_id))]);
+    // the documents of every record are locked (those of records seen before too: no harm)
+    const { claimed, states } = await tx.claimEvents(
+      [...new Set(live.map((r) => r.event_id))],
+      [...new Set(live.map((r) => r.dte_id))].sort(),
+    );
     // a duplicate within the batch is handled once: at its first occurrence
     const mine = live.filter((r) => claimed.delete(r.event_id));
     handled.push(...mine);
     if (mine.length === 0) return [];
-    const states = await tx.documentStates([...new Set(mine.map((r) => r.dte_id))].sort());
     const touched = new Set<string>();
     const produced: { record: DteStatusRecord; events: WebhookEventType[] }[] = [];
     for (const record of mine) {

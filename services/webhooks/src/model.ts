@@ -1,4 +1,5 @@
 import type { WebhookEventType } from '@dte/status';
+import type { SigningKey } from './signature';
 
 export type SiiEnv = 'cert' | 'prod';
 export type DeliveryState = 'pending' | 'delivered' | 'exhausted';
@@ -67,14 +68,16 @@ export interface DeliveryStore {
    * Takes attempt `attempt` of a pending delivery whose previous attempts are all recorded and
    * that is due, leasing it until `leaseUntil`; null when someone else has it, it is not due,
    * not pending, or the attempt is a duplicate. `secret` is the subscription's current signing
-   * secret, read now, so a rotation stops the old one at once.
+   * secret, read now, so a rotation stops the old one at once. With `held`, a lease the caller
+   * took itself (a claim made ahead) ending then is renewed as well.
    */
   claimAttempt(
     deliveryId: string,
     attempt: number,
     now: Date,
     leaseUntil: Date,
-  ): Promise<{ delivery: Delivery; subscription: Subscription; secret: string } | null>;
+    held?: Date,
+  ): Promise<{ delivery: Delivery; subscription: Subscription; secret: SigningKey } | null>;
   /** attempt succeeded: delivered, and the endpoint's exhausted streak is reset */
   markDelivered(deliveryId: string, attempt: number, now: Date, outcome: AttemptOutcome): Promise<void>;
   /** attempt failed with attempts left: pending again, due at nextAt */

@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import type { DataSource, EntityManager } from 'typeorm';
 import { open, webhookSecretAad, type KeyWrapper } from '@dte/secrets';
 import type { WebhookEventType } from '@dte/status';
@@ -25,7 +26,18 @@ interface ClaimRequest {
   attempt: number;
   now: Date;
   leaseUntil: Date;
+  /** a lease of the caller's own, ending then, that this claim renews */
+  held: Date | null;
 }
+
+/** one call of a round: a claim or a delivered mark */
+interface RoundItem {
+  claim?: ClaimRequest;
+  mark?: DeliveredMark;
+}
+
+/** opened signing keys kept per store */
+const SECRET_CACHE = 1000;
 
 interface DeliveredMark {
   deliveryId: string;
@@ -116,96 +128,144 @@ export class PgWebhookStore implements DeliveryStore, IngestStore {
   ) {}
 
   /**
-   * Claims of attempts made at the same time share one statement (Coalescer): the conditional
-   * lease of each attempt and the read of its subscription (with the sealed secret, opened here),
-   * joined in the UPDATE's RETURNING.
+   * Claims of attempts and delivered marks made at the same time share ONE statement (Coalescer,
+   * a group commit without timer): the conditional lease of each attempt and the read of its
+   * subscription (with the sealed secret, opened here), joined in the UPDATE's RETURNING, and the
+   * delivered marks in a data-modifying WITH of the same UPDATE. A finished attempt's mark and
+   * the claim of the attempt that takes its endpoint slot are made in the same turn, so under load
+   * a delivery costs well under one statement.
    */
-  private readonly claims = new Coalescer<ClaimRequest, Row | null>((items) => this.claimRows(items));
-  /** delivered attempts recorded at the same time share one statement */
-  private readonly delivered = new Coalescer<DeliveredMark, void>(async (items) => {
-    await this.markDeliveredRows(items);
-    return items.map(() => undefined);
-  });
+  private readonly round = new Coalescer<RoundItem, Row | null>((items) => this.runRound(items));
+  /** opened signing secrets by subscription and sealed value (a rotation changes the value) */
+  private readonly secrets = new Map<string, crypto.KeyObject>();
 
-  async claimAttempt(deliveryId: string, attempt: number, now: Date, leaseUntil: Date) {
+  async claimAttempt(deliveryId: string, attempt: number, now: Date, leaseUntil: Date, held?: Date) {
     if (!isUuid(deliveryId)) return null;
-    const row = await this.claims.run({ deliveryId, attempt, now, leaseUntil });
+    const row = await this.round.run({ claim: { deliveryId, attempt, now, leaseUntil, held: held ?? null } });
     if (!row) return null;
     const sub: Row = {};
     for (const c of CLAIM_SUBSCRIPTION_COLUMNS) sub[c] = row[`s_${c}`];
-    const secret = await signingSecret(this.keys, sub);
+    const secret = await this.openSecret(sub);
     return { delivery: deliveryFromRow(row), subscription: subscriptionFromRow(sub), secret };
   }
 
-  /** the claimed rows, in the requests' order (null: not claimed) */
-  private async claimRows(items: ClaimRequest[]): Promise<(Row | null)[]> {
-    // one request per delivery in a statement (an UPDATE changes a row once); any further
-    // request for the same delivery goes in a statement of its own after it
+  /**
+   * The subscription's signing key, from the sealed secret this claim just read: opened once per
+   * sealed value and kept as an HMAC key object (at most SECRET_CACHE entries). A rotation writes
+   * a new sealed value, which is opened at its first claim, so the old secret stops at once.
+   */
+  private async openSecret(sub: Row): Promise<crypto.KeyObject> {
+    const sealed = sub.secret_sealed as { kid?: string; wk?: string; ct?: string } | null | undefined;
+    const cacheKey =
+      sealed != null
+        ? `${String(sub.id)}|${sealed.kid}|${sealed.wk}|${sealed.ct}`
+        : `${String(sub.id)}|clear|${String(sub.secret)}`;
+    const known = this.secrets.get(cacheKey);
+    if (known) return known;
+    const key = crypto.createSecretKey(Buffer.from(await signingSecret(this.keys, sub), 'utf8'));
+    this.secrets.set(cacheKey, key);
+    if (this.secrets.size > SECRET_CACHE) this.secrets.delete(this.secrets.keys().next().value as string);
+    return key;
+  }
+
+  /** one round: the delivered marks and the claims in one statement; results in the items' order */
+  private async runRound(items: RoundItem[]): Promise<(Row | null)[]> {
+    const marks: DeliveredMark[] = [];
+    const marked = new Set<string>();
+    for (const it of items)
+      if (it.mark) {
+        marks.push(it.mark);
+        marked.add(it.mark.deliveryId.toLowerCase());
+      }
+    // one change per delivery in a statement (an UPDATE changes a row once): a claim of a delivery
+    // marked or claimed in this round goes in a statement of its own after it
     const first: ClaimRequest[] = [];
-    const rest: ClaimRequest[] = [];
-    const ids = new Set<string>();
+    const rest: RoundItem[] = [];
+    const later = new Set<RoundItem>();
+    const ids = new Set(marked);
     for (const it of items) {
-      const id = it.deliveryId.toLowerCase();
-      if (ids.has(id)) rest.push(it);
-      else {
+      if (!it.claim) continue;
+      const id = it.claim.deliveryId.toLowerCase();
+      if (ids.has(id)) {
+        rest.push(it);
+        later.add(it);
+      } else {
         ids.add(id);
-        first.push(it);
+        first.push(it.claim);
       }
     }
-    const res: unknown = await this.ds.query(
-      `UPDATE webhook_deliveries d SET lease_until = v.lease
-         FROM unnest($1::uuid[], $2::int[], $3::timestamptz[], $4::timestamptz[]) AS v(id, attempt, now, lease),
-              webhook_subscriptions s
-        WHERE d.id = v.id AND s.id = d.subscription_id AND d.state = 'pending' AND d.attempts = v.attempt - 1
-          AND (d.next_attempt_at IS NULL OR d.next_attempt_at <= v.now)
-          AND (d.lease_until IS NULL OR d.lease_until <= v.now)
-        RETURNING d.*, ${CLAIM_SUBSCRIPTION_COLUMNS.map((c) => `s.${c} AS s_${c}`).join(', ')}`,
-      [
-        first.map((it) => it.deliveryId),
-        first.map((it) => it.attempt),
-        first.map((it) => it.now),
-        first.map((it) => it.leaseUntil),
-      ],
-    );
-    const byId = new Map(rowsOf(res).map((r) => [String(r.id).toLowerCase(), r]));
-    const out = new Map<ClaimRequest, Row | null>(
-      first.map((it) => [it, byId.get(it.deliveryId.toLowerCase()) ?? null]),
-    );
+    const claimedRows = await this.claimAndMark(first, marks);
+    const byId = new Map(claimedRows.map((r) => [String(r.id).toLowerCase(), r]));
+    const out = new Map<RoundItem, Row | null>();
+    for (const it of items)
+      if (it.claim && !later.has(it)) out.set(it, byId.get(it.claim.deliveryId.toLowerCase()) ?? null);
     if (rest.length > 0) {
-      const later = await this.claimRows(rest);
-      rest.forEach((it, i) => out.set(it, later[i]!));
+      const again = await this.runRound(rest);
+      rest.forEach((it, i) => out.set(it, again[i]!));
     }
-    return items.map((it) => out.get(it)!);
+    return items.map((it) => out.get(it) ?? null);
   }
 
-  async markDelivered(deliveryId: string, attempt: number, now: Date, o: AttemptOutcome): Promise<void> {
-    await this.delivered.run({ deliveryId, attempt, now, outcome: o });
-  }
-
-  /** delivered, and each endpoint's exhausted streak reset (its row rewritten only if there is one) */
-  private async markDeliveredRows(items: DeliveredMark[]): Promise<void> {
-    await this.ds.query(
+  /**
+   * The statement of a round: claims `claims` (the rows it leased, with their subscriptions) after
+   * marking `marks` delivered (each endpoint's exhausted streak reset, its row rewritten only if
+   * there is one). Marks and claims are of different deliveries.
+   */
+  private async claimAndMark(claims: ClaimRequest[], marks: DeliveredMark[]): Promise<Row[]> {
+    const markParams = [
+      marks.map((it) => it.deliveryId),
+      marks.map((it) => it.attempt),
+      marks.map((it) => it.now),
+      marks.map((it) => it.outcome.status),
+      marks.map((it) => it.outcome.error),
+    ];
+    const markSql = (first: number, last: string) =>
       `WITH v AS (
-         SELECT * FROM unnest($1::uuid[], $2::int[], $3::timestamptz[], $4::int[], $5::text[])
-                    AS v(id, attempt, at, status, error)),
-       d AS (
+         SELECT * FROM unnest($${first}::uuid[], $${first + 1}::int[], $${first + 2}::timestamptz[],
+                              $${first + 3}::int[], $${first + 4}::text[]) AS v(id, attempt, at, status, error)),
+       done AS (
          UPDATE webhook_deliveries w
             SET state = 'delivered', attempts = v.attempt, lease_until = NULL, next_attempt_at = NULL,
                 last_status = v.status, last_error = v.error, completed_at = v.at
            FROM v
           WHERE w.id = v.id AND w.state = 'pending' AND w.attempts = v.attempt - 1
-          RETURNING w.subscription_id)
-       UPDATE webhook_subscriptions s SET consecutive_exhausted = 0
-         FROM (SELECT DISTINCT subscription_id FROM d) x
-        WHERE s.id = x.subscription_id AND s.consecutive_exhausted <> 0`,
-      [
-        items.map((it) => it.deliveryId),
-        items.map((it) => it.attempt),
-        items.map((it) => it.now),
-        items.map((it) => it.outcome.status),
-        items.map((it) => it.outcome.error),
-      ],
+          RETURNING w.subscription_id)${last}`;
+    const resetSql = `UPDATE webhook_subscriptions s SET consecutive_exhausted = 0
+         FROM (SELECT DISTINCT subscription_id FROM done) x
+        WHERE s.id = x.subscription_id AND s.consecutive_exhausted <> 0`;
+    if (claims.length === 0) {
+      if (marks.length > 0) await this.ds.query(markSql(1, `\n       ${resetSql}`), markParams);
+      return [];
+    }
+    const claimSql = `UPDATE webhook_deliveries d SET lease_until = c.lease
+         FROM unnest($1::uuid[], $2::int[], $3::timestamptz[], $4::timestamptz[], $5::timestamptz[])
+                AS c(id, attempt, now, lease, held),
+              webhook_subscriptions s
+        WHERE d.id = c.id AND s.id = d.subscription_id AND d.state = 'pending' AND d.attempts = c.attempt - 1
+          AND (d.next_attempt_at IS NULL OR d.next_attempt_at <= c.now)
+          AND (d.lease_until IS NULL OR d.lease_until <= c.now OR d.lease_until = c.held)
+        RETURNING d.*, ${CLAIM_SUBSCRIPTION_COLUMNS.map((c) => `s.${c} AS s_${c}`).join(', ')}`;
+    const claimParams = [
+      claims.map((it) => it.deliveryId),
+      claims.map((it) => it.attempt),
+      claims.map((it) => it.now),
+      claims.map((it) => it.leaseUntil),
+      claims.map((it) => it.held),
+    ];
+    // the claim reads the subscription as the statement began (a streak reset by a mark of the
+    // same round is not in it; the claim uses the secret, url, active flag and organization only)
+    const sql =
+      marks.length === 0
+        ? claimSql
+        : `${markSql(claimParams.length + 1, `,\n       r AS (${resetSql} RETURNING 1)`)}
+       ${claimSql}`;
+    return rowsOf(
+      await this.ds.query(sql, marks.length === 0 ? claimParams : [...claimParams, ...markParams]),
     );
+  }
+
+  async markDelivered(deliveryId: string, attempt: number, now: Date, o: AttemptOutcome): Promise<void> {
+    await this.round.run({ mark: { deliveryId, attempt, now, outcome: o } });
   }
 
   async markRetry(deliveryId: string, attempt: number, _now: Date, nextAt: Date, o: AttemptOutcome) {
@@ -319,60 +379,81 @@ export class PgWebhookStore implements DeliveryStore, IngestStore {
   }
 
   inTransaction<T>(fn: (tx: IngestTx) => Promise<T>): Promise<T> {
-    return this.ds.transaction((m) => fn(ingestTx(m)));
+    return this.ds.transaction(async (m) => {
+      const tx = ingestTx(m);
+      const out = await fn(tx);
+      await tx.flush();
+      return out;
+    });
   }
 }
 
-function ingestTx(m: EntityManager): IngestTx {
+/**
+ * The ingestion statements of one transaction: the claim of the event ids and the locking read of
+ * the documents' states in one statement, and the update of the states in the statement of the
+ * first insert of deliveries (or on its own when the batch creates none, before the commit).
+ */
+function ingestTx(m: EntityManager): IngestTx & { flush(): Promise<void> } {
+  let unsaved: DocumentWebhookState[] = [];
+  const statesParams = (states: DocumentWebhookState[]) => [
+    states.map((s) => s.dte_id),
+    states.map((s) => s.sii_status),
+    states.map((s) => s.observed_at),
+    states.map((s) => s.emitted),
+  ];
+  const updateStates = (first: number) =>
+    `UPDATE webhook_document_states w SET sii_status = v.s, observed_at = v.o, emitted = v.e
+       FROM unnest($${first}::uuid[], $${first + 1}::text[], $${first + 2}::text[], $${first + 3}::boolean[])
+            AS v(id, s, o, e)
+      WHERE w.dte_id = v.id`;
   return {
-    async claimEvents(eventIds: string[]): Promise<Set<string>> {
-      if (eventIds.length === 0) return new Set();
-      // sorted, so two members claiming overlapping batches (a rebalance) take the keys in one order
-      const rows: Row[] = await m.query(
-        `INSERT INTO processed_events (consumer, event_id) SELECT $1, e FROM unnest($2::text[]) AS e
-         ON CONFLICT (consumer, event_id) DO NOTHING RETURNING event_id`,
-        [STATUS_CONSUMER, [...eventIds].sort()],
-      );
-      return new Set(rows.map((r) => r.event_id as string));
-    },
-    async documentStates(dteIds: string[]): Promise<Map<string, DocumentWebhookState>> {
-      const out = new Map<string, DocumentWebhookState>();
-      if (dteIds.length === 0) return out;
+    async claimEvents(eventIds: string[], dteIds: string[]) {
+      const states = new Map<string, DocumentWebhookState>();
+      if (eventIds.length === 0) return { claimed: new Set<string>(), states };
       const ids = [...new Set(dteIds.map((id) => id.toLowerCase()))].sort();
-      await m.query(
-        `INSERT INTO webhook_document_states (dte_id) SELECT unnest($1::uuid[]) ON CONFLICT (dte_id) DO NOTHING`,
-        [ids],
-      );
+      // event ids sorted, so two members claiming overlapping batches (a rebalance) take the keys in
+      // one order; each document's row made if missing, and locked, in the id order (an upsert
+      // reads the latest committed row, also one another transaction made meanwhile)
       const rows: Row[] = await m.query(
-        `SELECT * FROM webhook_document_states WHERE dte_id = ANY($1::uuid[]) ORDER BY dte_id FOR UPDATE`,
-        [ids],
+        `WITH e AS (
+           INSERT INTO processed_events (consumer, event_id) SELECT $1, e FROM unnest($2::text[]) AS e
+           ON CONFLICT (consumer, event_id) DO NOTHING RETURNING event_id),
+         s AS (
+           INSERT INTO webhook_document_states (dte_id) SELECT unnest($3::uuid[])
+           ON CONFLICT (dte_id) DO UPDATE SET dte_id = EXCLUDED.dte_id
+           RETURNING dte_id, sii_status, observed_at, emitted)
+         SELECT event_id, NULL::uuid AS dte_id, NULL::text AS sii_status, NULL::text AS observed_at,
+                NULL::boolean AS emitted FROM e
+         UNION ALL
+         SELECT NULL, dte_id, sii_status, observed_at, emitted FROM s`,
+        [STATUS_CONSUMER, [...eventIds].sort(), ids],
       );
-      const byId = new Map(rows.map((r) => [r.dte_id as string, r]));
+      const claimed = new Set<string>();
+      const byId = new Map<string, Row>();
+      for (const r of rows) {
+        if (r.event_id != null) claimed.add(r.event_id as string);
+        else byId.set(r.dte_id as string, r);
+      }
       for (const id of dteIds) {
         const r = byId.get(id.toLowerCase());
         if (!r || (r.sii_status === null && r.emitted === false)) continue;
-        out.set(id, {
+        states.set(id, {
           dte_id: id,
           sii_status: (r.sii_status as string | null) ?? null,
           observed_at: (r.observed_at as string | null) ?? null,
           emitted: r.emitted === true,
         });
       }
-      return out;
+      return { claimed, states };
     },
     async saveDocumentStates(states: DocumentWebhookState[]): Promise<void> {
-      if (states.length === 0) return;
-      await m.query(
-        `UPDATE webhook_document_states w SET sii_status = v.s, observed_at = v.o, emitted = v.e
-           FROM unnest($1::uuid[], $2::text[], $3::text[], $4::boolean[]) AS v(id, s, o, e)
-          WHERE w.dte_id = v.id`,
-        [
-          states.map((s) => s.dte_id),
-          states.map((s) => s.sii_status),
-          states.map((s) => s.observed_at),
-          states.map((s) => s.emitted),
-        ],
-      );
+      unsaved = states;
+    },
+    async flush(): Promise<void> {
+      if (unsaved.length === 0) return;
+      const states = unsaved;
+      unsaved = [];
+      await m.query(updateStates(1), statesParams(states));
     },
     async activeSubscriptions(keys: AudienceKey[]): Promise<Subscription[][]> {
       const out: Subscription[][] = keys.map(() => []);
@@ -418,12 +499,16 @@ function ingestTx(m: EntityManager): IngestTx {
           );
           return `(${[1, 2, 3, 4, 5, 6, 7].map((i) => `$${base + i}`).join(', ')})`;
         });
+        // the states saved before go with the first chunk
+        const states = unsaved;
+        unsaved = [];
+        const withStates = states.length > 0 ? `WITH st AS (${updateStates(params.length + 1)})\n` : '';
         const inserted: Row[] = await m.query(
-          `INSERT INTO webhook_deliveries (id, subscription_id, event_id, event_type, payload, next_attempt_at, created_at)
+          `${withStates}INSERT INTO webhook_deliveries (id, subscription_id, event_id, event_type, payload, next_attempt_at, created_at)
            VALUES ${values.join(', ')}
            ON CONFLICT (subscription_id, event_id) DO NOTHING
            RETURNING id`,
-          params,
+          states.length > 0 ? [...params, ...statesParams(states)] : params,
         );
         for (const r of inserted) ids.add(r.id as string);
       }

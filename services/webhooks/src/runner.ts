@@ -18,6 +18,11 @@ export interface RunnerOptions {
   organizationShare?: number;
   /** how long the sweep's claim of a row it queued lasts (WEBHOOKS_SWEEP_HOLD) */
   sweepHoldMs?: number;
+  /**
+   * when an attempt starts, how many of its endpoint's next waiting attempts are claimed with it
+   * (default `perEndpoint`; 0: each attempt is claimed when it starts)
+   */
+  claimAhead?: number;
   onError?: (err: unknown) => void;
   /** true when the queue reached its high-water mark, false when it drained (pause/resume consumers) */
   onPressure?: (full: boolean) => void;
@@ -37,6 +42,13 @@ export class DeliveryRunner {
   private readonly sweepHoldMs: number;
   /** attempts refused because their organization's share or the queue was full (left in the database) */
   refused = 0;
+  /** outcomes of finished attempts still being written (delivered marks) */
+  private readonly recording = new Set<Promise<void>>();
+  private readonly onError: (err: unknown) => void;
+  /** the attempts waiting in the queue, by delivery id (to claim an endpoint's next ones ahead) */
+  private readonly waitingDue = new Map<string, DueAttempt>();
+  /** how many of an endpoint's waiting attempts are claimed ahead when one starts */
+  private readonly prefetch: number;
 
   constructor(
     private readonly dispatcher: Dispatcher,
@@ -56,6 +68,8 @@ export class DeliveryRunner {
       opts.onPressure,
     );
     this.sweepHoldMs = opts.sweepHoldMs ?? 120_000;
+    this.onError = opts.onError ?? (() => undefined);
+    this.prefetch = opts.claimAhead ?? opts.perEndpoint;
   }
 
   /**
@@ -64,14 +78,23 @@ export class DeliveryRunner {
    * queue) is full stays pending in the database, where the overdue sweep finds it again.
    */
   enqueue(due: DueAttempt): PushResult {
-    const r = this.queue.push(
-      due.organization_id ?? UNKNOWN_ORGANIZATION,
-      due.subscription_id,
-      due.delivery_id,
-      async () => {
-        metrics.webhookDeliveries.inc({ outcome: await this.dispatcher.runAttempt(due) });
-      },
-    );
+    const org = due.organization_id ?? UNKNOWN_ORGANIZATION;
+    const r = this.queue.push(org, due.subscription_id, due.delivery_id, async () => {
+      this.waitingDue.delete(due.delivery_id);
+      // the claims of the endpoint's next attempts go out with this one (one statement): each
+      // waits at most for one of the endpoint's attempts in flight to end (not when the global or
+      // the organization's limit holds them: their wait is then not bounded by this endpoint)
+      if (this.queue.onlyEndpointBound(org))
+        for (const id of this.queue.nextWaiting(org, due.subscription_id, this.prefetch)) {
+          const next = this.waitingDue.get(id);
+          if (next) this.dispatcher.prefetch(next);
+        }
+      // the endpoint's slot is free once it answered; the delivered mark lands in the background
+      // (sharing its statement with the claims of the attempts that take the freed slots)
+      const { result, recorded } = await this.dispatcher.attempt(due);
+      this.track(recorded.then(() => metrics.webhookDeliveries.inc({ outcome: result })));
+    });
+    if (r === 'queued') this.waitingDue.set(due.delivery_id, due);
     if (r === 'org_full' || r === 'full') this.refused++;
     return r;
   }
@@ -109,7 +132,17 @@ export class DeliveryRunner {
     return this.store.purgeTerminal(new Date(this.clock.now() - retentionMs));
   }
 
-  idle(): Promise<void> {
-    return this.queue.onIdle();
+  /** resolves when no attempt runs or waits and every outcome is recorded */
+  async idle(): Promise<void> {
+    for (;;) {
+      await this.queue.onIdle();
+      if (this.recording.size === 0 && this.queue.size === 0) return;
+      await Promise.all([...this.recording]);
+    }
+  }
+
+  private track(recorded: Promise<void>): void {
+    const p = recorded.catch((err) => this.onError(err)).finally(() => this.recording.delete(p));
+    this.recording.add(p);
   }
 }

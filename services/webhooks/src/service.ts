@@ -86,6 +86,8 @@ export async function startWebhooksService(
     },
     disableAfter: config.disableAfter,
     leaseMs: config.timeoutMs + 30_000,
+    // a claim made ahead is used within 20 s: the lease still has the timeout and 10 s left
+    claimAheadMaxAgeMs: 20_000,
     logger,
   });
   const consumers: { pause(): void; resume(): void }[] = [];

@@ -5,13 +5,16 @@ export const SIGNATURE_HEADER = 'Service-Signature';
 /** Seconds a receiver should tolerate between `t` and its own clock (spec: 5 minutes). */
 export const SIGNATURE_TOLERANCE_SECONDS = 300;
 
+/** The signing secret: its text, or an HMAC key object holding its UTF-8 bytes (the same key). */
+export type SigningKey = string | crypto.KeyObject;
+
 /** hex HMAC-SHA256 of `<t>.<raw body>` with the subscription secret */
-export function signatureV1(secret: string, t: number, rawBody: string | Buffer): string {
+export function signatureV1(secret: SigningKey, t: number, rawBody: string | Buffer): string {
   return crypto.createHmac('sha256', secret).update(`${t}.`).update(rawBody).digest('hex');
 }
 
 /** The header value `t=<unix_seconds>,v1=<hex>` for a body sent at `nowMs`. */
-export function signatureHeader(secret: string, rawBody: string | Buffer, nowMs: number): string {
+export function signatureHeader(secret: SigningKey, rawBody: string | Buffer, nowMs: number): string {
   const t = Math.floor(nowMs / 1000);
   return `t=${t},v1=${signatureV1(secret, t, rawBody)}`;
 }
@@ -21,7 +24,7 @@ export function signatureHeader(secret: string, rawBody: string | Buffer, nowMs:
  * for clients and for the service's own tests; the tests also check signatures with openssl.
  */
 export function verifySignature(
-  secret: string,
+  secret: SigningKey,
   rawBody: string | Buffer,
   header: string,
   nowMs: number,

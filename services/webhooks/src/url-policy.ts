@@ -177,8 +177,22 @@ function embeddedV4(address: string): string | null {
   return null;
 }
 
+/** classifications made, by address text (a pure function of it; each attempt checks its address twice) */
+const classified = new Map<string, AddressCategory>();
+const CLASSIFIED_MAX = 4096;
+
 /** What kind of address this is; only `public` is a valid webhook target in production. */
 export function classifyAddress(raw: string): AddressCategory {
+  let category = classified.get(raw);
+  if (category === undefined) {
+    category = classifyAddressText(raw);
+    if (classified.size >= CLASSIFIED_MAX) classified.clear();
+    classified.set(raw, category);
+  }
+  return category;
+}
+
+function classifyAddressText(raw: string): AddressCategory {
   const address = raw.replace(/^\[|\]$/g, '');
   if (address.includes('%')) return 'link_local'; // zoned addresses are link-scoped by definition
   const family = net.isIP(address);

@@ -90,6 +90,20 @@ export class FairWorkQueue {
     return this.held.has(id);
   }
 
+  /** ids of the next `n` jobs waiting for one endpoint, in the order they will start */
+  nextWaiting(org: string, key: string, n: number): string[] {
+    const jobs = this.orgs.get(org)?.endpoints.get(key)?.jobs ?? [];
+    return jobs.slice(0, n).map((j) => j.id);
+  }
+
+  /**
+   * whether the organization's next job waits only for its endpoint's slot: neither the global
+   * nor the organization's limit is reached
+   */
+  onlyEndpointBound(org: string): boolean {
+    return this.running < this.limits.global && (this.orgs.get(org)?.running ?? 0) < this.limits.perOrg;
+  }
+
   /** waiting and running jobs of one organization */
   orgLoad(org: string): { running: number; waiting: number } {
     const o = this.orgs.get(org);

@@ -6,7 +6,8 @@ import { migratedDatabase } from '../../../test/support/env';
 import type { Clock } from '../src/clock';
 import { ingestStatus, ingestStatuses, STATUS_CONSUMER, type DteStatusRecord } from '../src/ingest';
 import { PgWebhookStore } from '../src/pg-store';
-import { createSubscription } from '../src/subscriptions';
+import { signatureV1 } from '../src/signature';
+import { createSubscription, rotateSecret } from '../src/subscriptions';
 import type { Resolver } from '../src/url-policy';
 
 const publicResolver: Resolver = async () => [{ address: '93.184.216.34', family: 4 }];
@@ -244,7 +245,10 @@ describe('dte-status ingestion a batch at a time (one transaction per batch)', f
     for (const c of won) {
       const d = due.find((x) => x.delivery_id === c!.delivery.id)!;
       expect(c!.subscription.id).to.equal(d.subscription_id);
-      expect(c!.secret).to.equal(batched.secrets.get(d.subscription_id));
+      // signs as the subscription's secret does
+      expect(signatureV1(c!.secret, 1, 'body')).to.equal(
+        signatureV1(batched.secrets.get(d.subscription_id)!, 1, 'body'),
+      );
       expect(c!.delivery.attempts).to.equal(0);
       expect(c!.delivery.lease_until?.getTime()).to.equal(lease.getTime());
     }
@@ -265,5 +269,94 @@ describe('dte-status ingestion a batch at a time (one transaction per batch)', f
     expect(rows).to.deep.equal([{ state: 'delivered', attempts: 1, last_status: 200, n: 24 }]);
     const later = new Date(clock.now() + 3_600_000);
     expect(await batched.store.claimAttempt(due[0]!.delivery_id, 2, later, lease)).to.equal(null);
+  });
+  it('delivered marks and claims made at the same time go in one statement, and each delivery still gets its own attempt record; a rotated secret signs the next claim', async () => {
+    const dtes = Array.from({ length: 5 }, () => crypto.randomUUID());
+    const due = await ingestStatuses(
+      dtes.map((dte, i) => ({
+        event_id: crypto.randomUUID(),
+        dte_id: dte,
+        organization_id: batched.org,
+        sii_env: 'cert' as const,
+        tipo_dte: 33,
+        folio: 300 + i,
+        sii_status: 'EPR',
+        track_id: `U${i}`,
+        observed_at: '2026-11-24T11:50:00.000Z',
+        source: 'test',
+      })),
+      batched.store,
+      clock,
+    );
+    expect(due).to.have.length(20);
+    // a store whose statements are counted
+    let statements = 0;
+    const counted = new Proxy(batched.ds, {
+      get(target, prop, receiver) {
+        if (prop === 'query')
+          return (...args: Parameters<typeof target.query>) => {
+            statements++;
+            return target.query(...args);
+          };
+        return Reflect.get(target, prop, receiver) as unknown;
+      },
+    });
+    const store = new PgWebhookStore(counted, keys);
+    const now = new Date(clock.now());
+    const lease = new Date(clock.now() + 30_000);
+    const [firstHalf, secondHalf] = [due.slice(0, 10), due.slice(10)];
+    const claimed = await Promise.all(firstHalf.map((d) => store.claimAttempt(d.delivery_id, 1, now, lease)));
+    expect(claimed.every((c) => c !== null)).to.equal(true);
+    expect(statements).to.equal(1);
+
+    // the first half's results, each its own, with the claims of the second half (and a claim of a
+    // delivery being marked, which waits for the mark and then finds it delivered)
+    statements = 0;
+    const at = (i: number) => new Date(clock.now() + 1000 + i);
+    const round = await Promise.all([
+      ...firstHalf.map((d, i) =>
+        store.markDelivered(d.delivery_id, 1, at(i), { status: 200 + i, error: null }).then(() => 'marked'),
+      ),
+      ...secondHalf.map((d) => store.claimAttempt(d.delivery_id, 1, now, lease)),
+      store.claimAttempt(firstHalf[0]!.delivery_id, 2, new Date(clock.now() + 3_600_000), lease),
+    ]);
+    expect(round.slice(0, 10)).to.deep.equal(Array(10).fill('marked'));
+    const claims = round.slice(10, 20) as Awaited<ReturnType<PgWebhookStore['claimAttempt']>>[];
+    expect(claims.map((c) => c?.delivery.id)).to.deep.equal(secondHalf.map((d) => d.delivery_id));
+    expect(round[20]).to.equal(null); // delivered: no attempt 2
+    expect(statements).to.equal(2); // marks + claims in one, the claim of a marked delivery after it
+
+    const rows: { id: string; state: string; attempts: number; last_status: number; completed_at: Date }[] =
+      await batched.ds.query(
+        `SELECT id, state, attempts, last_status, completed_at FROM webhook_deliveries WHERE id = ANY($1::uuid[])`,
+        [firstHalf.map((d) => d.delivery_id)],
+      );
+    for (const [i, d] of firstHalf.entries()) {
+      const r = rows.find((x) => x.id === d.delivery_id)!;
+      expect([r.state, r.attempts, r.last_status, r.completed_at.getTime()]).to.deep.equal([
+        'delivered',
+        1,
+        200 + i,
+        at(i).getTime(),
+      ]);
+    }
+    const leased: { n: number }[] = await batched.ds.query(
+      `SELECT count(*)::int AS n FROM webhook_deliveries
+        WHERE id = ANY($1::uuid[]) AND state = 'pending' AND attempts = 0 AND lease_until = $2`,
+      [secondHalf.map((d) => d.delivery_id), lease],
+    );
+    expect(leased[0]!.n).to.equal(10);
+
+    // the opened secret is kept per sealed value: a rotation signs the very next claim
+    const sub = secondHalf[0]!.subscription_id;
+    const rotated = await rotateSecret(batched.ds, keys, { organizationId: batched.org, env: 'cert' }, sub);
+    await batched.ds.query(`UPDATE webhook_deliveries SET lease_until = NULL WHERE id = $1`, [
+      secondHalf[0]!.delivery_id,
+    ]);
+    const again = await store.claimAttempt(secondHalf[0]!.delivery_id, 1, now, lease);
+    expect(signatureV1(again!.secret, 1, 'body')).to.equal(signatureV1(rotated.secret, 1, 'body'));
+    expect(signatureV1(again!.secret, 1, 'body')).to.not.equal(
+      signatureV1(batched.secrets.get(sub)!, 1, 'body'),
+    );
   });
 });

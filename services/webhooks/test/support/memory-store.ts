@@ -172,15 +172,12 @@ export class MemoryStore implements DeliveryStore, IngestStore {
 
   async inTransaction<T>(fn: (tx: IngestTx) => Promise<T>): Promise<T> {
     const tx: IngestTx = {
-      claimEvents: async (ids) => {
+      claimEvents: async (ids, dteIds) => {
         const claimed = new Set(ids.filter((id) => !this.processedEvents.has(id)));
         for (const id of claimed) this.processedEvents.add(id);
-        return claimed;
-      },
-      documentStates: async (ids) => {
-        const out = new Map<string, DocumentWebhookState>();
-        for (const id of ids) if (this.documents.has(id)) out.set(id, { ...this.documents.get(id)! });
-        return out;
+        const states = new Map<string, DocumentWebhookState>();
+        for (const id of dteIds) if (this.documents.has(id)) states.set(id, { ...this.documents.get(id)! });
+        return { claimed, states };
       },
       saveDocumentStates: async (states) => {
         for (const s of states) this.documents.set(s.dte_id, { ...s });
