@@ -23,7 +23,10 @@ for (const n of prof.nodes) for (const c of n.children ?? []) parent.set(c, n.id
 const cwd = process.cwd() + '/';
 const fileOf = (cf) => {
   const u = cf.url || `(${cf.functionName || 'native'})`;
-  return u.replace(/^file:\/\//, '').replace(cwd, '').replace(/^.*node_modules\//, 'node_modules/');
+  return u
+    .replace(/^file:\/\//, '')
+    .replace(cwd, '')
+    .replace(/^.*node_modules\//, 'node_modules/');
 };
 const fnOf = (cf) => `${cf.functionName || '(anonymous)'} ${fileOf(cf)}:${cf.lineNumber + 1}`;
 
@@ -34,7 +37,10 @@ for (let i = 0; i < samples.length; i++) {
   const d = (timeDeltas[i + 1] ?? timeDeltas[i] ?? 0) / 1000;
   dt.set(samples[i], (dt.get(samples[i]) ?? 0) + d);
 }
-const selfFn = new Map(), selfFile = new Map(), totFn = new Map(), totFile = new Map();
+const selfFn = new Map(),
+  selfFile = new Map(),
+  totFn = new Map(),
+  totFile = new Map();
 let all = 0;
 const add = (m, k, v) => m.set(k, (m.get(k) ?? 0) + v);
 for (const [id, ms] of dt) {
@@ -42,7 +48,8 @@ for (const [id, ms] of dt) {
   const n = byId.get(id);
   add(selfFn, fnOf(n.callFrame), ms);
   add(selfFile, fileOf(n.callFrame), ms);
-  const fns = new Set(), files = new Set();
+  const fns = new Set(),
+    files = new Set();
   for (let cur = id; cur !== undefined; cur = parent.get(cur)) {
     const cf = byId.get(cur).callFrame;
     fns.add(fnOf(cf));
