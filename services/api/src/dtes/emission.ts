@@ -4,9 +4,11 @@ import {
   computeTotals,
   needsExchangeRate,
   normalizeRut,
-  validateEmission,
+  validateEmissionDraft,
   DOCUMENT_FOLIO_PATH,
   type EmissionInput,
+  type Totals,
+  type ValidatedEmission,
 } from '@dte/engine';
 import { DTES_IDEMPOTENCY_KEY_CONSTRAINT, outboxInsertSql } from '@dte/database';
 import { PIPELINE_SCHEMAS, PIPELINE_TOPICS } from '@dte/messaging';
@@ -57,7 +59,7 @@ export async function validateForEmission(
   principal: Principal & { companyId: string },
   reqBody: unknown,
   now: Date,
-): Promise<{ company: CompanyProfile; input: EmissionInput }> {
+): Promise<{ company: CompanyProfile; input: EmissionInput; validated: ValidatedEmission }> {
   const body = reqBody as Record<string, unknown> | undefined;
   const solicitado = body && typeof body === 'object' ? body.sii_env : undefined;
   if ((solicitado === 'cert' || solicitado === 'prod') && solicitado !== principal.environment) {
@@ -70,7 +72,8 @@ export async function validateForEmission(
 
   const company = await loadCompanyProfile(db, principal.organizationId, principal.companyId);
   const typeGate = await productionIssueGate(db, principal.environment, company.id);
-  const input: EmissionInput = validateEmission(reqBody, { now, emisor: company.emisor });
+  const validated = validateEmissionDraft(reqBody, { now, emisor: company.emisor });
+  const { input } = validated;
   if (input.rut_emisor !== undefined && normalizeRut(input.rut_emisor) !== normalizeRut(company.rut)) {
     throw new ApiError(
       'emisor_rut_mismatch',
@@ -87,7 +90,7 @@ export async function validateForEmission(
       'The company has no production SII resolution (number and date) on record; capture it before issuing in production.',
     );
   }
-  return { company, input };
+  return { company, input, validated };
 }
 
 /**
@@ -105,9 +108,15 @@ export async function exchangeRateFor(
   };
 }
 
-/** The document's totals as emission stores them (CLP columns of `dtes`), from the engine. */
-export function emissionTotals(input: EmissionInput, rateOpt: { exchangeRate?: number }) {
-  const totals = computeTotals(input, rateOpt);
+/**
+ * The document's totals as emission stores them (CLP columns of `dtes`), from the engine
+ * (`totals`: computeTotals(input, rateOpt) already at hand).
+ */
+export function emissionTotals(
+  input: EmissionInput,
+  rateOpt: { exchangeRate?: number },
+  totals: Totals = computeTotals(input, rateOpt),
+) {
   const clp = totals.clp ?? {
     montoNeto: totals.montoNeto ?? 0,
     montoExento: totals.montoExento ?? 0,
@@ -160,7 +169,7 @@ export async function emitDte(
   const known = await documentByIdempotencyKey(db, scoped, key);
   if (known) return replay(known, hash);
 
-  const { company, input } = await validateForEmission(db, scoped, req.body, now);
+  const { company, input, validated } = await validateForEmission(db, scoped, req.body, now);
   const certId =
     req.certIdHeader?.trim() || (typeof input.certificate_id === 'string' ? input.certificate_id : undefined);
   const cert = await resolveSigningCertificate(db, principal.organizationId, certId, {
@@ -173,8 +182,12 @@ export async function emitDte(
   const rateOpt = await exchangeRateFor(input, opts);
   // the document and its amounts are built first (folio 0): the database sets the folio in the
   // statement that takes it
-  const draft = buildDocument(input, { emisor: company.emisor, folio: 0, ...rateOpt });
-  const { clp } = emissionTotals(input, rateOpt);
+  // without an exchange rate in its amounts, that draft and its totals are validation's dry run
+  const dryRun = !needsExchangeRate(input);
+  const draft = dryRun
+    ? validated.draft
+    : buildDocument(input, { emisor: company.emisor, folio: 0, ...rateOpt });
+  const { clp } = emissionTotals(input, rateOpt, dryRun ? validated.totals : undefined);
   const id = randomUUID();
   const receptor = (input as { receptor: { rut?: string; razon_social: string } }).receptor;
   const folioKey = {
