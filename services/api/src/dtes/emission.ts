@@ -15,13 +15,13 @@ import { PIPELINE_SCHEMAS, PIPELINE_TOPICS } from '@dte/messaging';
 import type { DataSource } from 'typeorm';
 import { folioUnavailable, takeFolioSql } from '../caf/folio-allocator';
 import { isUniqueViolation } from '../db/pg-errors';
-import { resolveSigningCertificate } from '../certificates/certificates';
+import { chooseSigningCertificate, type CertificateRow } from '../certificates/certificates';
 import type { Principal } from '../context';
 import { ApiError } from '../http/api-error';
 import type { BacklogGate } from './backlog-gate';
 import { bodyHash } from './canonical-json';
 import { productionIssueGate } from '../production-gates';
-import { loadCompanyProfile, type CompanyProfile } from './company-profile';
+import { loadCompanyProfile, loadCompanyWithCertificates, type CompanyProfile } from './company-profile';
 import { documentByIdempotencyKey, replayOrConflict } from './idempotency';
 import { enforceReferenceRules, lockReferenced, taxReferences, type RuleCodes } from './note-rules';
 import { DTE_COLUMNS, type DteRow } from './dte-row';
@@ -53,13 +53,21 @@ function replay(existing: DteRow, hash: string): EmissionResult {
  * POST /dtes/preview (the same validation and totals, no second copy): sii_env as confirmation,
  * the engine's validation, rut_emisor against the key's company, the production gates and
  * resolution. (The exchange rate of an export is `exchangeRateFor`, after the certificate.)
+ * `withCertificates`: also the company's current certificates (for chooseSigningCertificate),
+ * read in the statement that reads the company.
  */
 export async function validateForEmission(
   db: DataSource,
   principal: Principal & { companyId: string },
   reqBody: unknown,
   now: Date,
-): Promise<{ company: CompanyProfile; input: EmissionInput; validated: ValidatedEmission }> {
+  withCertificates = false,
+): Promise<{
+  company: CompanyProfile;
+  input: EmissionInput;
+  validated: ValidatedEmission;
+  certificates: CertificateRow[];
+}> {
   const body = reqBody as Record<string, unknown> | undefined;
   const solicitado = body && typeof body === 'object' ? body.sii_env : undefined;
   if ((solicitado === 'cert' || solicitado === 'prod') && solicitado !== principal.environment) {
@@ -70,7 +78,12 @@ export async function validateForEmission(
     );
   }
 
-  const company = await loadCompanyProfile(db, principal.organizationId, principal.companyId);
+  const { company, certificates } = withCertificates
+    ? await loadCompanyWithCertificates(db, principal.organizationId, principal.companyId)
+    : {
+        company: await loadCompanyProfile(db, principal.organizationId, principal.companyId),
+        certificates: [],
+      };
   const typeGate = await productionIssueGate(db, principal.environment, company.id);
   const validated = validateEmissionDraft(reqBody, { now, emisor: company.emisor });
   const { input } = validated;
@@ -90,7 +103,7 @@ export async function validateForEmission(
       'The company has no production SII resolution (number and date) on record; capture it before issuing in production.',
     );
   }
-  return { company, input, validated };
+  return { company, input, validated, certificates };
 }
 
 /**
@@ -169,14 +182,17 @@ export async function emitDte(
   const known = await documentByIdempotencyKey(db, scoped, key);
   if (known) return replay(known, hash);
 
-  const { company, input, validated } = await validateForEmission(db, scoped, req.body, now);
+  const { company, input, validated, certificates } = await validateForEmission(
+    db,
+    scoped,
+    req.body,
+    now,
+    true,
+  );
   const certId =
     req.certIdHeader?.trim() || (typeof input.certificate_id === 'string' ? input.certificate_id : undefined);
-  const cert = await resolveSigningCertificate(db, principal.organizationId, certId, {
-    path: 'dte',
-    now,
-    companyId,
-  });
+  // the X-Cert-Id rules over the certificates read with the company (no statement of its own)
+  const cert = chooseSigningCertificate(certificates, certId, { path: 'dte', now });
   // backpressure: above the company's unsent backlog, 503 sii_unavailable before any folio
   await opts.backlog?.admit(db, { companyId, environment: principal.environment });
   const rateOpt = await exchangeRateFor(input, opts);
