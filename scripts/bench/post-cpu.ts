@@ -5,7 +5,12 @@
  * (found by application_name, as bench:pipeline does), with the statements per POST.
  *
  *   npx tsx scripts/bench/post-cpu.ts        # POSTS=1000 CONCURRENCY=8, type 33
+ *   POST_CPU_PROFILE=/tmp/x.cpuprofile npx tsx scripts/bench/post-cpu.ts
+ *     # also writes a CPU profile of the measured POSTs only (no start-up, no warm-up);
+ *     # summarise it with `node scripts/bench/profile-summary.mjs /tmp/x.cpuprofile`
  */
+import fs from 'node:fs';
+import inspector from 'node:inspector';
 import os from 'node:os';
 import { startTestApi } from '../../services/api/test/support/test-api';
 import { body, emit, orgWithCafs } from '../../services/api/test/dtes-fixtures';
@@ -13,6 +18,26 @@ import { clientPortsOf, cpuSecondsOf } from './process-cpu';
 
 const POSTS = Number(process.env.POSTS ?? 1000);
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 8);
+const PROFILE = process.env.POST_CPU_PROFILE;
+
+/** starts the V8 sampling profiler (1 ms); the returned function stops it and writes the profile */
+function startProfile(file: string): () => Promise<void> {
+  const session = new inspector.Session();
+  session.connect();
+  const post = (method: string, params?: object) =>
+    new Promise<unknown>((resolve, reject) =>
+      session.post(method, params ?? {}, (err, res) => (err ? reject(err) : resolve(res))),
+    );
+  const started = post('Profiler.enable')
+    .then(() => post('Profiler.setSamplingInterval', { interval: 1000 }))
+    .then(() => post('Profiler.start'));
+  return async () => {
+    await started;
+    const res = (await post('Profiler.stop')) as { profile: unknown };
+    fs.writeFileSync(file, JSON.stringify(res.profile));
+    session.disconnect();
+  };
+}
 
 async function main(): Promise<void> {
   const t = await startTestApi();
@@ -32,6 +57,7 @@ async function main(): Promise<void> {
     );
     const pgPids = rows.filter((r) => mine.has(r.client_port!)).map((r) => r.pid);
     const pgCpu = () => pgPids.reduce((s, p) => s + (cpuSecondsOf(p) ?? 0), 0);
+    const stopProfile = PROFILE ? startProfile(PROFILE) : undefined;
     const c0 = process.cpuUsage();
     const pg0 = pgCpu();
     const t0 = Date.now();
@@ -48,19 +74,24 @@ async function main(): Promise<void> {
     const ms = Date.now() - t0;
     const c = process.cpuUsage(c0);
     const pg = pgCpu() - pg0;
+    await stopProfile?.();
     console.log(
       `[post-cpu] ${POSTS} POST /dtes (type 33), ${CONCURRENCY} clients, in-process api, no pipeline; load ${os.loadavg()[0]!.toFixed(1)}`,
     );
     console.log(`  ${(POSTS / (ms / 1000)).toFixed(0)} POST/s`);
     console.log(
-      `  CPU per POST: this process (api + client) ${((c.user + c.system) / 1000 / POSTS).toFixed(2)} ms, its PostgreSQL backends (${pgPids.length}) ${((pg * 1000) / POSTS).toFixed(2)} ms`,
+      `  CPU per POST: this process (api + client) ${((c.user + c.system) / 1000 / POSTS).toFixed(2)} ms (user ${(c.user / 1000 / POSTS).toFixed(2)}, system ${(c.system / 1000 / POSTS).toFixed(2)}), its PostgreSQL backends (${pgPids.length}) ${((pg * 1000) / POSTS).toFixed(2)} ms`,
     );
   } finally {
     await t.close();
   }
 }
 
-main().catch((err) => {
-  console.error(err);
-  process.exit(1);
-});
+// exit explicitly: a handle of the in-process api stack can outlive close() and keep the loop alive
+main().then(
+  () => process.exit(0),
+  (err) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { classify } from '@dte/status';
-import { call, startTestApi, type TestApi } from './support/test-api';
+import { call, startTestApi, uploadCert, type TestApi } from './support/test-api';
 import { body, emit, expectSchema, nextFolio, orgWithCafs, today, type DteOrg } from './dtes-fixtures';
 
 describe('POST /dtes over HTTP', function () {
@@ -292,6 +292,38 @@ describe('POST /dtes over HTTP', function () {
     res = await emit(t, o, body(33, o.rut), { headers: { 'X-Cert-Id': randomUUID() } });
     expect(res.status).to.equal(404);
     expect(res.body.code).to.equal('cert_not_found');
+  });
+
+  it("chooses the signing certificate among the company's current ones by the X-Cert-Id rules, before any folio", async () => {
+    const two = await orgWithCafs(t, { tipos: [33] });
+    const second = await uploadCert(t, two.key, two.rut, 'second', 'otra-clave');
+    const noHeader = { ...two, certId: '' };
+    let res = await emit(t, noHeader, body(33, two.rut));
+    expect(res.body.code).to.equal('cert_id_ambiguous');
+    expect((res.body.detail as { certificateIds: string[] }).certificateIds).to.have.members([
+      two.certId,
+      second.id,
+    ]);
+    // another organization's certificate is as unknown as a missing one
+    res = await emit(t, two, body(33, two.rut), { headers: { 'X-Cert-Id': o.certId } });
+    expect(res.status).to.equal(404);
+    expect(res.body).to.deep.include({ code: 'cert_not_found', detail: { certificateId: o.certId } });
+    await t.db.dataSource.query(
+      `UPDATE certificates SET not_after = now() - interval '1 day' WHERE id = $1`,
+      [second.id],
+    );
+    res = await emit(t, two, body(33, two.rut), { headers: { 'X-Cert-Id': second.id } });
+    expect(res.body.code).to.equal('cert_expired');
+    expect(res.body.detail).to.include({ certificateId: second.id });
+    expect(await nextFolio(t, two, 33)).to.equal(1);
+    // the one named (a uuid in any case) signs the document
+    res = await emit(t, two, body(33, two.rut), { headers: { 'X-Cert-Id': two.certId.toUpperCase() } });
+    expect(res.status).to.equal(202);
+    const rows: { certificate_id: string }[] = await t.db.dataSource.query(
+      'SELECT certificate_id FROM dtes WHERE id = $1',
+      [res.body.id],
+    );
+    expect(rows[0].certificate_id).to.equal(two.certId);
   });
 
   it('in production, answers dte.production_resolucion_missing until the company has its SII resolution', async () => {

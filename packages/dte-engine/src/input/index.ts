@@ -1,6 +1,6 @@
 /** Input side of the engine: validation of emission bodies, totals, and the mapping to DteDocument. */
 export * from './types';
-export { validateEmission } from './validate';
+export { validateEmission, validateEmissionDraft, type ValidatedEmission } from './validate';
 export { buildDocument, DOCUMENT_FOLIO_PATH, type BuildContext } from './build-document';
 export {
   computeTotals,

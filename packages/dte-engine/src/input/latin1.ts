@@ -34,8 +34,16 @@ const REPLACEMENTS: ReadonlyMap<number, string> = new Map([
   [0xfeff, ''], // zero width no-break space (BOM)
 ]);
 
+/** Any character of REPLACEMENTS (built from it: one list). */
+const TYPOGRAPHIC = new RegExp(
+  `[${[...REPLACEMENTS.keys()].map((cp) => `\\u{${cp.toString(16)}}`).join('')}]`,
+  'u',
+);
+
 /** Applies the spec's replacements; leaves every other character as it is. */
 export function replaceTypographic(text: string): string {
+  // most texts have none: answer them without rebuilding the string character by character
+  if (!TYPOGRAPHIC.test(text)) return text;
   let out = '';
   for (const ch of text) {
     const rep = REPLACEMENTS.get(ch.codePointAt(0) as number);
@@ -59,16 +67,15 @@ export function isLatin1TextChar(codepoint: number): boolean {
   );
 }
 
+/** A whole text of isLatin1TextChar characters (the same set). */
+const LATIN1_TEXT = /^[\t\n\r\x20-\x7e\xa0-\xff]*$/;
+
 function hexCodepoint(cp: number): string {
   return `U+${cp.toString(16).toUpperCase().padStart(4, '0')}`;
 }
 
-/**
- * The text as it goes into XML element `element`: replacements applied, then checked.
- * `field` names the input field (e.g. "items[0].nombre") in the error detail; `index` is the
- * position of the offending character in the text as sent, counted in characters (code points).
- */
-export function xmlText(value: string, field: string, element: string, maxLength: number): string {
+/** The replacements applied character by character; dte.field_not_latin1 on the first other character. */
+function replacedLatin1(value: string, field: string, element: string): string {
   let out = '';
   let index = 0;
   for (const ch of value) {
@@ -85,7 +92,19 @@ export function xmlText(value: string, field: string, element: string, maxLength
     }
     index++;
   }
-  const actualLength = [...out].length;
+  return out;
+}
+
+/**
+ * The text as it goes into XML element `element`: replacements applied, then checked.
+ * `field` names the input field (e.g. "items[0].nombre") in the error detail; `index` is the
+ * position of the offending character in the text as sent, counted in characters (code points).
+ */
+export function xmlText(value: string, field: string, element: string, maxLength: number): string {
+  // the usual text is Latin-1 already: nothing to replace or refuse, one UTF-16 unit a character
+  const plain = LATIN1_TEXT.test(value);
+  const out = plain ? value : replacedLatin1(value, field, element);
+  const actualLength = plain ? out.length : [...out].length;
   if (actualLength > maxLength) {
     throw new ServiceError(
       'dte.field_too_long',

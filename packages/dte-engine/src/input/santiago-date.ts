@@ -10,10 +10,22 @@ const SANTIAGO = new Intl.DateTimeFormat('en-CA', {
   day: '2-digit',
 });
 
+/**
+ * The last answer, by whole UTC second: every emission asks for today's date (fecha_emision
+ * default and window) and formatToParts costs far more than the look-up. Exact: time zone offsets
+ * and their transitions are whole seconds, so the local date cannot change inside one UTC second.
+ */
+let cachedSecond = Number.NaN;
+let cachedDate = '';
+
 /** YYYY-MM-DD of `now` in America/Santiago. */
 export function santiagoDate(now: Date): string {
+  const second = Math.floor(now.getTime() / 1000);
+  if (second === cachedSecond) return cachedDate;
   const parts = Object.fromEntries(SANTIAGO.formatToParts(now).map((p) => [p.type, p.value]));
-  return `${parts.year}-${parts.month}-${parts.day}`;
+  cachedDate = `${parts.year}-${parts.month}-${parts.day}`;
+  cachedSecond = second;
+  return cachedDate;
 }
 
 /** Calendar arithmetic on YYYY-MM-DD (no time zone involved). */

@@ -5,8 +5,22 @@ import { validationFailed } from './errors';
 import { normalizeInput, trimStrings } from './normalize';
 import { DTE_ENDPOINT_TIPOS, precheck } from './prechecks';
 import { schemaIssues } from './schemas';
-import { assertDeclaredAmounts, computeTotals } from './totals';
+import { assertDeclaredAmounts, computeTotals, type Totals } from './totals';
+import type { DteDocument } from '../model';
 import type { EmissionContext, EmissionInput } from './types';
+
+/**
+ * What validation computed on the way: the normalized input, its totals and the document of its
+ * dry run (folio 0, no exchange rate). When the document needs no exchange rate
+ * (needsExchangeRate false) these are exactly what computeTotals(input) and
+ * buildDocument(input, { emisor, folio: 0 }) would give again, so an emission uses them instead
+ * of computing them twice.
+ */
+export interface ValidatedEmission {
+  input: EmissionInput;
+  totals: Totals;
+  draft: DteDocument;
+}
 
 /**
  * Validates an emission body of POST /dtes and returns it normalized. Pure: the clock and the
@@ -27,6 +41,11 @@ import type { EmissionContext, EmissionInput } from './types';
  *    dte.sucursal.not_found, dte.field_not_latin1, dte.field_too_long.
  */
 export function validateEmission(body: unknown, ctx: EmissionContext): EmissionInput {
+  return validateEmissionDraft(body, ctx).input;
+}
+
+/** validateEmission, keeping its totals and dry-run document (ValidatedEmission). */
+export function validateEmissionDraft(body: unknown, ctx: EmissionContext): ValidatedEmission {
   // Every string is trimmed first ("trimmed, not empty"), so each later check sees the same text.
   const trimmed = trimStrings(body) as Record<string, unknown>;
   const { tipo, shape } = precheck(trimmed, ctx.tipos ?? DTE_ENDPOINT_TIPOS);
@@ -40,6 +59,6 @@ export function validateEmission(body: unknown, ctx: EmissionContext): EmissionI
   checkBusinessRules(input, ctx);
   const totals = computeTotals(input);
   assertDeclaredAmounts(input, totals);
-  mapDocument(input, { emisor: ctx.emisor, folio: 0 }, totals);
-  return input;
+  const draft = mapDocument(input, { emisor: ctx.emisor, folio: 0 }, totals);
+  return { input, totals, draft };
 }

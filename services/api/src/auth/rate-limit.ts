@@ -73,6 +73,40 @@ function tooMany(limit: { max: number; windowSec: number }, now: Date, what = 'r
   });
 }
 
+/**
+ * One round trip and one command: the current window's counter (incremented, with its expiry,
+ * or only read) and the previous window's, atomically as the MULTI of before was, without the
+ * five commands and replies of a MULTI … EXEC per count. KEYS: current, previous; ARGV:
+ * increment (1/0), expiry seconds. Answers [current, previous] (nil when a counter is absent).
+ */
+const SLIDING_COUNT_LUA = `
+local current
+if ARGV[1] == '1' then
+  current = redis.call('INCR', KEYS[1])
+  redis.call('EXPIRE', KEYS[1], ARGV[2])
+else
+  current = redis.call('GET', KEYS[1])
+end
+return {current, redis.call('GET', KEYS[2])}`;
+
+type SlidingCountRedis = Redis & {
+  dteSlidingCount(
+    current: string,
+    previous: string,
+    increment: '1' | '0',
+    expirySec: number,
+  ): Promise<[number | string | null, string | null]>;
+};
+
+/** The client with the script as a command (EVALSHA, EVAL once when Redis does not hold it yet). */
+function withSlidingCount(redis: Redis): SlidingCountRedis {
+  const r = redis as SlidingCountRedis;
+  if (typeof r.dteSlidingCount !== 'function') {
+    redis.defineCommand('dteSlidingCount', { numberOfKeys: 2, lua: SLIDING_COUNT_LUA });
+  }
+  return r;
+}
+
 async function slidingCount(
   redis: Redis,
   prefix: string,
@@ -82,20 +116,20 @@ async function slidingCount(
 ): Promise<number> {
   const nowSec = now.getTime() / 1000;
   const window = Math.floor(nowSec / windowSec);
-  const key = `${prefix}:${window}`;
-  let res: [Error | null, unknown][] | null;
+  let res: [number | string | null, string | null];
   try {
-    const tx = redis.multi();
-    if (increment) tx.incr(key).expire(key, windowSec * 2 + 1);
-    else tx.get(key);
-    res = await tx.get(`${prefix}:${window - 1}`).exec();
+    res = await withSlidingCount(redis).dteSlidingCount(
+      `${prefix}:${window}`,
+      `${prefix}:${window - 1}`,
+      increment ? '1' : '0',
+      windowSec * 2 + 1,
+    );
   } catch (err) {
     throw redisDown(err);
   }
-  const failed = !res ? new Error('rate limit counter failed') : res.find((r) => r[0])?.[0];
-  if (failed) throw redisDown(failed);
-  const current = Number(res![0]![1] ?? 0);
-  const previous = Number(res![res!.length - 1]![1] ?? 0);
+  if (!Array.isArray(res)) throw redisDown(new Error('rate limit counter failed'));
+  const current = Number(res[0] ?? 0);
+  const previous = Number(res[1] ?? 0);
   const elapsed = (nowSec - window * windowSec) / windowSec;
   return previous * (1 - elapsed) + current;
 }

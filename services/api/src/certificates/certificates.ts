@@ -251,13 +251,31 @@ export async function resolveSigningCertificate(
   certIdHeader: string | undefined,
   opts: { path: 'dte' | 'other'; now: Date; companyId?: string | null },
 ): Promise<CertificateRow> {
-  let row: CertificateRow;
   const companyId = opts.companyId ?? null;
+  const current = certIdHeader
+    ? [await findCurrent(db, organizationId, certIdHeader.trim(), 'cert_not_found', false, companyId)]
+    : await listCertificates(db as DataSource, organizationId, companyId);
+  return chooseSigningCertificate(current, certIdHeader, opts);
+}
+
+/**
+ * The X-Cert-Id rules of resolveSigningCertificate over the current certificates already read
+ * (`current`: what listCertificates gives for the organization and company, in its order), so
+ * an emission that read them with its company profile needs no statement of its own.
+ */
+export function chooseSigningCertificate(
+  current: CertificateRow[],
+  certIdHeader: string | undefined,
+  opts: { path: 'dte' | 'other'; now: Date },
+): CertificateRow {
+  let row: CertificateRow | undefined;
   if (certIdHeader) {
-    row = await findCurrent(db, organizationId, certIdHeader.trim(), 'cert_not_found', false, companyId);
+    const id = certIdHeader.trim();
+    // ids compare as PostgreSQL compares uuids (the rows hold the lower-case form)
+    row = isUuid(id) ? current.find((r) => r.id === id.toLowerCase()) : undefined;
+    if (!row) throw new ApiError('cert_not_found', 'No such certificate.', { detail: { certificateId: id } });
   } else {
-    const rows = await listCertificates(db as DataSource, organizationId, companyId);
-    if (rows.length === 0) {
+    if (current.length === 0) {
       throw new ApiError(
         'cert_id_missing',
         'No certificate is loaded; upload one, then send its id as X-Cert-Id.',
@@ -266,19 +284,52 @@ export async function resolveSigningCertificate(
         },
       );
     }
-    if (rows.length > 1) {
+    if (current.length > 1) {
       throw new ApiError(
         'cert_id_ambiguous',
         'Several certificates are current; say which one with X-Cert-Id.',
         {
-          detail: { certificateIds: rows.map((r) => r.id) },
+          detail: { certificateIds: current.map((r) => r.id) },
         },
       );
     }
-    row = rows[0];
+    row = current[0];
   }
   assertNotExpired(row, opts.now);
   return row;
+}
+
+/**
+ * The current certificates of an organization within a company's signers (listCertificates'
+ * rows) as a SQL expression: a JSON array, for a statement that already reads the company `c`
+ * (the organization is parameter `orgParam`). certificateRowsOf turns it back into rows.
+ */
+export function currentCertificatesJsonSql(orgParam: string): string {
+  return `coalesce((SELECT json_agg(json_build_object('id', ct.id, 'organization_id', ct.organization_id,
+             'label', ct.label, 'rut', ct.rut, 'subject', ct.subject, 'serial_number', ct.serial_number,
+             'fingerprint_sha256', ct.fingerprint_sha256, 'not_before', ct.not_before, 'not_after', ct.not_after,
+             'is_default', ct.is_default, 'created_at', ct.created_at, 'deleted_at', ct.deleted_at)
+           ORDER BY ct.created_at, ct.id)
+      FROM certificates ct
+     WHERE ct.organization_id = ${orgParam} AND ct.deleted_at IS NULL
+       AND ct.rut IN (SELECT unnest(array_append(c.signer_ruts, c.rut)))), '[]')`;
+}
+
+/** The rows of currentCertificatesJsonSql, with their instants as Date as the driver gives them. */
+export function certificateRowsOf(json: unknown[]): CertificateRow[] {
+  return (
+    json as (Omit<CertificateRow, 'not_before' | 'not_after' | 'created_at'> & {
+      not_before: string;
+      not_after: string;
+      created_at: string;
+    })[]
+  ).map((r) => ({
+    ...r,
+    not_before: new Date(r.not_before),
+    not_after: new Date(r.not_after),
+    created_at: new Date(r.created_at),
+    deleted_at: null,
+  }));
 }
 
 /** The default (active) certificate for a folio request, or the X-Cert-Id one; none → cert.missing. */

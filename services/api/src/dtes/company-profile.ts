@@ -1,6 +1,11 @@
 import type { EmisorProfile } from '@dte/engine';
 import type { DataSource, EntityManager } from 'typeorm';
 import { ApiError } from '../http/api-error';
+import {
+  certificateRowsOf,
+  currentCertificatesJsonSql,
+  type CertificateRow,
+} from '../certificates/certificates';
 
 export interface CompanyProfile {
   id: string;
@@ -19,6 +24,29 @@ export async function loadCompanyProfile(
   organizationId: string,
   companyId: string,
 ): Promise<CompanyProfile> {
+  return (await readCompany(db, organizationId, companyId, false)).company;
+}
+
+/**
+ * loadCompanyProfile and, in the same statement, the current certificates that may sign for the
+ * company (listCertificates' rows, for chooseSigningCertificate): an emission reads both, one
+ * round trip instead of two.
+ */
+export async function loadCompanyWithCertificates(
+  db: DataSource | EntityManager,
+  organizationId: string,
+  companyId: string,
+): Promise<{ company: CompanyProfile; certificates: CertificateRow[] }> {
+  const { company, certificates } = await readCompany(db, organizationId, companyId, true);
+  return { company, certificates: certificateRowsOf(certificates ?? []) };
+}
+
+async function readCompany(
+  db: DataSource | EntityManager,
+  organizationId: string,
+  companyId: string,
+  withCertificates: boolean,
+): Promise<{ company: CompanyProfile; certificates?: unknown[] }> {
   const rows: {
     id: string;
     rut: string;
@@ -32,6 +60,7 @@ export async function loadCompanyProfile(
     prod_numero: number | null;
     prod_fecha: string | null;
     branches: { id: string; nombre: string; codigo_sii: number | null; direccion: string; comuna: string }[];
+    certificates?: unknown[];
   }[] = await db.query(
     // one round trip: the company with its current branches (in creation order) as JSON
     `SELECT c.id, c.rut, c.razon_social, c.giro, c.direccion, c.comuna, c.actividad_economica,
@@ -41,6 +70,7 @@ export async function loadCompanyProfile(
                                                         'direccion', b.direccion, 'comuna', b.comuna)
                                       ORDER BY b.created_at)
                         FROM branches b WHERE b.company_id = c.id AND b.closed_at IS NULL), '[]') AS branches
+            ${withCertificates ? `, ${currentCertificatesJsonSql('$2')} AS certificates` : ''}
        FROM companies c WHERE c.id = $1 AND c.organization_id = $2`,
     [companyId, organizationId],
   );
@@ -49,7 +79,7 @@ export async function loadCompanyProfile(
   const branches = c.branches;
   const resol = (numero: number | null, fecha: string | null) =>
     numero !== null && fecha !== null ? { numero, fecha } : null;
-  return {
+  const company: CompanyProfile = {
     id: c.id,
     rut: c.rut,
     resolucion: { cert: resol(c.cert_numero, c.cert_fecha), prod: resol(c.prod_numero, c.prod_fecha) },
@@ -69,4 +99,5 @@ export async function loadCompanyProfile(
       })),
     },
   };
+  return { company, certificates: c.certificates };
 }

@@ -4,23 +4,25 @@ import {
   computeTotals,
   needsExchangeRate,
   normalizeRut,
-  validateEmission,
+  validateEmissionDraft,
   DOCUMENT_FOLIO_PATH,
   type EmissionInput,
+  type Totals,
+  type ValidatedEmission,
 } from '@dte/engine';
 import { DTES_IDEMPOTENCY_KEY_CONSTRAINT, outboxInsertSql } from '@dte/database';
 import { PIPELINE_SCHEMAS, PIPELINE_TOPICS } from '@dte/messaging';
 import type { DataSource } from 'typeorm';
 import { folioUnavailable, takeFolioSql } from '../caf/folio-allocator';
 import { isUniqueViolation } from '../db/pg-errors';
-import { resolveSigningCertificate } from '../certificates/certificates';
+import { chooseSigningCertificate, type CertificateRow } from '../certificates/certificates';
 import type { Principal } from '../context';
 import { ServiceError } from '@dte/error-catalog';
 import { ApiError } from '../http/api-error';
 import type { BacklogGate } from './backlog-gate';
 import { bodyHash } from './canonical-json';
 import { productionIssueGate } from '../production-gates';
-import { loadCompanyProfile, type CompanyProfile } from './company-profile';
+import { loadCompanyProfile, loadCompanyWithCertificates, type CompanyProfile } from './company-profile';
 import { documentByIdempotencyKey, replayOrConflict } from './idempotency';
 import { enforceReferenceRules, lockReferenced, taxReferences, type RuleCodes } from './note-rules';
 import { DTE_COLUMNS, type DteRow } from './dte-row';
@@ -52,13 +54,21 @@ function replay(existing: DteRow, hash: string): EmissionResult {
  * POST /dtes/preview (the same validation and totals, no second copy): sii_env as confirmation,
  * the engine's validation, rut_emisor against the key's company, the production gates and
  * resolution. (The exchange rate of an export is `exchangeRateFor`, after the certificate.)
+ * `withCertificates`: also the company's current certificates (for chooseSigningCertificate),
+ * read in the statement that reads the company.
  */
 export async function validateForEmission(
   db: DataSource,
   principal: Principal & { companyId: string },
   reqBody: unknown,
   now: Date,
-): Promise<{ company: CompanyProfile; input: EmissionInput }> {
+  withCertificates = false,
+): Promise<{
+  company: CompanyProfile;
+  input: EmissionInput;
+  validated: ValidatedEmission;
+  certificates: CertificateRow[];
+}> {
   const body = reqBody as Record<string, unknown> | undefined;
   const solicitado = body && typeof body === 'object' ? body.sii_env : undefined;
   if ((solicitado === 'cert' || solicitado === 'prod') && solicitado !== principal.environment) {
@@ -69,9 +79,15 @@ export async function validateForEmission(
     );
   }
 
-  const company = await loadCompanyProfile(db, principal.organizationId, principal.companyId);
+  const { company, certificates } = withCertificates
+    ? await loadCompanyWithCertificates(db, principal.organizationId, principal.companyId)
+    : {
+        company: await loadCompanyProfile(db, principal.organizationId, principal.companyId),
+        certificates: [],
+      };
   const typeGate = await productionIssueGate(db, principal.environment, company.id);
-  const input: EmissionInput = validateEmission(reqBody, { now, emisor: company.emisor });
+  const validated = validateEmissionDraft(reqBody, { now, emisor: company.emisor });
+  const { input } = validated;
   if (input.rut_emisor !== undefined && normalizeRut(input.rut_emisor) !== normalizeRut(company.rut)) {
     throw new ApiError(
       'emisor_rut_mismatch',
@@ -88,7 +104,7 @@ export async function validateForEmission(
       'The company has no production SII resolution (number and date) on record; capture it before issuing in production.',
     );
   }
-  return { company, input };
+  return { company, input, validated, certificates };
 }
 
 /**
@@ -106,9 +122,15 @@ export async function exchangeRateFor(
   };
 }
 
-/** The document's totals as emission stores them (CLP columns of `dtes`), from the engine. */
-export function emissionTotals(input: EmissionInput, rateOpt: { exchangeRate?: number }) {
-  const totals = computeTotals(input, rateOpt);
+/**
+ * The document's totals as emission stores them (CLP columns of `dtes`), from the engine
+ * (`totals`: computeTotals(input, rateOpt) already at hand).
+ */
+export function emissionTotals(
+  input: EmissionInput,
+  rateOpt: { exchangeRate?: number },
+  totals: Totals = computeTotals(input, rateOpt),
+) {
   const clp = totals.clp ?? {
     montoNeto: totals.montoNeto ?? 0,
     montoExento: totals.montoExento ?? 0,
@@ -134,7 +156,7 @@ export function emissionTotals(input: EmissionInput, rateOpt: { exchangeRate?: n
  * dte.commands and dte-status `queued` outbox rows in one statement. A used key (a retry, or two
  * requests racing): the key's unique index lets one insert; the other's statement writes nothing
  * (its folio included) and it replays that document (or idempotency_conflict). Any failure rolls
- * the folio back. Statements of a new emission: API key, company, certificate, the write.
+ * the folio back. Statements of a new emission: the API key, the company with its certificates, the write.
  */
 export async function emitDte(
   db: DataSource,
@@ -186,21 +208,28 @@ async function issueNew(
   const key = req.idempotencyKey;
   const companyId = principal.companyId;
   const scoped = principal;
-  const { company, input } = await validateForEmission(db, scoped, req.body, now);
+  const { company, input, validated, certificates } = await validateForEmission(
+    db,
+    scoped,
+    req.body,
+    now,
+    true,
+  );
   const certId =
     req.certIdHeader?.trim() || (typeof input.certificate_id === 'string' ? input.certificate_id : undefined);
-  const cert = await resolveSigningCertificate(db, principal.organizationId, certId, {
-    path: 'dte',
-    now,
-    companyId,
-  });
+  // the X-Cert-Id rules over the certificates read with the company (no statement of its own)
+  const cert = chooseSigningCertificate(certificates, certId, { path: 'dte', now });
   // backpressure: above the company's unsent backlog, 503 sii_unavailable before any folio
   await opts.backlog?.admit(db, { companyId, environment: principal.environment });
   const rateOpt = await exchangeRateFor(input, opts);
   // the document and its amounts are built first (folio 0): the database sets the folio in the
   // statement that takes it
-  const draft = buildDocument(input, { emisor: company.emisor, folio: 0, ...rateOpt });
-  const { clp } = emissionTotals(input, rateOpt);
+  // without an exchange rate in its amounts, that draft and its totals are validation's dry run
+  const dryRun = !needsExchangeRate(input);
+  const draft = dryRun
+    ? validated.draft
+    : buildDocument(input, { emisor: company.emisor, folio: 0, ...rateOpt });
+  const { clp } = emissionTotals(input, rateOpt, dryRun ? validated.totals : undefined);
   const id = randomUUID();
   const receptor = (input as { receptor: { rut?: string; razon_social: string } }).receptor;
   const folioKey = {

@@ -123,9 +123,10 @@ export function dteRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
           }
           ctx.set('Preference-Applied', `wait=${wait}`);
         }
+        const response = emissionResponse(current);
         ctx.status = sent ? 201 : 202;
-        ctx.set('Location', emissionResponse(current).links.self);
-        ctx.body = emissionResponse(current);
+        ctx.set('Location', response.links.self);
+        ctx.body = response;
       },
     },
     {
