@@ -2,7 +2,14 @@
 // processed_events table gives consumers their idempotency (a second claim of an event fails,
 // a rolled-back claim leaves nothing).
 import { expect } from 'chai';
-import { ProcessedEvent, claimEvent, migrations, runMigrations } from '@dte/database';
+import {
+  ProcessedEvent,
+  claimEvent,
+  createDataSource,
+  migrations,
+  queryPrepared,
+  runMigrations,
+} from '@dte/database';
 import { adminQuery, migratedDatabase, testStack, type MigratedDatabase } from '../support/env';
 
 describe('foundation: database migrations and the processed_events table', function () {
@@ -44,6 +51,39 @@ describe('foundation: database migrations and the processed_events table', funct
       `SELECT consumer, event_id FROM "${db.schema}".processed_events`,
     );
     expect(raw).to.deep.equal([{ consumer: 'foundation.test', event_id: 'evt-1' }]);
+  });
+
+  it('runs a hot statement prepared once per connection, with its rows and its errors as node-postgres gives them', async () => {
+    // one connection, so what it holds is what every call went through
+    const ds = createDataSource({ url: process.env.DATABASE_URL!, schema: db.schema, poolSize: 1 });
+    await ds.initialize();
+    try {
+      const insert = `INSERT INTO processed_events (consumer, event_id) VALUES ($1, $2) RETURNING consumer, event_id`;
+      for (let i = 0; i < 12; i++) {
+        const rows = await queryPrepared<{ consumer: string; event_id: string }>(ds, insert, [
+          'prepared.test',
+          `p-${i}`,
+        ]);
+        expect(rows).to.deep.equal([{ consumer: 'prepared.test', event_id: `p-${i}` }]);
+      }
+      const held: { n: number }[] = await ds.query(
+        `SELECT count(*)::int AS n FROM pg_prepared_statements WHERE statement = $1`,
+        [insert],
+      );
+      expect(held[0].n, 'prepared once, reused for the 11 later calls').to.equal(1);
+      let error: { code?: string; constraint?: string } | undefined;
+      try {
+        await queryPrepared(ds, insert, ['prepared.test', 'p-0']);
+      } catch (err) {
+        error = err as typeof error;
+      }
+      expect(error?.code).to.equal('23505');
+      expect(error?.constraint).to.equal('processed_events_pkey');
+      // the connection still answers, with the same prepared statement
+      expect(await queryPrepared(ds, insert, ['prepared.test', 'p-after'])).to.have.length(1);
+    } finally {
+      await ds.destroy();
+    }
   });
 
   it('lets a consumer claim an event once; a rolled-back claim leaves no row', async () => {

@@ -9,3 +9,4 @@ export { migrations } from './migrations';
 export * from './pipeline-outbox';
 export * from './returning';
 export { DTES_IDEMPOTENCY_KEY_CONSTRAINT } from './sql-error-logger';
+export * from './prepared';

@@ -26,26 +26,7 @@ export class SqlErrorLogger implements TypeormLogger {
   logSchemaBuild(): void {}
 
   logQueryError(error: string | Error, query: string): void {
-    const e = (typeof error === 'string' ? {} : error) as {
-      code?: unknown;
-      constraint?: unknown;
-      table?: unknown;
-      driverError?: { code?: unknown; constraint?: unknown; table?: unknown };
-    };
-    const code = e.code ?? e.driverError?.code ?? null;
-    const unique =
-      code === '23505' && RACE_CONSTRAINTS.has(String(e.constraint ?? e.driverError?.constraint));
-    const line = {
-      level: unique ? 30 : 50,
-      time: Date.now(),
-      name: 'typeorm',
-      msg: unique ? 'query refused by a unique constraint' : 'query failed',
-      code,
-      constraint: e.constraint ?? e.driverError?.constraint ?? null,
-      table: e.table ?? e.driverError?.table ?? null,
-      query: query.replace(/\s+/g, ' ').slice(0, 500),
-    };
-    process.stderr.write(`${JSON.stringify(line)}\n`);
+    logFailedQuery(error, query);
   }
 
   logMigration(message: string): void {
@@ -60,4 +41,27 @@ export class SqlErrorLogger implements TypeormLogger {
       `${JSON.stringify({ level: 40, time: Date.now(), name: 'typeorm', msg: String(message) })}\n`,
     );
   }
+}
+
+/** One JSON line on stderr for a failed query (SqlErrorLogger's format; also used by queryPrepared). */
+export function logFailedQuery(error: unknown, query: string): void {
+  const e = (typeof error === 'string' ? {} : error) as {
+    code?: unknown;
+    constraint?: unknown;
+    table?: unknown;
+    driverError?: { code?: unknown; constraint?: unknown; table?: unknown };
+  };
+  const code = e.code ?? e.driverError?.code ?? null;
+  const unique = code === '23505' && RACE_CONSTRAINTS.has(String(e.constraint ?? e.driverError?.constraint));
+  const line = {
+    level: unique ? 30 : 50,
+    time: Date.now(),
+    name: 'typeorm',
+    msg: unique ? 'query refused by a unique constraint' : 'query failed',
+    code,
+    constraint: e.constraint ?? e.driverError?.constraint ?? null,
+    table: e.table ?? e.driverError?.table ?? null,
+    query: query.replace(/\s+/g, ' ').slice(0, 500),
+  };
+  process.stderr.write(`${JSON.stringify(line)}\n`);
 }

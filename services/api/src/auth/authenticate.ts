@@ -1,4 +1,5 @@
 import type { Context } from 'koa';
+import { queryPrepared } from '@dte/database';
 import type { DataSource } from 'typeorm';
 import { ApiError } from '../http/api-error';
 import type { MemberRole, Principal } from '../context';
@@ -34,7 +35,9 @@ export async function authenticateApiKey(db: DataSource, header: string, now: Da
       hint: 'API keys look like sk_cert_… or sk_prod_…; create a new one if this one was lost.',
     });
   if (!parseApiKey(key)) throw invalid();
-  const rows: KeyRow[] = await db.query(
+  // every API request runs it: prepared once per connection (a unique index fixes its plan)
+  const rows = await queryPrepared<KeyRow>(
+    db,
     `SELECT id, organization_id, company_id, environment, scopes, expires_at, revoked_at, last_used_at
        FROM api_keys WHERE key_hash = $1`,
     [hashApiKey(key)],

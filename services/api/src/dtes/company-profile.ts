@@ -1,5 +1,6 @@
 import type { EmisorProfile } from '@dte/engine';
-import type { DataSource, EntityManager } from 'typeorm';
+import { queryPrepared } from '@dte/database';
+import { DataSource, type EntityManager } from 'typeorm';
 import { ApiError } from '../http/api-error';
 import {
   certificateRowsOf,
@@ -47,7 +48,7 @@ async function readCompany(
   companyId: string,
   withCertificates: boolean,
 ): Promise<{ company: CompanyProfile; certificates?: unknown[] }> {
-  const rows: {
+  type CompanyRow = {
     id: string;
     rut: string;
     razon_social: string;
@@ -61,8 +62,12 @@ async function readCompany(
     prod_fecha: string | null;
     branches: { id: string; nombre: string; codigo_sii: number | null; direccion: string; comuna: string }[];
     certificates?: unknown[];
-  }[] = await db.query(
-    // one round trip: the company with its current branches (in creation order) as JSON
+  };
+  const read = (sql: string, params: unknown[]): Promise<CompanyRow[]> =>
+    db instanceof DataSource ? queryPrepared<CompanyRow>(db, sql, params) : db.query(sql, params);
+  const rows = await read(
+    // one round trip: the company with its current branches (in creation order) as JSON;
+    // outside a transaction prepared once per connection (the company's id fixes its plan)
     `SELECT c.id, c.rut, c.razon_social, c.giro, c.direccion, c.comuna, c.actividad_economica,
             c.resolucion_cert_numero AS cert_numero, to_char(c.resolucion_cert_fecha, 'YYYY-MM-DD') AS cert_fecha,
             c.resolucion_prod_numero AS prod_numero, to_char(c.resolucion_prod_fecha, 'YYYY-MM-DD') AS prod_fecha,

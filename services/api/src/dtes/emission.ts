@@ -10,9 +10,9 @@ import {
   type Totals,
   type ValidatedEmission,
 } from '@dte/engine';
-import { DTES_IDEMPOTENCY_KEY_CONSTRAINT, outboxInsertSql } from '@dte/database';
+import { DTES_IDEMPOTENCY_KEY_CONSTRAINT, outboxInsertSql, queryPrepared } from '@dte/database';
 import { PIPELINE_SCHEMAS, PIPELINE_TOPICS } from '@dte/messaging';
-import type { DataSource } from 'typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
 import { folioUnavailable, takeFolioSql } from '../caf/folio-allocator';
 import { isUniqueViolation } from '../db/pg-errors';
 import { chooseSigningCertificate, type CertificateRow } from '../certificates/certificates';
@@ -333,8 +333,11 @@ async function issueNew(
        SELECT ${pId}, ${pEvent}, 'queued', NULL, NULL, 'api', ${pNow} FROM d),
      o AS (${outbox.sql})
      SELECT * FROM d`;
-  const write = async (q: Pick<DataSource, 'query'>): Promise<DteRow> => {
-    const rows: DteRow[] = await q.query(sql, params);
+  const write = async (q: DataSource | EntityManager): Promise<DteRow> => {
+    // alone (no referenced documents), prepared once per connection: its text is the same for
+    // every emission of one outbox shape and indexes fix its plan (queryPrepared)
+    const rows: DteRow[] =
+      q instanceof DataSource ? await queryPrepared<DteRow>(q, sql, params) : await q.query(sql, params);
     // no CAF could give a folio: nothing was written; the allocator says why
     return rows[0] ?? folioUnavailable(q, folioKey);
   };
