@@ -37,6 +37,10 @@
  * status_changed EPR) arrived and the subscription has no pending delivery, and prints the
  * deliveries received, per document, POST → dte.accepted delivery p50/p99 and EPR observed →
  * dte.accepted delivery p50/p99. BENCH_WEBHOOKS=0 runs the pipeline without them.
+ * BENCH_NICE=<n> (0): after the warm-up, every process but the api (HTTP) and the PostgreSQL
+ * backends serving them run at nice n: on one shared host the batch side (relay, projector,
+ * signer, uploader, poller, webhooks, the simulator) yields the CPU to the latency-bound api, as
+ * separate pods with their own CPU would (needs root to renice PostgreSQL's backends).
  * BENCH_ENV_<NAME>=<value> gives NAME=value to every service (e.g. BENCH_ENV_NODE_OPTIONS="--import
  * ./scripts/bench/cpu-profile.mjs" with BENCH_ENV_CPU_PROFILE_DIR=/tmp/prof writes a CPU profile
  * of each service when the run ends).
@@ -78,6 +82,8 @@ const MODE = process.env.BENCH_MODE === 'open' ? 'open' : 'closed';
 const DOCS = num('BENCH_DOCS', 1000);
 const CONCURRENCY = num('BENCH_CONCURRENCY', 8);
 const RATE = num('BENCH_RATE', 100);
+/** BENCH_NICE=10: the nice value of every process but the api (HTTP) and of their PostgreSQL backends */
+const NICE = num('BENCH_NICE', 0);
 const TYPES = (process.env.BENCH_TYPES ?? '33').split(',').map(Number) as (33 | 34 | 52 | 61)[];
 const BATCH = num('BENCH_BATCH', 500);
 const BATCH_WAIT_MS = num('BENCH_BATCH_WAIT_MS', 200);
@@ -352,6 +358,25 @@ async function main(): Promise<void> {
     cpu.add('kafka broker (shared)', () => (kafkaPid ? [kafkaPid] : []));
     cpu.add('schema registry (shared)', () => (registryPid ? [registryPid] : []));
     cpu.add('bench client', () => [process.pid]);
+    if (NICE !== 0) {
+      // the batch side yields the CPU to the api (HTTP) and its backends, as its own pods would
+      const batch = [
+        ...SERVICES.filter((n) => n !== 'api').flatMap(pids),
+        ...apiPipelinePids(),
+        ...webhooksPids(),
+        ...(p.simulator.child?.pid ? [p.simulator.child.pid] : []),
+      ];
+      const batchBackends = (await Promise.all(batch.map((pid) => backendsOf(pid, backends)))).flat();
+      for (const pid of [...batch, ...batchBackends]) {
+        try {
+          os.setPriority(pid, NICE);
+        } catch (err) {
+          throw new Error(
+            `BENCH_NICE: cannot renice pid ${pid} (${(err as Error).message}); PostgreSQL's backends belong to its own user: run as root or leave BENCH_NICE unset`,
+          );
+        }
+      }
+    }
     await cpu.start();
     const load0 = os.loadavg()[0]!;
     let sampling = true;
@@ -463,6 +488,10 @@ async function main(): Promise<void> {
       ([k]) => !k.startsWith('UPLOAD_') && !k.startsWith('POLL_'),
     );
     if (extra.length) console.log(`  service env: ${extra.map(([k, v]) => `${k}=${v}`).join(' ')}`);
+    if (NICE !== 0)
+      console.log(
+        `  priority: every process but the api (HTTP), and their PostgreSQL backends, at nice ${NICE} (BENCH_NICE)`,
+      );
     console.log(
       rx
         ? `  webhooks: services/webhooks ×1 (defaults: WEBHOOKS_CONCURRENCY 64, 4 per endpoint; + WEBHOOKS_HEALTH_PORT=0 ${WEBHOOKS_TRUST === 'test-ca' ? 'WEBHOOKS_TEST_CA_FILE' : 'NODE_EXTRA_CA_CERTS'}=<test CA>: BENCH_WEBHOOKS_TRUST=${WEBHOOKS_TRUST}); one subscription by POST /webhooks for ${WEBHOOK_EVENTS.join(', ')} to an https receiver on loopback in the bench client (answers 200 at once); the CPU window runs to the last delivery`
