@@ -19,3 +19,40 @@ export async function claimEvent(
   );
   return rows.length === 1;
 }
+
+/** Days a claim is kept by default (PROCESSED_EVENTS_RETAIN_DAYS): over the broker's 7-day defaults. */
+export const PROCESSED_EVENTS_RETAIN_DAYS_DEFAULT = 30;
+
+/** Rows purgeProcessedEvents deletes per statement (short statements, no long lock on the table). */
+export const PROCESSED_EVENTS_PURGE_CHUNK = 10_000;
+
+/**
+ * Deletes the claims of events processed longer than `retainMs` ago, a chunk per statement, up to
+ * `maxChunks` statements; returns the rows deleted. A claim only matters while its record can be
+ * delivered again: while it is in its topic (the topics' retention.ms, 7 days by the broker's
+ * default) and a consumer group could re-read it (offsets.retention.minutes, 7 days), so the
+ * retention must exceed both. Served by processed_events_processed_at_idx.
+ */
+export async function purgeProcessedEvents(
+  db: { query(sql: string, params: unknown[]): Promise<unknown> },
+  retainMs: number,
+  maxChunks = 20,
+): Promise<number> {
+  let deleted = 0;
+  for (let i = 0; i < maxChunks; i++) {
+    const rows = (await db.query(
+      `WITH gone AS (
+         DELETE FROM processed_events WHERE ctid = ANY(ARRAY(
+           SELECT ctid FROM processed_events
+            WHERE processed_at < now() - ($1 || ' milliseconds')::interval
+            LIMIT $2))
+         RETURNING 1)
+       SELECT count(*)::int AS n FROM gone`,
+      [String(retainMs), PROCESSED_EVENTS_PURGE_CHUNK],
+    )) as { n: number }[];
+    const n = rows[0]?.n ?? 0;
+    deleted += n;
+    if (n < PROCESSED_EVENTS_PURGE_CHUNK) break;
+  }
+  return deleted;
+}

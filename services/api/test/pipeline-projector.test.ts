@@ -449,4 +449,43 @@ describe('pipeline (api side) on the real broker: outbox relay, dte-status proje
       relay = second;
     }
   });
+
+  it("purges the consumers' claims past their retention, a chunk at a time, and keeps every recent claim", async () => {
+    const db = t.db.dataSource;
+    // 10 500 claims processed 40 days ago (more than one purge chunk), and the live claims
+    await db.query(
+      `INSERT INTO processed_events (consumer, event_id, processed_at)
+       SELECT 'retention.test', 'old-' || g, now() - interval '40 days' FROM generate_series(1, 10500) g`,
+    );
+    await db.query(
+      `INSERT INTO processed_events (consumer, event_id, processed_at) VALUES ('retention.test', 'recent', now() - interval '29 days')`,
+    );
+    const live: { n: number }[] = await db.query(
+      `SELECT count(*)::int AS n FROM processed_events WHERE consumer <> 'retention.test'`,
+    );
+    expect(live[0].n, 'the projector claimed the records of the earlier tests').to.be.above(0);
+    await relay.stop();
+    relay = await startOutboxRelay({
+      dataSource: db,
+      messaging: tm.messaging,
+      logger,
+      pollMs: 200,
+      lockRetryMs: 300,
+      retainProcessedEventsMs: 30 * 24 * 3600 * 1000,
+    });
+    await until('the claims older than 30 days purged', async () => {
+      const [{ n }] = await db.query(
+        `SELECT count(*)::int AS n FROM processed_events WHERE consumer = 'retention.test' AND event_id LIKE 'old-%'`,
+      );
+      return n === 0;
+    });
+    const kept: { event_id: string }[] = await db.query(
+      `SELECT event_id FROM processed_events WHERE consumer = 'retention.test'`,
+    );
+    expect(kept.map((k) => k.event_id)).to.deep.equal(['recent']);
+    const after: { n: number }[] = await db.query(
+      `SELECT count(*)::int AS n FROM processed_events WHERE consumer <> 'retention.test'`,
+    );
+    expect(after[0].n).to.be.at.least(live[0].n);
+  });
 });

@@ -20,6 +20,7 @@
  *   made for the next try) and backs off up to `maxBackoffMs`.
  */
 import type { Logger } from '@dte/service-runtime';
+import { PROCESSED_EVENTS_RETAIN_DAYS_DEFAULT, purgeProcessedEvents } from '@dte/database';
 import type { AvroProducer, Messaging } from '@dte/messaging';
 import type { DataSource, QueryRunner } from 'typeorm';
 
@@ -42,6 +43,13 @@ export interface RelayOptions {
   maxBackoffMs?: number;
   /** purge rows published longer ago than this (ms); 0 keeps them */
   retainPublishedMs?: number;
+  /**
+   * purge the consumers' claims (processed_events) older than this (ms; 30 days by default; 0
+   * keeps them): must exceed the topics' retention and the consumer groups' offsets retention
+   * (@dte/database purgeProcessedEvents). The active relay is the one process per database that
+   * does this housekeeping.
+   */
+  retainProcessedEventsMs?: number;
 }
 
 interface OutboxRow {
@@ -73,6 +81,8 @@ export async function startOutboxRelay(opts: RelayOptions): Promise<OutboxRelay>
   const lockRetryMs = opts.lockRetryMs ?? 2000;
   const maxBackoffMs = opts.maxBackoffMs ?? 10000;
   const retainMs = opts.retainPublishedMs ?? 24 * 3600 * 1000;
+  const retainClaimsMs =
+    opts.retainProcessedEventsMs ?? PROCESSED_EVENTS_RETAIN_DAYS_DEFAULT * 24 * 3600 * 1000;
   const log = opts.logger;
   let stopped = false;
   let active = false;
@@ -241,12 +251,17 @@ export async function startOutboxRelay(opts: RelayOptions): Promise<OutboxRelay>
         }
         const n = await publishBatch();
         backoff = pollMs;
-        if (retainMs > 0 && Date.now() - lastPurge > 60_000) {
+        if ((retainMs > 0 || retainClaimsMs > 0) && Date.now() - lastPurge > 60_000) {
           lastPurge = Date.now();
-          await runner!.query(
-            `DELETE FROM outbox WHERE published_at IS NOT NULL AND published_at < now() - ($1 || ' milliseconds')::interval`,
-            [String(retainMs)],
-          );
+          if (retainMs > 0)
+            await runner!.query(
+              `DELETE FROM outbox WHERE published_at IS NOT NULL AND published_at < now() - ($1 || ' milliseconds')::interval`,
+              [String(retainMs)],
+            );
+          if (retainClaimsMs > 0) {
+            const purged = await purgeProcessedEvents(runner!, retainClaimsMs);
+            if (purged > 0) log.info({ purged }, 'processed_events: claims past their retention purged');
+          }
         }
         if (n < batchSize) {
           await sleep(pollMs);

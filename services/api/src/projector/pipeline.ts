@@ -38,6 +38,7 @@ export async function startApiPipeline(
     messaging,
     logger,
     lingerMs: env.OUTBOX_LINGER_MS ? Number(env.OUTBOX_LINGER_MS) : undefined,
+    retainProcessedEventsMs: processedEventsRetainMs(env),
   });
   const projector = await startProjector({ dataSource, messaging, logger });
   const stopOutboxMetrics = reportOutboxMetrics(dataSource);
@@ -51,4 +52,15 @@ export async function startApiPipeline(
       await messaging.disconnect();
     },
   };
+}
+
+/** PROCESSED_EVENTS_RETAIN_DAYS (30 by default; 0 keeps every claim): a whole number of days. */
+export function processedEventsRetainMs(env: NodeJS.ProcessEnv): number | undefined {
+  const raw = env.PROCESSED_EVENTS_RETAIN_DAYS;
+  if (raw === undefined || raw === '') return undefined;
+  if (!/^\d+$/.test(raw))
+    throw new Error(
+      `PROCESSED_EVENTS_RETAIN_DAYS must be a whole number of days (0 keeps every claim), not "${raw}"`,
+    );
+  return Number(raw) * 24 * 3600 * 1000;
 }
