@@ -45,7 +45,8 @@
  * ./scripts/bench/cpu-profile.mjs" with BENCH_ENV_CPU_PROFILE_DIR=/tmp/prof writes a CPU profile
  * of each service when the run ends).
  *
- * CPU: /proc/<pid>/stat of each service process, of the PostgreSQL backends serving it (matched
+ * CPU: /proc/<pid>/stat of each service process (with its ended children: the simulator's
+ * xmllint runs), of the PostgreSQL backends serving it (matched
  * by client port in pg_stat_activity), of PostgreSQL's own processes (WAL writer, checkpointer …),
  * of the Kafka broker and of the schema registry (found by their ports). Kafka, the registry and
  * PostgreSQL's own processes are shared with whatever else runs on the stack: their figures are an
@@ -334,7 +335,7 @@ async function main(): Promise<void> {
     const pids = (n: ServiceName) => procs(n).flatMap((s) => (s.child?.pid ? [s.child.pid] : []));
     const apiPipelinePids = () => (apiPipeline?.child?.pid ? [apiPipeline.child.pid] : []);
     for (const n of SERVICES) {
-      cpu.add(n === 'api' && apiPipeline ? 'api (HTTP)' : n, async () => pids(n));
+      cpu.add(n === 'api' && apiPipeline ? 'api (HTTP)' : n, async () => pids(n), { children: true });
       if (n === 'api' && apiPipeline)
         cpu.add('api pipeline (relay, projector)', async () => apiPipelinePids());
     }
@@ -353,7 +354,10 @@ async function main(): Promise<void> {
       cpu.add('postgres for webhooks', async () =>
         (await Promise.all(webhooksPids().map((pid) => backendsOf(pid, backends)))).flat(),
       );
-    cpu.add('sii-simulator', () => (p.simulator.child?.pid ? [p.simulator.child.pid] : []));
+    // with its xmllint runs (the schema check of every envelope)
+    cpu.add('sii-simulator', () => (p.simulator.child?.pid ? [p.simulator.child.pid] : []), {
+      children: true,
+    });
     cpu.add('postgres own processes (shared)', () => postgresAuxiliary(postmaster, backends));
     cpu.add('kafka broker (shared)', () => (kafkaPid ? [kafkaPid] : []));
     cpu.add('schema registry (shared)', () => (registryPid ? [registryPid] : []));

@@ -15,12 +15,17 @@ import fs from 'node:fs';
 
 const TICKS = 100; // USER_HZ on Linux
 
-/** user + system CPU seconds of a pid, or undefined when it is gone */
-export function cpuSecondsOf(pid: number): number | undefined {
+/**
+ * user + system CPU seconds of a pid, or undefined when it is gone; with `children`, also those of
+ * its children that ended and were waited for (cutime + cstime: the xmllint runs of the SII
+ * simulator, which its own figures would otherwise leave out)
+ */
+export function cpuSecondsOf(pid: number, children = false): number | undefined {
   try {
     const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
     const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(f[11]) + Number(f[12])) / TICKS;
+    const own = Number(f[11]) + Number(f[12]);
+    return (children ? own + Number(f[13]) + Number(f[14]) : own) / TICKS;
   } catch {
     return undefined;
   }
@@ -119,6 +124,7 @@ export type BackendQuery = () => Promise<
 interface Group {
   name: string;
   pids: () => number[] | Promise<number[]>;
+  children: boolean;
   base: Map<number, number>;
   last: Map<number, number>;
 }
@@ -127,8 +133,9 @@ export class CpuAccount {
   private readonly groups: Group[] = [];
   private started = false;
 
-  add(name: string, pids: () => number[] | Promise<number[]>): this {
-    this.groups.push({ name, pids, base: new Map(), last: new Map() });
+  /** `children`: count the CPU of the pids' ended children too (a service that spawns tools) */
+  add(name: string, pids: () => number[] | Promise<number[]>, opts: { children?: boolean } = {}): this {
+    this.groups.push({ name, pids, children: opts.children ?? false, base: new Map(), last: new Map() });
     return this;
   }
 
@@ -136,7 +143,7 @@ export class CpuAccount {
   async sample(): Promise<void> {
     for (const g of this.groups) {
       for (const pid of await g.pids()) {
-        const s = cpuSecondsOf(pid);
+        const s = cpuSecondsOf(pid, g.children);
         if (s === undefined) continue;
         if (!this.started) g.base.set(pid, s);
         else if (!g.base.has(pid)) g.base.set(pid, 0);
