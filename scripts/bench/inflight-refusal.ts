@@ -15,10 +15,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { loadavg } from 'node:os';
-import { createDataSource } from '@dte/database';
-import { testStack } from '../../test/support/env';
 import { startTestApi } from '../../services/api/test/support/test-api';
-import { body, emit, orgWithCafs } from '../../services/api/test/dtes-fixtures';
+import { body, emit, holdCompanyFolios, orgWithCafs } from '../../services/api/test/dtes-fixtures';
 
 const N = Number(process.env.N ?? 3000);
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 16);
@@ -101,18 +99,7 @@ async function main(): Promise<void> {
     for (let i = 0; i < 50; i++) await fetch(`${root}/healthz`).then((r) => r.text());
     for (let i = 0; i < 20; i++) await emit(t, o, body(33, o.rut, 1000 + i));
 
-    const lockDb = createDataSource({
-      url: (await testStack()).databaseUrl,
-      schema: t.db.schema,
-      poolSize: 1,
-      entities: [],
-      migrations: [],
-    });
-    await lockDb.initialize();
-    const lock = lockDb.createQueryRunner();
-    await lock.connect();
-    await lock.startTransaction();
-    await lock.query('SELECT id FROM cafs WHERE company_id = $1 FOR UPDATE', [o.companyId]);
+    const hold = await holdCompanyFolios(t, o);
     const held = emit(t, o, body(33, o.rut, 999));
     while ((await emit(t, o, body(33, o.rut, 1))).status !== 429) await new Promise((r) => setTimeout(r, 10));
 
@@ -131,9 +118,7 @@ async function main(): Promise<void> {
       async () => (await emit(t, o, payload, { idem: randomUUID() })).status,
       429,
     );
-    await lock.commitTransaction();
-    await lock.release();
-    await lockDb.destroy();
+    await hold.release();
     await held;
     await timed(
       'POST /dtes accepted (202, one at a time)',

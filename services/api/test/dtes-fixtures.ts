@@ -3,7 +3,9 @@
  * an emission body of every supported type. Bodies are dated today in America/Santiago.
  */
 import { randomUUID } from 'node:crypto';
+import { createDataSource } from '@dte/database';
 import { createTestCaf, santiagoDate } from '@dte/engine';
+import { testStack } from '../../../test/support/env';
 import { validateBody } from '../src/http/validate';
 import { cafForm, call, newRut, uploadCert, type Answer, type TestApi } from './support/test-api';
 
@@ -179,4 +181,35 @@ export function expectSchema(file: string, value: unknown): void {
   } catch (err) {
     throw new Error(`${file}: ${JSON.stringify((err as { issues?: unknown }).issues ?? String(err))}`);
   }
+}
+
+/**
+ * Holds every emission of the company at its folio: its CAF rows locked FOR UPDATE by a
+ * transaction on a connection outside the api's pool, so requests stay in flight for as long as
+ * a test or bench needs (a fact it sets up, not a race). `release()` commits and closes it.
+ */
+export async function holdCompanyFolios(t: TestApi, o: DteOrg): Promise<{ release(): Promise<void> }> {
+  const lockDb = createDataSource({
+    url: (await testStack()).databaseUrl,
+    schema: t.db.schema,
+    poolSize: 1,
+    entities: [],
+    migrations: [],
+  });
+  await lockDb.initialize();
+  const lock = lockDb.createQueryRunner();
+  await lock.connect();
+  await lock.startTransaction();
+  const release = async () => {
+    await lock.commitTransaction();
+    await lock.release();
+    await lockDb.destroy();
+  };
+  try {
+    await lock.query('SELECT id FROM cafs WHERE company_id = $1 FOR UPDATE', [o.companyId]);
+  } catch (err) {
+    await release();
+    throw err;
+  }
+  return { release };
 }

@@ -9,10 +9,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { createDataSource } from '@dte/database';
-import { testStack } from '../../../test/support/env';
 import { call, type Answer, type TestApi, startTestApi } from './support/test-api';
-import { body, emit, nextFolio, orgWithCafs, type DteOrg } from './dtes-fixtures';
+import { body, emit, holdCompanyFolios, nextFolio, orgWithCafs, type DteOrg } from './dtes-fixtures';
 
 // the test database's pool has 4 connections: 3 writes held at their folio leave one for the reads
 const CAP = 3;
@@ -67,22 +65,10 @@ describe('in-flight cap of api writes (429 rate_limit, Retry-After)', function (
   it('with the cap full, refuses every further write at once (nothing written, no folio) while reads, probes and metrics answer', async () => {
     const folioBefore = await nextFolio(t, o, 33);
     const rejectedBefore = await rejections();
-    // hold every emission of the company at its folio: lock its CAF rows in a transaction of our
-    // own, on a connection outside the api's pool
-    const lockDb = createDataSource({
-      url: (await testStack()).databaseUrl,
-      schema: t.db.schema,
-      poolSize: 1,
-      entities: [],
-      migrations: [],
-    });
-    await lockDb.initialize();
-    const lock = lockDb.createQueryRunner();
-    await lock.connect();
-    await lock.startTransaction();
+    // hold every emission of the company at its folio (its CAF rows locked outside the api's pool)
+    const hold = await holdCompanyFolios(t, o);
     let held: Promise<Answer>[] = [];
     try {
-      await lock.query('SELECT id FROM cafs WHERE company_id = $1 FOR UPDATE', [o.companyId]);
       held = Array.from({ length: CAP }, (_, i) => emit(t, o, body(33, o.rut, 1000 + i)));
       // wait until the api counts them all in progress (read from GET /metrics, as Prometheus would)
       while (metricValue(await metricsText(), 'dte_http_inflight_writes') < CAP) {
@@ -112,9 +98,7 @@ describe('in-flight cap of api writes (429 rate_limit, Retry-After)', function (
       // the refused requests left nothing: no row, no folio taken
       expect(await rowsWithKey(keys)).to.equal(0);
     } finally {
-      await lock.commitTransaction();
-      await lock.release();
-      await lockDb.destroy();
+      await hold.release();
     }
 
     // the held ones complete normally, with the next folios
