@@ -5,14 +5,7 @@
 import { expect } from 'chai';
 import type { IncomingMessage } from '@dte/messaging';
 import { testMessaging, testStack, type TestMessaging, type TestStack } from '../support/env';
-
-interface Demo {
-  id: string;
-  amount: number;
-  kind: 'CREATED' | 'SIGNED';
-  note: string | null;
-  observed_at: Date;
-}
+import type { FoundationDemo as Demo } from '../support/foundation-demo';
 
 const demo = (i: number): Demo => ({
   id: `doc-${i}`,

@@ -7,14 +7,7 @@ import { expect } from 'chai';
 import { CompressionCodecs, CompressionTypes } from 'kafkajs';
 import { MessagingConfigError, producerCompression, type IncomingMessage } from '@dte/messaging';
 import { testMessaging, type TestMessaging } from '../support/env';
-
-interface Demo {
-  id: string;
-  amount: number;
-  kind: 'CREATED' | 'SIGNED';
-  note: string | null;
-  observed_at: Date;
-}
+import type { FoundationDemo as Demo } from '../support/foundation-demo';
 
 type Codec = { compress(e: { buffer: Buffer }): Promise<Buffer>; decompress(b: Buffer): Promise<Buffer> };
 

@@ -5,14 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { IncomingMessage } from '@dte/messaging';
 import { repoRoot, testMessaging, testStack, type TestMessaging, type TestStack } from '../support/env';
-
-interface Demo {
-  id: string;
-  amount: number;
-  kind: 'CREATED' | 'SIGNED';
-  note: string | null;
-  observed_at: Date;
-}
+import type { FoundationDemo as Demo } from '../support/foundation-demo';
 
 /** Collects messages until `count` arrived (or fails after `ms`). */
 function collector<T>(count: number, ms = 30000) {
