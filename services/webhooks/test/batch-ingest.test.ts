@@ -9,6 +9,7 @@ import { PgWebhookStore } from '../src/pg-store';
 import { signatureV1 } from '../src/signature';
 import { createSubscription, rotateSecret } from '../src/subscriptions';
 import type { Resolver } from '../src/url-policy';
+import { countQueries } from './support/counted-queries';
 
 const publicResolver: Resolver = async () => [{ address: '93.184.216.34', family: 4 }];
 const check = { policy: { allowLoopback: false }, resolver: publicResolver };
@@ -290,28 +291,18 @@ describe('dte-status ingestion a batch at a time (one transaction per batch)', f
     );
     expect(due).to.have.length(20);
     // a store whose statements are counted
-    let statements = 0;
-    const counted = new Proxy(batched.ds, {
-      get(target, prop, receiver) {
-        if (prop === 'query')
-          return (...args: Parameters<typeof target.query>) => {
-            statements++;
-            return target.query(...args);
-          };
-        return Reflect.get(target, prop, receiver) as unknown;
-      },
-    });
-    const store = new PgWebhookStore(counted, keys);
+    const statements = countQueries(batched.ds);
+    const store = new PgWebhookStore(statements.counted, keys);
     const now = new Date(clock.now());
     const lease = new Date(clock.now() + 30_000);
     const [firstHalf, secondHalf] = [due.slice(0, 10), due.slice(10)];
     const claimed = await Promise.all(firstHalf.map((d) => store.claimAttempt(d.delivery_id, 1, now, lease)));
     expect(claimed.every((c) => c !== null)).to.equal(true);
-    expect(statements).to.equal(1);
+    expect(statements.count()).to.equal(1);
 
     // the first half's results, each its own, with the claims of the second half (and a claim of a
     // delivery being marked, which waits for the mark and then finds it delivered)
-    statements = 0;
+    statements.reset();
     const at = (i: number) => new Date(clock.now() + 1000 + i);
     const round = await Promise.all([
       ...firstHalf.map((d, i) =>
@@ -324,7 +315,7 @@ describe('dte-status ingestion a batch at a time (one transaction per batch)', f
     const claims = round.slice(10, 20) as Awaited<ReturnType<PgWebhookStore['claimAttempt']>>[];
     expect(claims.map((c) => c?.delivery.id)).to.deep.equal(secondHalf.map((d) => d.delivery_id));
     expect(round[20]).to.equal(null); // delivered: no attempt 2
-    expect(statements).to.equal(2); // marks + claims in one, the claim of a marked delivery after it
+    expect(statements.count()).to.equal(2); // marks + claims in one, the claim of a marked delivery after it
 
     const rows: { id: string; state: string; attempts: number; last_status: number; completed_at: Date }[] =
       await batched.ds.query(

@@ -12,6 +12,7 @@ import { TimerScheduler } from '../src/scheduler';
 import { SIGNATURE_HEADER, verifySignature } from '../src/signature';
 import { createSubscription } from '../src/subscriptions';
 import type { Resolver } from '../src/url-policy';
+import { countQueries } from './support/counted-queries';
 
 const publicResolver: Resolver = async () => [{ address: '93.184.216.34', family: 4 }];
 const keys = localKeyWrapper(randomBytes(32).toString('base64'), 'test1');
@@ -96,18 +97,8 @@ describe('webhook attempts claimed ahead (PostgreSQL)', function () {
   }
 
   function pool(post: Poster, o: { perEndpoint: number; leaseMs: number; claimAheadMaxAgeMs?: number }) {
-    let statements = 0;
-    const counted = new Proxy(db.dataSource, {
-      get(target, prop, receiver) {
-        if (prop === 'query')
-          return (...args: Parameters<typeof target.query>) => {
-            statements++;
-            return target.query(...args);
-          };
-        return Reflect.get(target, prop, receiver) as unknown;
-      },
-    });
-    const store = new PgWebhookStore(counted, keys);
+    const statements = countQueries(db.dataSource);
+    const store = new PgWebhookStore(statements.counted, keys);
     const holder: { runner?: DeliveryRunner } = {};
     const scheduler = new TimerScheduler(systemClock, (a) => holder.runner!.enqueue(a));
     const dispatcher = new Dispatcher({
@@ -127,7 +118,7 @@ describe('webhook attempts claimed ahead (PostgreSQL)', function () {
       onError: (err) => console.error(err),
     });
     holder.runner = runner;
-    return { runner, scheduler, statements: () => statements };
+    return { runner, scheduler, statements: statements.count };
   }
 
   async function rowsOf(ids: string[]) {
