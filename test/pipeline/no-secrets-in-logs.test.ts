@@ -14,6 +14,24 @@ import { emissionBody, startPipelineProcesses, type RunningPipeline } from '../s
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** The JSON lines (pino) a service wrote to its log file in the harness's log folder. */
+interface LogLine {
+  msg?: string;
+  level?: number;
+  dteId?: string;
+  requestId?: string;
+  requestIds?: Record<string, string>;
+  siiStatus?: string;
+  deliveryIds?: string[];
+}
+function jsonLines(logDir: string, file: string): LogLine[] {
+  return fs
+    .readFileSync(path.join(logDir, file), 'utf8')
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as LogLine);
+}
+
 describe('logs: a full pipeline run never logs the .p12 password, keys or webhook secrets', function () {
   this.timeout(240_000);
   let p: RunningPipeline;
@@ -137,12 +155,7 @@ describe('logs: a full pipeline run never logs the .p12 password, keys or webhoo
   });
 
   it('the signer logs each document with the request id of the POST /dtes that issued it (Kafka header)', () => {
-    const handled = fs
-      .readFileSync(path.join(p.logDir, 'signer.log'), 'utf8')
-      .split('\n')
-      .filter((l) => l.startsWith('{'))
-      .map((l) => JSON.parse(l) as { msg?: string; dteId?: string; requestId?: string })
-      .filter((l) => l.msg === 'signer: command handled');
+    const handled = jsonLines(p.logDir, 'signer.log').filter((l) => l.msg === 'signer: command handled');
     expect(requestIds.size).to.equal(3);
     for (const [dteId, requestId] of requestIds) {
       expect(requestId, 'the api answered an X-Request-Id').to.match(/^req_/);
@@ -154,22 +167,8 @@ describe('logs: a full pipeline run never logs the .p12 password, keys or webhoo
   });
 
   it('the uploader and the poller log each document with that same request id (carried in the outbox headers)', () => {
-    const logOf = (file: string) =>
-      fs
-        .readFileSync(path.join(p.logDir, file), 'utf8')
-        .split('\n')
-        .filter((l) => l.startsWith('{'))
-        .map(
-          (l) =>
-            JSON.parse(l) as {
-              msg?: string;
-              dteId?: string;
-              requestId?: string;
-              requestIds?: Record<string, string>;
-            },
-        );
-    const uploader = logOf('sii-uploader.log');
-    const poller = logOf('sii-poller.log');
+    const uploader = jsonLines(p.logDir, 'sii-uploader.log');
+    const poller = jsonLines(p.logDir, 'sii-poller.log');
     expect(requestIds.size).to.equal(3);
     for (const [dteId, requestId] of requestIds) {
       // dte.signed, written by the signer, carries x-request-id: the uploader logs it per document
@@ -230,24 +229,10 @@ describe('logs: a full pipeline run never logs the .p12 password, keys or webhoo
   });
 
   it('webhooks and rcv-sync log each dte-status they consume with the request id, and webhooks names the delivery it created', () => {
-    const logOf = (file: string) =>
-      fs
-        .readFileSync(path.join(p.logDir, file), 'utf8')
-        .split('\n')
-        .filter((l) => l.startsWith('{'))
-        .map(
-          (l) =>
-            JSON.parse(l) as {
-              msg?: string;
-              level?: number;
-              dteId?: string;
-              requestId?: string;
-              siiStatus?: string;
-              deliveryIds?: string[];
-            },
-        );
-    const webhooks = logOf('webhooks.log').filter((l) => l.msg === 'webhooks: dte-status consumed');
-    const rcv = logOf('rcv-sync.log').filter((l) => l.msg === 'rcv-sync: dte-status consumed');
+    const webhooks = jsonLines(p.logDir, 'webhooks.log').filter(
+      (l) => l.msg === 'webhooks: dte-status consumed',
+    );
+    const rcv = jsonLines(p.logDir, 'rcv-sync.log').filter((l) => l.msg === 'rcv-sync: dte-status consumed');
     expect(requestIds.size).to.equal(3);
     for (const [dteId, requestId] of requestIds) {
       const own = webhooks.filter((l) => l.dteId === dteId);
