@@ -11,13 +11,13 @@ import {
   type ValidatedEmission,
 } from '@dte/engine';
 import { DTES_IDEMPOTENCY_KEY_CONSTRAINT, outboxInsertSql, queryPrepared } from '@dte/database';
+import { ServiceError } from '@dte/error-catalog';
 import { PIPELINE_SCHEMAS, PIPELINE_TOPICS } from '@dte/messaging';
 import { DataSource, type EntityManager } from 'typeorm';
 import { folioUnavailable, takeFolioSql } from '../caf/folio-allocator';
 import { isUniqueViolation } from '../db/pg-errors';
 import { chooseSigningCertificate, type CertificateRow } from '../certificates/certificates';
 import type { Principal } from '../context';
-import { ServiceError } from '@dte/error-catalog';
 import { ApiError } from '../http/api-error';
 import type { BacklogGate } from './backlog-gate';
 import { bodyHash } from './canonical-json';
@@ -144,8 +144,9 @@ export function emissionTotals(
  * POST /dtes. Order of checks: Idempotency-Key present; a key already used answers from the
  * stored document (same body) or idempotency_conflict (another body) whatever else this attempt
  * meets, so a retry gets the original even if rules or the clock moved (the key is looked up only
- * when the attempt fails: by the key's unique index or by any catalog error); sii_env as confirmation; the engine's
- * validation (in production after the organization's gate, onboarding_production_not_authorized);
+ * when the attempt fails: by the key's unique index or by any catalog error); sii_env as
+ * confirmation; the engine's validation (in production after the organization's gate,
+ * onboarding_production_not_authorized);
  * rut_emisor against the key's company; in production, the type's gate (dte.type.prod_not_certified)
  * and the company's SII resolution (dte.production_resolucion_missing); the signing certificate
  * (X-Cert-Id rules); backpressure (backlog-gate.ts: 503 sii_unavailable when the company's
@@ -156,7 +157,8 @@ export function emissionTotals(
  * dte.commands and dte-status `queued` outbox rows in one statement. A used key (a retry, or two
  * requests racing): the key's unique index lets one insert; the other's statement writes nothing
  * (its folio included) and it replays that document (or idempotency_conflict). Any failure rolls
- * the folio back. Statements of a new emission: the API key, the company with its certificates, the write.
+ * the folio back. Statements of a new emission: the API key, the company with its certificates,
+ * the write.
  */
 export async function emitDte(
   db: DataSource,
@@ -205,12 +207,9 @@ async function issueNew(
   now: Date,
   opts: { rates?: ExchangeRateSource; ruleCodes?: RuleCodes; backlog?: BacklogGate },
 ): Promise<EmissionResult> {
-  const key = req.idempotencyKey;
-  const companyId = principal.companyId;
-  const scoped = principal;
   const { company, input, validated, certificates } = await validateForEmission(
     db,
-    scoped,
+    principal,
     req.body,
     now,
     true,
@@ -220,7 +219,7 @@ async function issueNew(
   // the X-Cert-Id rules over the certificates read with the company (no statement of its own)
   const cert = chooseSigningCertificate(certificates, certId, { path: 'dte', now });
   // backpressure: above the company's unsent backlog, 503 sii_unavailable before any folio
-  await opts.backlog?.admit(db, { companyId, environment: principal.environment });
+  await opts.backlog?.admit(db, { companyId: principal.companyId, environment: principal.environment });
   const rateOpt = await exchangeRateFor(input, opts);
   // the document and its amounts are built first (folio 0): the database sets the folio in the
   // statement that takes it
@@ -305,7 +304,7 @@ async function issueNew(
     `jsonb_set(${$(JSON.stringify(draft))}::jsonb, '{${DOCUMENT_FOLIO_PATH.join(',')}}', to_jsonb(f.folio))`,
     `'queued'`,
     pNow,
-    $(key),
+    $(req.idempotencyKey),
     $(hash),
     pNow,
     $(req.requestId ?? null),
