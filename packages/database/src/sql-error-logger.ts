@@ -45,7 +45,7 @@ export class SqlErrorLogger implements TypeormLogger {
 
 /** One JSON line on stderr for a failed query (SqlErrorLogger's format; also used by queryPrepared). */
 export function logFailedQuery(error: unknown, query: string): void {
-  const e = (typeof error === 'string' ? {} : error) as {
+  const e = (error !== null && typeof error === 'object' ? error : {}) as {
     code?: unknown;
     constraint?: unknown;
     table?: unknown;
