@@ -26,6 +26,13 @@ export interface Principal {
   /** the session's user and session id (sessions only) */
   userId?: string;
   sessionId?: string;
+  /** what the route's `preload` read in the API key's own lookup (API keys only) */
+  preloaded?: { value: unknown };
+}
+
+/** A read a route wants done in the API key's lookup: a JSON column over the api_keys row `k`. */
+export interface PrincipalPreload {
+  sql: string;
 }
 
 /** Everything the api needs from outside, so a test builds the app with real or local parts. */
@@ -80,6 +87,8 @@ export interface RouteDef {
   scope?: Scope;
   /** session roles allowed; absent = any member of the organization */
   roles?: MemberRole[];
+  /** read in the same statement as the API key (Principal.preloaded): one round trip fewer */
+  preload?: PrincipalPreload;
   body?: {
     kind: 'json' | 'multipart';
     schema: string;

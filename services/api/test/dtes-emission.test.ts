@@ -342,6 +342,36 @@ describe('POST /dtes over HTTP', function () {
     expect(res.body.code).to.equal('caf_not_found'); // past the check, on to the folio
   });
 
+  it('issues with the company and certificates as they are at that POST (read with the API key, one statement)', async () => {
+    const own = await orgWithCafs(t, { tipos: [33] });
+    const documentOf = async (id: string): Promise<string> => {
+      const rows: { document: unknown }[] = await t.db.dataSource.query(
+        'SELECT document FROM dtes WHERE id = $1',
+        [id],
+      );
+      return JSON.stringify(rows[0]!.document);
+    };
+    const first = await emit(t, own, body(33, own.rut, 1000));
+    expect(first.status, first.text).to.equal(202);
+    await t.db.dataSource.query(`UPDATE companies SET giro = 'Reparación de bicicletas' WHERE id = $1`, [
+      own.companyId,
+    ]);
+    const second = await emit(t, own, body(33, own.rut, 1000));
+    expect(second.status, second.text).to.equal(202);
+    expect(await documentOf((first.body as { id: string }).id)).to.include('Venta de ferretería');
+    expect(await documentOf((second.body as { id: string }).id)).to.include('Reparación de bicicletas');
+
+    // the certificate deleted since the last POST: refused, no folio used
+    await t.db.dataSource.query('UPDATE certificates SET deleted_at = now() WHERE id = $1', [own.certId]);
+    const folio = await nextFolio(t, own, 33);
+    const named = await emit(t, own, body(33, own.rut, 1000));
+    expect(named.status, named.text).to.equal(404);
+    expect(named.body).to.include({ code: 'cert_not_found' });
+    const unnamed = await emit(t, { ...own, certId: '' }, body(33, own.rut, 1000));
+    expect(unnamed.body).to.include({ code: 'cert_id_missing' });
+    expect(await nextFolio(t, own, 33)).to.equal(folio);
+  });
+
   it('needs the dte:write scope', async () => {
     const s = await t.seed({ rut: o.rut, env: 'cert', scopes: ['dte:read'] });
     const res = await call(t.url, 'POST', '/dtes', {

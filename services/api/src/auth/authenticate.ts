@@ -2,7 +2,7 @@ import type { Context } from 'koa';
 import { queryPrepared } from '@dte/database';
 import type { DataSource } from 'typeorm';
 import { ApiError } from '../http/api-error';
-import type { MemberRole, Principal } from '../context';
+import type { MemberRole, Principal, PrincipalPreload } from '../context';
 import { hashApiKey, parseApiKey } from './api-key-format';
 import { isScope, type Scope, type SiiEnv } from './scopes';
 import type { SessionStore } from '@dte/accounts';
@@ -16,13 +16,22 @@ interface KeyRow {
   expires_at: Date | null;
   revoked_at: Date | null;
   last_used_at: Date | null;
+  preload?: unknown;
 }
 
 /** last_used_at is written at most once a minute per key, so reads stay cheap. */
 const LAST_USED_RESOLUTION_MS = 60_000;
 
-/** Resolves `Authorization: Bearer <key>` to its key, with the spec's 401 codes. */
-export async function authenticateApiKey(db: DataSource, header: string, now: Date): Promise<Principal> {
+/**
+ * Resolves `Authorization: Bearer <key>` to its key, with the spec's 401 codes; `preload` is read
+ * in the same statement (Principal.preloaded).
+ */
+export async function authenticateApiKey(
+  db: DataSource,
+  header: string,
+  now: Date,
+  preload?: PrincipalPreload,
+): Promise<Principal> {
   const m = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
   if (!m) {
     throw new ApiError('unauthorized', 'Send the API key as Authorization: Bearer <API_KEY>.', {
@@ -38,8 +47,9 @@ export async function authenticateApiKey(db: DataSource, header: string, now: Da
   // every API request runs it: prepared once per connection (a unique index fixes its plan)
   const rows = await queryPrepared<KeyRow>(
     db,
-    `SELECT id, organization_id, company_id, environment, scopes, expires_at, revoked_at, last_used_at
-       FROM api_keys WHERE key_hash = $1`,
+    `SELECT k.id, k.organization_id, k.company_id, k.environment, k.scopes, k.expires_at, k.revoked_at,
+            k.last_used_at${preload ? `, ${preload.sql} AS preload` : ''}
+       FROM api_keys k WHERE k.key_hash = $1`,
     [hashApiKey(key)],
   );
   const row = rows[0];
@@ -65,6 +75,7 @@ export async function authenticateApiKey(db: DataSource, header: string, now: Da
     scopes: new Set(row.scopes.filter(isScope)),
     role: null,
     actorId: `key:${row.id}`,
+    ...(preload ? { preloaded: { value: row.preload ?? null } } : {}),
   };
 }
 
@@ -132,10 +143,11 @@ export async function authenticate(
     sessions: SessionStore;
     sessionId: string | undefined;
     now: Date;
+    preload?: PrincipalPreload;
   },
 ): Promise<Principal> {
   const header = ctx.get('Authorization');
-  if (header && opts.allowBearer) return authenticateApiKey(db, header, opts.now);
+  if (header && opts.allowBearer) return authenticateApiKey(db, header, opts.now, opts.preload);
   const cookie = opts.allowSession ? opts.sessionId : undefined;
   if (cookie) {
     const env = typeof ctx.query.sii_env === 'string' ? ctx.query.sii_env : undefined;

@@ -2,6 +2,7 @@ import type { EmisorProfile } from '@dte/engine';
 import { queryPrepared } from '@dte/database';
 import { DataSource, type EntityManager } from 'typeorm';
 import { ApiError } from '../http/api-error';
+import type { PrincipalPreload } from '../context';
 import {
   certificateRowsOf,
   currentCertificatesJsonSql,
@@ -42,44 +43,71 @@ export async function loadCompanyWithCertificates(
   return { company, certificates: certificateRowsOf(certificates ?? []) };
 }
 
-async function readCompany(
-  db: DataSource | EntityManager,
-  organizationId: string,
-  companyId: string,
-  withCertificates: boolean,
-): Promise<{ company: CompanyProfile; certificates?: unknown[] }> {
-  type CompanyRow = {
-    id: string;
-    rut: string;
-    razon_social: string;
-    giro: string | null;
-    direccion: string | null;
-    comuna: string | null;
-    actividad_economica: number | null;
-    cert_numero: number | null;
-    cert_fecha: string | null;
-    prod_numero: number | null;
-    prod_fecha: string | null;
-    branches: { id: string; nombre: string; codigo_sii: number | null; direccion: string; comuna: string }[];
-    certificates?: unknown[];
-  };
-  const read = (sql: string, params: unknown[]): Promise<CompanyRow[]> =>
-    db instanceof DataSource ? queryPrepared<CompanyRow>(db, sql, params) : db.query(sql, params);
-  const rows = await read(
-    // one round trip: the company with its current branches (in creation order) as JSON;
-    // outside a transaction prepared once per connection (the company's id fixes its plan)
-    `SELECT c.id, c.rut, c.razon_social, c.giro, c.direccion, c.comuna, c.actividad_economica,
+type CompanyRow = {
+  id: string;
+  rut: string;
+  razon_social: string;
+  giro: string | null;
+  direccion: string | null;
+  comuna: string | null;
+  actividad_economica: number | null;
+  cert_numero: number | null;
+  cert_fecha: string | null;
+  prod_numero: number | null;
+  prod_fecha: string | null;
+  branches: { id: string; nombre: string; codigo_sii: number | null; direccion: string; comuna: string }[];
+  certificates?: unknown[];
+};
+
+/**
+ * The company (by the SQL expressions of its id and organization) with its current branches (in
+ * creation order) as JSON, and its current certificates when asked: one row of CompanyRow.
+ */
+function companySelectSql(companyId: string, organizationId: string, withCertificates: boolean): string {
+  return `SELECT c.id, c.rut, c.razon_social, c.giro, c.direccion, c.comuna, c.actividad_economica,
             c.resolucion_cert_numero AS cert_numero, to_char(c.resolucion_cert_fecha, 'YYYY-MM-DD') AS cert_fecha,
             c.resolucion_prod_numero AS prod_numero, to_char(c.resolucion_prod_fecha, 'YYYY-MM-DD') AS prod_fecha,
             coalesce((SELECT json_agg(json_build_object('id', b.id, 'nombre', b.nombre, 'codigo_sii', b.codigo_sii,
                                                         'direccion', b.direccion, 'comuna', b.comuna)
                                       ORDER BY b.created_at)
                         FROM branches b WHERE b.company_id = c.id AND b.closed_at IS NULL), '[]') AS branches
-            ${withCertificates ? `, ${currentCertificatesJsonSql('$2')} AS certificates` : ''}
-       FROM companies c WHERE c.id = $1 AND c.organization_id = $2`,
-    [companyId, organizationId],
-  );
-  const c = rows[0];
+            ${withCertificates ? `, ${currentCertificatesJsonSql(organizationId)} AS certificates` : ''}
+       FROM companies c WHERE c.id = ${companyId} AND c.organization_id = ${organizationId}`;
+}
+
+/**
+ * What POST /dtes reads of its company, carried by the API key's own lookup (RouteDef.preload):
+ * a JSON column over the api_keys row `k`, null when the company is gone. One round trip fewer
+ * per emission; a session principal has no preload and reads it apart.
+ */
+export const COMPANY_WITH_CERTIFICATES_PRELOAD: PrincipalPreload = {
+  sql: `(SELECT row_to_json(p) FROM (${companySelectSql('k.company_id', 'k.organization_id', true)}) p)`,
+};
+
+/** The preload's company, when the principal's API key lookup carried it (undefined otherwise). */
+export function preloadedCompanyWithCertificates(
+  preloaded: { value: unknown } | undefined,
+): { company: CompanyProfile; certificates: CertificateRow[] } | undefined {
+  if (!preloaded) return undefined;
+  const { company, certificates } = companyOf(preloaded.value as CompanyRow | null);
+  return { company, certificates: certificateRowsOf(certificates ?? []) };
+}
+
+async function readCompany(
+  db: DataSource | EntityManager,
+  organizationId: string,
+  companyId: string,
+  withCertificates: boolean,
+): Promise<{ company: CompanyProfile; certificates?: unknown[] }> {
+  const sql = companySelectSql('$1', '$2', withCertificates);
+  const params = [companyId, organizationId];
+  // outside a transaction prepared once per connection (the company's id fixes its plan)
+  const rows =
+    db instanceof DataSource ? await queryPrepared<CompanyRow>(db, sql, params) : await db.query(sql, params);
+  return companyOf(rows[0] ?? null);
+}
+
+function companyOf(c: CompanyRow | null): { company: CompanyProfile; certificates?: unknown[] } {
   if (!c) throw new ApiError('empresa.not_found', 'The company of this credential no longer exists.');
   const branches = c.branches;
   const resol = (numero: number | null, fecha: string | null) =>

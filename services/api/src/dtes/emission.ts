@@ -22,7 +22,12 @@ import { ApiError } from '../http/api-error';
 import type { BacklogGate } from './backlog-gate';
 import { bodyHash } from './canonical-json';
 import { productionIssueGate } from '../production-gates';
-import { loadCompanyProfile, loadCompanyWithCertificates, type CompanyProfile } from './company-profile';
+import {
+  loadCompanyProfile,
+  loadCompanyWithCertificates,
+  preloadedCompanyWithCertificates,
+  type CompanyProfile,
+} from './company-profile';
 import { documentByIdempotencyKey, replayOrConflict } from './idempotency';
 import { enforceReferenceRules, lockReferenced, taxReferences, type RuleCodes } from './note-rules';
 import { DTE_COLUMNS, type DteRow } from './dte-row';
@@ -80,7 +85,8 @@ export async function validateForEmission(
   }
 
   const { company, certificates } = withCertificates
-    ? await loadCompanyWithCertificates(db, principal.organizationId, principal.companyId)
+    ? (preloadedCompanyWithCertificates(principal.preloaded) ??
+      (await loadCompanyWithCertificates(db, principal.organizationId, principal.companyId)))
     : {
         company: await loadCompanyProfile(db, principal.organizationId, principal.companyId),
         certificates: [],

@@ -3,6 +3,7 @@ import type { ApiDeps, Principal, RouteDef } from '../context';
 import type { DteScope } from '../dtes/dte-row';
 import { backlogGateFor } from '../dtes/backlog-gate';
 import { emitDte } from '../dtes/emission';
+import { COMPANY_WITH_CERTIFICATES_PRELOAD } from '../dtes/company-profile';
 import { exchangeRateSourceFor } from '../dtes/bcch-exchange-rate';
 import { listDtes, LIST_SORTS, parseListQuery, RECEPTOR_ESTADOS } from '../dtes/list';
 import { parsePreferWait, waitForSii, WaitSlots } from '../dtes/prefer-wait';
@@ -44,6 +45,8 @@ export function dteRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
       tag: 'dtes',
       auth: 'bearer_or_session',
       scope: 'dte:write',
+      // the company and its certificates come with the API key: POST /dtes is 2 statements
+      preload: COMPANY_WITH_CERTIFICATES_PRELOAD,
       // the engine validates against the per-type branch (dte-emission-request), after its own codes
       body: { kind: 'json', schema: 'dte-emission-request.schema.json', validatedBy: 'handler' },
       headers: {

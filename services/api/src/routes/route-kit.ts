@@ -14,7 +14,7 @@ import { validateBody } from '../http/validate';
 /** The building blocks of a route, shared with routes mounted by other parts (the /dtes routes). */
 export interface RouteKit {
   /** middleware chain for a route definition: auth, rate limit, CSRF, scope/role, JSON body */
-  chain(def: Pick<RouteDef, 'auth' | 'scope' | 'roles' | 'body'>): Middleware[];
+  chain(def: Pick<RouteDef, 'auth' | 'scope' | 'roles' | 'body' | 'preload'>): Middleware[];
   now(): Date;
 }
 
@@ -39,6 +39,7 @@ export function createRouteKit(deps: ApiDeps): RouteKit {
           sessions: accountStores(deps).sessions,
           sessionId: readSessionCookie(ctx, deps.config),
           now: at,
+          preload: def.preload,
         }).catch(async (err: unknown) => {
           if (err instanceof ApiError && AUTH_FAILURES.has(err.code)) {
             await recordAuthFailure(deps.redis, ctx.ip, at).catch(() => undefined);
