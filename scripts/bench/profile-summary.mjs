@@ -1,9 +1,13 @@
 // Summarises a V8 .cpuprofile (Chrome DevTools format, as scripts/bench/cpu-profile.mjs or
 // POST_CPU_PROFILE of post-cpu.ts write): self and total time per function and per file.
 //
-//   node scripts/bench/profile-summary.mjs file.cpuprofile [TOP=30] [--per=N]
+//   node scripts/bench/profile-summary.mjs file.cpuprofile [TOP=30] [--per=N] [--cap=MS]
 //
 // --per=N divides the milliseconds by N (e.g. the documents of the run) to print ms per document.
+// --cap=MS counts a sample for at most MS milliseconds (e.g. 2 with the 1 ms sampling interval):
+// the profiler's clock is wall time, so a thread preempted inside a syscall (a socket write that
+// woke its reader on a busy 2-core machine) shows one long sample on that frame; capping keeps
+// the picture close to CPU time.
 // "total" counts a function (or a file) once per sample however often it is on the stack.
 import fs from 'node:fs';
 
@@ -11,8 +15,9 @@ const args = process.argv.slice(2);
 const file = args.find((a) => !a.startsWith('--') && !/^\d+$/.test(a));
 const top = Number(args.find((a) => /^\d+$/.test(a)) ?? 30);
 const per = Number((args.find((a) => a.startsWith('--per=')) ?? '--per=1').slice(6));
+const cap = Number((args.find((a) => a.startsWith('--cap=')) ?? '--cap=Infinity').slice(6));
 if (!file) {
-  console.error('usage: node scripts/bench/profile-summary.mjs file.cpuprofile [TOP] [--per=N]');
+  console.error('usage: node scripts/bench/profile-summary.mjs file.cpuprofile [TOP] [--per=N] [--cap=MS]');
   process.exit(2);
 }
 const prof = JSON.parse(fs.readFileSync(file, 'utf8'));
@@ -34,7 +39,7 @@ const fnOf = (cf) => `${cf.functionName || '(anonymous)'} ${fileOf(cf)}:${cf.lin
 const dt = new Map();
 const { samples, timeDeltas } = prof;
 for (let i = 0; i < samples.length; i++) {
-  const d = (timeDeltas[i + 1] ?? timeDeltas[i] ?? 0) / 1000;
+  const d = Math.min(cap, (timeDeltas[i + 1] ?? timeDeltas[i] ?? 0) / 1000);
   dt.set(samples[i], (dt.get(samples[i]) ?? 0) + d);
 }
 const selfFn = new Map(),
