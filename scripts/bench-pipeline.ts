@@ -48,8 +48,8 @@
  * CPU: /proc/<pid>/stat of each service process (with its ended children: the simulator's
  * xmllint runs), of the PostgreSQL backends serving it (matched
  * by client port in pg_stat_activity), of PostgreSQL's own processes (WAL writer, checkpointer …),
- * of the Kafka broker and of the schema registry (found by their ports). Kafka, the registry and
- * PostgreSQL's own processes are shared with whatever else runs on the stack: their figures are an
+ * of the Kafka broker, of the schema registry and of Redis (found by their ports). Kafka, the
+ * registry, Redis and PostgreSQL's own processes are shared with whatever else runs on the stack: their figures are an
  * upper bound of this run's share. The window opens at the first measured POST and closes at the
  * last EPR, or with webhooks on when the deliveries of the measured documents are all in (the
  * "delivery tail" after the last EPR, printed), so every line, the webhooks' included, counts the
@@ -330,6 +330,8 @@ async function main(): Promise<void> {
     const postmaster = parentOf((await db.query('SELECT pg_backend_pid() AS pid'))[0].pid as number);
     const kafkaPid = pidListeningOn(Number(stack.kafkaBrokers[0]!.split(':')[1]));
     const registryPid = pidListeningOn(Number(new URL(stack.schemaRegistryUrl).port));
+    // the api's rate limits count in Redis (two commands per POST)
+    const redisPid = pidListeningOn(Number(new URL(stack.redisUrl).port || 6379));
     const cpu = new CpuAccount();
     const procs = (n: ServiceName) => [p.services[n], ...(replicaProcs.get(n) ?? [])];
     const pids = (n: ServiceName) => procs(n).flatMap((s) => (s.child?.pid ? [s.child.pid] : []));
@@ -361,6 +363,7 @@ async function main(): Promise<void> {
     cpu.add('postgres own processes (shared)', () => postgresAuxiliary(postmaster, backends));
     cpu.add('kafka broker (shared)', () => (kafkaPid ? [kafkaPid] : []));
     cpu.add('schema registry (shared)', () => (registryPid ? [registryPid] : []));
+    cpu.add('redis (shared)', () => (redisPid ? [redisPid] : []));
     cpu.add('bench client', () => [process.pid]);
     if (NICE !== 0) {
       // the batch side yields the CPU to the api (HTTP) and its backends, as its own pods would
