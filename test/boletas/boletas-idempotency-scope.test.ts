@@ -1,7 +1,8 @@
 /**
  * Issue 18 item 4 for boletas too: the Idempotency-Key belongs to one company. Two companies of
  * one organization sending the same key each get their own boleta (their own folio 1), and a
- * repeat of each returns that company's boleta, never the other's.
+ * repeat of each returns that company's boleta, never the other's. Requests with one key at the
+ * same moment make one boleta and use one folio.
  */
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
@@ -87,5 +88,45 @@ describe('boletas: the Idempotency-Key is per company (issue 18)', function () {
     expect(conflict.status).to.equal(409);
     expect(conflict.body.code).to.equal('idempotency_conflict');
     expect((conflict.body.detail as { existingDteId: string }).existingDteId).to.equal(second.body.id);
+  });
+
+  it('eight requests with one key at once make one boleta with one folio; another body under it is a conflict', async () => {
+    const folioOf = async (): Promise<number> =>
+      Number(
+        (
+          await t.db.dataSource.query(
+            'SELECT next_folio FROM cafs WHERE company_id = $1 AND tipo_dte = 39 AND deleted_at IS NULL',
+            [a.companyId],
+          )
+        )[0].next_folio,
+      );
+    const before = await folioOf();
+    const idem = `race-${randomUUID()}`;
+    const answers = await Promise.all([
+      ...Array.from({ length: 8 }, () => boleta(a, idem, 1190)),
+      ...Array.from({ length: 2 }, () => boleta(a, idem, 2380)),
+    ]);
+    const same = answers.slice(0, 8);
+    const other = answers.slice(8);
+    // the winner is one of the first body or of the other: its body's requests get it (202), the
+    // other body's requests 409 idempotency_conflict naming it
+    const ids = new Set(answers.filter((r) => r.status === 202).map((r) => r.body.id as string));
+    expect(ids.size, answers.map((r) => `${r.status} ${r.text}`).join('\n')).to.equal(1);
+    const [id] = [...ids];
+    const winners = same.every((r) => r.status === 202) ? same : other;
+    const losers = winners === same ? other : same;
+    expect(winners.map((r) => r.status)).to.deep.equal(winners.map(() => 202));
+    for (const r of losers) {
+      expect(r.status, r.text).to.equal(409);
+      expect(r.body.code).to.equal('idempotency_conflict');
+      expect((r.body.detail as { existingDteId: string }).existingDteId).to.equal(id);
+    }
+    const rows: { id: string; folio: number }[] = await t.db.dataSource.query(
+      'SELECT id, folio FROM dtes WHERE company_id = $1 AND idempotency_key = $2',
+      [a.companyId, idem],
+    );
+    expect(rows.map((r) => r.id)).to.deep.equal([id]);
+    expect(Number(rows[0]!.folio)).to.equal(before);
+    expect(await folioOf()).to.equal(before + 1);
   });
 });

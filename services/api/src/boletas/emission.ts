@@ -10,7 +10,7 @@ import { bodyHash } from '../dtes/canonical-json';
 import { loadCompanyProfile, type CompanyProfile } from '../dtes/company-profile';
 import { DTE_COLUMNS, type DteRow } from '../dtes/dte-row';
 import { MAX_IDEMPOTENCY_KEY_LENGTH } from '../dtes/emission';
-import { documentByIdempotencyKey, idempotencyLockName, replayOrConflict } from '../dtes/idempotency';
+import { issueOrReplay } from '../dtes/idempotency';
 import { statusOutboxEntry } from '../dtes/status-record';
 import { ApiError } from '../http/api-error';
 import { enqueueOutbox, type OutboxEntry } from '../outbox/enqueue';
@@ -243,9 +243,9 @@ export async function insertBoletas(
 
 /**
  * POST /boletas: Idempotency-Key (same key and body → the same boleta; another body →
- * idempotency_conflict), sii_env, company, gates, certificate, the boleta's rules; then one
- * transaction serialized per key takes the folio and writes everything. Nothing is written and no
- * folio used when a check fails.
+ * idempotency_conflict, as POST /dtes: issueOrReplay), sii_env, company, gates, certificate, the
+ * boleta's rules; then one transaction takes the folio and writes everything, the key's unique
+ * index refusing a second document. Nothing is written and no folio used when a check fails.
  */
 export async function emitBoleta(
   db: DataSource,
@@ -271,29 +271,34 @@ export async function emitBoleta(
   if (!principal.companyId) throw new ApiError('forbidden', 'Emission needs an API key of a company.');
   const hash = bodyHash(req.body);
   const scope = { ...principal, companyId: principal.companyId };
-  const known = await documentByIdempotencyKey(db, scope, key);
-  if (known) return replayOrConflict(known, hash);
-  checkSiiEnv(principal, req.body);
-  const issuer = await loadIssuer(db, principal, req.certIdHeader || req.body.certificate_id, now);
-  checkBoletaFor(issuer, req.body);
-  // backpressure: above the company's unsent backlog, 503 sii_unavailable before any folio
-  await opts.backlog?.admit(db, { companyId: scope.companyId, environment: principal.environment });
-  return db.transaction(async (m) => {
-    await m.query('SELECT pg_advisory_xact_lock(hashtext($1))', [idempotencyLockName(scope, key)]);
-    const raced = await documentByIdempotencyKey(m, scope, key);
-    if (raced) return replayOrConflict(raced, hash);
-    return (
-      await insertBoletas(
-        m,
-        issuer,
-        [
-          {
-            input: req.body,
-            rec: { idempotencyKey: key, bodyHash: hash, body: req.body, requestId: req.requestId },
-          },
-        ],
-        now,
-      )
-    )[0]!;
-  });
+  return issueOrReplay(
+    db,
+    scope,
+    key,
+    hash,
+    async () => {
+      checkSiiEnv(principal, req.body);
+      const issuer = await loadIssuer(db, principal, req.certIdHeader || req.body.certificate_id, now);
+      checkBoletaFor(issuer, req.body);
+      // backpressure: above the company's unsent backlog, 503 sii_unavailable before any folio
+      await opts.backlog?.admit(db, { companyId: scope.companyId, environment: principal.environment });
+      return db.transaction(
+        async (m) =>
+          (
+            await insertBoletas(
+              m,
+              issuer,
+              [
+                {
+                  input: req.body,
+                  rec: { idempotencyKey: key, bodyHash: hash, body: req.body, requestId: req.requestId },
+                },
+              ],
+              now,
+            )
+          )[0]!,
+      );
+    },
+    (known) => known,
+  );
 }

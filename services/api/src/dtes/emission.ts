@@ -10,12 +10,10 @@ import {
   type Totals,
   type ValidatedEmission,
 } from '@dte/engine';
-import { DTES_IDEMPOTENCY_KEY_CONSTRAINT, outboxInsertSql, queryPrepared } from '@dte/database';
-import { ServiceError } from '@dte/error-catalog';
+import { outboxInsertSql, queryPrepared } from '@dte/database';
 import { PIPELINE_SCHEMAS, PIPELINE_TOPICS } from '@dte/messaging';
 import { DataSource, type EntityManager } from 'typeorm';
 import { folioUnavailable, takeFolioSql } from '../caf/folio-allocator';
-import { isUniqueViolation } from '../db/pg-errors';
 import { chooseSigningCertificate, type CertificateRow } from '../certificates/certificates';
 import type { Principal } from '../context';
 import { ApiError } from '../http/api-error';
@@ -28,7 +26,7 @@ import {
   preloadedCompanyWithCertificates,
   type CompanyProfile,
 } from './company-profile';
-import { documentByIdempotencyKey, replayOrConflict } from './idempotency';
+import { issueOrReplay } from './idempotency';
 import { enforceReferenceRules, lockReferenced, taxReferences, type RuleCodes } from './note-rules';
 import { DTE_COLUMNS, type DteRow } from './dte-row';
 import type { ExchangeRateSource } from './exchange-rate';
@@ -48,10 +46,6 @@ export interface EmissionResult {
   row: DteRow;
   /** false when the key had already created this document */
   created: boolean;
-}
-
-function replay(existing: DteRow, hash: string): EmissionResult {
-  return { row: replayOrConflict(existing, hash), created: false };
 }
 
 /**
@@ -189,19 +183,14 @@ export async function emitDte(
   const companyId = principal.companyId ?? (await sessionCompanyId(db, principal.organizationId, req.body));
   const scoped = { ...principal, companyId };
   const hash = bodyHash(req.body);
-  try {
-    return await issueNew(db, scoped, { ...req, idempotencyKey: key }, hash, now, opts);
-  } catch (err) {
-    // A key already used answers from its document (same body) or idempotency_conflict (another
-    // body), whatever stopped this attempt: the key's unique index (a retry, or a request with the
-    // key that committed first; the statement wrote nothing, its folio included), or a rule, the
-    // clock or the backlog that moved since the original. A new key keeps this attempt's error.
-    // (Looking the key up only here spares every new emission a statement.)
-    if (!(err instanceof ServiceError) && !isUniqueViolation(err, DTES_IDEMPOTENCY_KEY_CONSTRAINT)) throw err;
-    const known = await documentByIdempotencyKey(db, scoped, key);
-    if (!known) throw err;
-    return replay(known, hash);
-  }
+  return issueOrReplay(
+    db,
+    scoped,
+    key,
+    hash,
+    () => issueNew(db, scoped, { ...req, idempotencyKey: key }, hash, now, opts),
+    (known) => ({ row: known, created: false }),
+  );
 }
 
 /** POST /dtes for a key not used yet (emitDte decides what a used key answers). */

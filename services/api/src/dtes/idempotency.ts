@@ -1,4 +1,7 @@
+import { DTES_IDEMPOTENCY_KEY_CONSTRAINT } from '@dte/database';
+import { ServiceError } from '@dte/error-catalog';
 import type { DataSource } from 'typeorm';
+import { isUniqueViolation } from '../db/pg-errors';
 import { ApiError } from '../http/api-error';
 import { DTE_COLUMNS, type DteRow } from './dte-row';
 
@@ -14,9 +17,32 @@ export interface IdempotencyScope {
   environment: 'cert' | 'prod';
 }
 
-/** The advisory-lock name that serializes emissions with one key (taken inside the transaction). */
-export function idempotencyLockName(scope: IdempotencyScope, key: string): string {
-  return `dte-idem:${scope.companyId}:${scope.environment}:${key}`;
+/**
+ * An emission under an Idempotency-Key: `attempt` issues a new document (its INSERT carries the
+ * key, so the unique index refuses a second one and that statement writes nothing, its folio
+ * included). A key already used answers from its document (`replay`: same body) or 409
+ * idempotency_conflict (another body), whatever stopped the attempt: the unique index (a retry,
+ * or a concurrent request with the key that committed first), or a rule, the clock, the
+ * certificate or the backlog that moved since the original. A new key keeps the attempt's error.
+ * Looking the key up only then spares every new emission a statement and needs no lock.
+ */
+export async function issueOrReplay<T>(
+  db: Pick<DataSource, 'query'>,
+  scope: IdempotencyScope,
+  key: string,
+  hash: string,
+  attempt: () => Promise<T>,
+  replay: (existing: DteRow) => T,
+): Promise<T> {
+  try {
+    return await attempt();
+  } catch (err) {
+    if (!(err instanceof ServiceError) && !isUniqueViolation(err, DTES_IDEMPOTENCY_KEY_CONSTRAINT)) throw err;
+    const known = await documentByIdempotencyKey(db, scope, key);
+    if (!known) throw err;
+    replayOrConflict(known, hash);
+    return replay(known);
+  }
 }
 
 /** The document an Idempotency-Key created for this company and environment. */
