@@ -90,6 +90,40 @@ describe('boletas: the Idempotency-Key is per company (issue 18)', function () {
     expect((conflict.body.detail as { existingDteId: string }).existingDteId).to.equal(second.body.id);
   });
 
+  it("signs with its own company's certificates only: another company's answers cert_not_found, no folio used", async () => {
+    const folios = async (): Promise<number> =>
+      Number(
+        (
+          await t.db.dataSource.query(
+            'SELECT next_folio FROM cafs WHERE company_id = $1 AND tipo_dte = 39 AND deleted_at IS NULL',
+            [a.companyId],
+          )
+        )[0].next_folio,
+      );
+    const before = await folios();
+    const json = {
+      tipo_dte: 39,
+      rut_emisor: a.rut,
+      fecha_emision: today(),
+      items: [{ nombre: 'Pan', cantidad: 1, precio_unitario: 990, exento: false, monto_item: 990 }],
+    };
+    const res = await call(t.url, 'POST', '/boletas', {
+      key: a.key,
+      headers: { 'Idempotency-Key': randomUUID(), 'X-Cert-Id': b.certId },
+      json,
+    });
+    expect(res.status, res.text).to.equal(404);
+    expect(res.body.code).to.equal('cert_not_found');
+    const batch = await call(t.url, 'POST', '/boletas/batch', {
+      key: a.key,
+      headers: { 'X-Cert-Id': b.certId },
+      json: { batch_idempotency_key: randomUUID(), boletas: [json] },
+    });
+    expect(batch.status, batch.text).to.equal(404);
+    expect(batch.body.code).to.equal('cert_not_found');
+    expect(await folios()).to.equal(before);
+  });
+
   it('eight requests with one key at once make one boleta with one folio; another body under it is a conflict', async () => {
     const folioOf = async (): Promise<number> =>
       Number(

@@ -4,10 +4,14 @@ import { buildBoletaDocument, checkBoleta, normalizeRut, type BoletaInput } from
 import { PIPELINE_SCHEMAS, PIPELINE_TOPICS } from '@dte/messaging';
 import type { DataSource, EntityManager } from 'typeorm';
 import { allocateFolios, type AllocatedFolio } from '../caf/folio-allocator';
-import { resolveSigningCertificate } from '../certificates/certificates';
+import { chooseSigningCertificate, resolveSigningCertificate } from '../certificates/certificates';
 import type { Principal } from '../context';
 import { bodyHash } from '../dtes/canonical-json';
-import { loadCompanyProfile, type CompanyProfile } from '../dtes/company-profile';
+import {
+  loadCompanyProfile,
+  preloadedCompanyWithCertificates,
+  type CompanyProfile,
+} from '../dtes/company-profile';
 import { DTE_COLUMNS, type DteRow } from '../dtes/dte-row';
 import { MAX_IDEMPOTENCY_KEY_LENGTH } from '../dtes/emission';
 import { issueOrReplay } from '../dtes/idempotency';
@@ -42,7 +46,10 @@ export async function loadIssuer(
   now: Date,
 ): Promise<BoletaIssuer> {
   if (!principal.companyId) throw new ApiError('forbidden', 'Emission needs an API key of a company.');
-  const company = await loadCompanyProfile(db, principal.organizationId, principal.companyId);
+  // the company and its signers' current certificates came with the API key (route preload)
+  const preloaded = preloadedCompanyWithCertificates(principal.preloaded);
+  const company =
+    preloaded?.company ?? (await loadCompanyProfile(db, principal.organizationId, principal.companyId));
   const gate = await productionIssueGate(db, principal.environment, company.id);
   // a boleta type the company may not issue in production: the catalog's boleta answer
   const typeGate = (tipo: number) => {
@@ -63,15 +70,15 @@ export async function loadIssuer(
       'dte.production_resolucion_missing',
       'The company has no production SII resolution (number and date) on record; capture it before issuing in production.',
     );
-  const cert = await resolveSigningCertificate(
-    db,
-    principal.organizationId,
-    certIdHeader?.trim() || undefined,
-    {
-      path: 'dte',
-      now,
-    },
-  );
+  // a certificate of the company's signers only, as on POST /dtes
+  const certId = certIdHeader?.trim() || undefined;
+  const cert = preloaded
+    ? chooseSigningCertificate(preloaded.certificates, certId, { path: 'dte', now })
+    : await resolveSigningCertificate(db, principal.organizationId, certId, {
+        path: 'dte',
+        now,
+        companyId: principal.companyId,
+      });
   return { principal, company, certificateId: cert.id, typeGate };
 }
 

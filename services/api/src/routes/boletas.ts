@@ -8,6 +8,7 @@ import { boletaXml, getBoletaOr404, listBoletas } from '../boletas/reads';
 import { boletaDetail, boletaResponse } from '../boletas/records';
 import type { ApiDeps, Principal, RouteDef } from '../context';
 import { ApiError } from '../http/api-error';
+import { COMPANY_WITH_CERTIFICATES_PRELOAD } from '../dtes/company-profile';
 import { principalOf } from './route-kit';
 
 const scopeOf = (p: Principal) => ({
@@ -53,6 +54,8 @@ export function boletaRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
       tag,
       auth: 'bearer',
       scope: 'dte:write',
+      // the company and its signers' certificates come with the API key
+      preload: COMPANY_WITH_CERTIFICATES_PRELOAD,
       body: { kind: 'json', schema: 'boleta-emission.schema.json' },
       headers: POST_HEADERS,
       responses: { 202: { description: 'issued and queued', schema: 'created-id.schema.json' } },
@@ -119,6 +122,8 @@ export function boletaRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
       tag,
       auth: 'bearer',
       scope: 'dte:write',
+      // the company and its signers' certificates come with the API key
+      preload: COMPANY_WITH_CERTIFICATES_PRELOAD,
       body: { kind: 'json', schema: 'boleta-batch.schema.json' },
       headers: { 'X-Cert-Id': 'certificate to sign with (Authentication 4)' },
       responses: { 202: { description: '{batchId, queued}', schema: 'boleta-batch-accepted.schema.json' } },
