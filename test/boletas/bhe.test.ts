@@ -5,6 +5,7 @@ import {
   call,
   newRut,
   startTestApi,
+  uploadCert,
   type Answer,
   type TestApi,
 } from '../../services/api/test/support/test-api';
@@ -85,6 +86,25 @@ describe('BHE behind BHE_ENABLED: issue with the legal retention, list, detail, 
     expect(again.body.id).to.equal(res.body.id);
     const detail = await call(t.url, 'GET', `/bhe/${res.body.id}`, { key: o.key });
     expect(detail.body).to.deep.equal(res.body);
+  });
+
+  it("signs with its own company's certificates only: another company's of the organization answers cert_not_found", async () => {
+    const orgName: string = (
+      await t.db.dataSource.query('SELECT name FROM organizations WHERE id = $1', [o.orgId])
+    )[0].name;
+    const rutB = newRut();
+    const other = await t.seed({ org: orgName, rut: rutB, signerRuts: [rutB] });
+    expect(other.organization_id).to.equal(o.orgId);
+    const certB = await uploadCert(t, other.api_key, rutB);
+    const before = await count();
+    const res = await call(t.url, 'POST', '/bhe', {
+      key: o.key,
+      json: bheBody(),
+      headers: { 'Idempotency-Key': randomUUID(), 'X-Cert-Id': certB.id },
+    });
+    expect(res.status, res.text).to.equal(404);
+    expect(res.body.code).to.equal('cert_not_found');
+    expect(await count()).to.equal(before);
   });
 
   it('answers bhe.retencion.mismatch with the expected value, and bhe.receptor.tipo_invalid, writing nothing', async () => {

@@ -184,9 +184,11 @@ export async function issueBhe(
       `The retention of ${b.fecha_emision.slice(0, 4)} (${amounts.tasa} %) on ${b.monto_bruto} is ${amounts.retencion}, not ${b.retencion}.`,
       { detail: { expected: amounts.retencion, tasa: amounts.tasa, declared: b.retencion } },
     );
+  // a certificate of the company's signers only (a company-scoped key never signs with another's)
   const cert = await resolveSigningCertificate(d.db, principal.organizationId, req.certIdHeader, {
     path: 'other',
     now,
+    companyId: principal.companyId,
   });
   const credential = await loadSigningCredential(d.db, d.keys, cert.id);
   const retencionPor = b.retencion_por ?? 'receptor';
@@ -332,6 +334,7 @@ export async function annulBhe(
   const cert = await resolveSigningCertificate(d.db, principal.organizationId, certIdHeader, {
     path: 'other',
     now,
+    companyId: principal.companyId,
   });
   const credential = await loadSigningCredential(d.db, d.keys, cert.id);
   const row = await d.db.transaction(async (m) => {
