@@ -279,6 +279,27 @@ describe('CAF inventory over HTTP', function () {
     const ask = (o: Org, body: Record<string, unknown> = { tipo_dte: 33, cantidad: 20 }) =>
       call(t.url, 'POST', '/caf/request', { key: o.key, json: body });
 
+    it("uses only its company's signers' certificates: another company's of the organization answers cert.not_found", async () => {
+      const o = await org();
+      await enrol(o.rut, o.rut);
+      const orgName: string = (
+        await t.db.dataSource.query('SELECT name FROM organizations WHERE id = $1', [o.orgId])
+      )[0].name;
+      const rutB = newRut();
+      const b = await t.seed({ org: orgName, rut: rutB, signerRuts: [rutB] });
+      expect(b.organization_id).to.equal(o.orgId);
+      const certB = await uploadCert(t, b.api_key, rutB);
+      const res = await call(t.url, 'POST', '/caf/request', {
+        key: o.key,
+        json: { tipo_dte: 33, cantidad: 5 },
+        headers: { 'X-Cert-Id': certB.id },
+      });
+      expect(res.status, res.text).to.equal(404);
+      expect(res.body.code).to.equal('cert.not_found');
+      const stored = await t.db.dataSource.query('SELECT id FROM cafs WHERE company_id = $1', [o.companyId]);
+      expect(stored).to.deep.equal([]);
+    });
+
     it('asks the SII for folios and stores the granted CAF (201); a second ask is caf.request_in_flight', async () => {
       const o = await org();
       await enrol(o.rut, o.rut);

@@ -250,7 +250,7 @@ export const AGENT_TOOLS: AgentTool[] = [
     inputSchema: objectSchema({}),
     validate: () => undefined,
     async run(_args, principal, env) {
-      const rows = await listCertificates(env.db, principal.organizationId);
+      const rows = await listCertificates(env.db, principal.organizationId, principal.companyId);
       return { data: rows.map((r) => certificateRecord(r, env.now)) };
     },
   },

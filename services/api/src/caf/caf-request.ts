@@ -89,7 +89,13 @@ export async function requestCaf(
   };
   let cafXml: string;
   try {
-    const cert = await resolveActiveCertificate(deps.dataSource, principal.organizationId, certIdHeader, now);
+    const cert = await resolveActiveCertificate(
+      deps.dataSource,
+      principal.organizationId,
+      certIdHeader,
+      now,
+      principal.companyId,
+    );
     const credential = await loadSigningCredential(deps.dataSource, deps.keys, cert.id);
     try {
       ({ cafXml } = await deps.folioGrant.requestFolios({

@@ -332,20 +332,25 @@ export function certificateRowsOf(json: unknown[]): CertificateRow[] {
   }));
 }
 
-/** The default (active) certificate for a folio request, or the X-Cert-Id one; none → cert.missing. */
+/**
+ * The default (active) certificate for a folio request, or the X-Cert-Id one; none → cert.missing.
+ * With `companyId` (a company-scoped key) only the certificates of that company's signers count.
+ */
 export async function resolveActiveCertificate(
   db: DataSource,
   organizationId: string,
   certIdHeader: string | undefined,
   now: Date,
+  companyId: string | null = null,
 ): Promise<CertificateRow> {
   let row: CertificateRow | undefined;
   if (certIdHeader) {
-    row = await findCurrent(db, organizationId, certIdHeader.trim(), 'cert.not_found');
+    row = await findCurrent(db, organizationId, certIdHeader.trim(), 'cert.not_found', false, companyId);
   } else {
     const rows: CertificateRow[] = await db.query(
-      `SELECT ${COLUMNS} FROM certificates WHERE organization_id = $1 AND is_default AND deleted_at IS NULL`,
-      [organizationId],
+      `SELECT ${COLUMNS} FROM certificates WHERE organization_id = $1 AND is_default AND deleted_at IS NULL
+        ${companyScope(2)}`,
+      [organizationId, companyId],
     );
     row = rows[0];
     if (!row) throw new ApiError('cert.missing', 'No active certificate: upload one or activate one first.');

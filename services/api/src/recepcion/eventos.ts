@@ -105,7 +105,7 @@ export async function registerInboxEvento(
       'The SII shows this document as transferred: claim it only with forzar: true.',
       { detail: { requiresOverride: true, cesion: shown.cesion } },
     );
-  const cert = await resolveActiveCertificate(db, p.organizationId, undefined, t);
+  const cert = await resolveActiveCertificate(db, p.organizationId, undefined, t, p.companyId);
   const credential = await loadSigningCredential(db, deps.keys, cert.id);
   let answer;
   try {

@@ -98,7 +98,7 @@ export function recepcionRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
       .filter(({ d }) => [33, 34, 43].includes(d.tipoDte));
     if (wanted.length === 0 || wanted.length > 50) return;
     try {
-      const cert = await resolveActiveCertificate(db, p.organizationId, undefined, now());
+      const cert = await resolveActiveCertificate(db, p.organizationId, undefined, now(), p.companyId);
       const session = siiClientOf(deps).session(await loadSigningCredential(db, deps.keys, cert.id));
       for (const { d, id } of wanted) {
         const text = await session.consultarFechaRecepcionSii({
