@@ -5,17 +5,37 @@
  * the HTTP path alone.
  *
  *   npx tsx scripts/bench/post-statements.ts        # POSTS (50) documents of type 33
+ *   POST_PATH=boletas npx tsx scripts/bench/post-statements.ts   # POST /boletas, type 39
  */
-import { startTestApi } from '../../services/api/test/support/test-api';
-import { body, emit, orgWithCafs } from '../../services/api/test/dtes-fixtures';
+import { randomUUID } from 'node:crypto';
+import { call, startTestApi, type Answer, type TestApi } from '../../services/api/test/support/test-api';
+import { body, emit, orgWithCafs, today, type DteOrg } from '../../services/api/test/dtes-fixtures';
 
 const POSTS = Number(process.env.POSTS ?? 50);
+const BOLETAS = process.env.POST_PATH === 'boletas';
+const TIPO = BOLETAS ? 39 : 33;
+
+/** one emission of the measured path, `i` varying the amount */
+function post(t: TestApi, o: DteOrg, i: number): Promise<Answer> {
+  if (!BOLETAS) return emit(t, o, body(33, o.rut, 1000 + i));
+  const precio = 1000 + i;
+  return call(t.url, 'POST', '/boletas', {
+    key: o.key,
+    headers: { 'Idempotency-Key': randomUUID(), 'X-Cert-Id': o.certId },
+    json: {
+      tipo_dte: 39,
+      rut_emisor: o.rut,
+      fecha_emision: today(),
+      items: [{ nombre: 'Pan', cantidad: 1, precio_unitario: precio, exento: false, monto_item: precio }],
+    },
+  });
+}
 
 async function main(): Promise<void> {
-  const t = await startTestApi();
+  const t = await startTestApi(BOLETAS ? { env: { BOLETAS_ENABLED: 'cert' } } : {});
   try {
-    const o = await orgWithCafs(t, { tipos: [33], hasta: POSTS + 10 });
-    await emit(t, o, body(33, o.rut)); // warm-up: caches
+    const o = await orgWithCafs(t, { tipos: [TIPO], hasta: POSTS + 10 });
+    await post(t, o, 0); // warm-up: caches
     const counts = new Map<string, number>();
     let counting = false;
     // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -33,13 +53,13 @@ async function main(): Promise<void> {
     };
     counting = true;
     for (let i = 0; i < POSTS; i++) {
-      const r = await emit(t, o, body(33, o.rut, 1000 + i));
+      const r = await post(t, o, i + 1);
       if (r.status !== 202) throw new Error(`POST ${r.status} ${r.text}`);
     }
     counting = false;
     const total = [...counts.values()].reduce((a, b) => a + b, 0);
     console.log(
-      `[post-statements] ${POSTS} POST /dtes (type 33, Idempotency-Key), in-process api, no pipeline`,
+      `[post-statements] ${POSTS} POST /${BOLETAS ? 'boletas' : 'dtes'} (type ${TIPO}, Idempotency-Key), in-process api, no pipeline`,
     );
     console.log(`  statements per POST: ${(total / POSTS).toFixed(1)}`);
     for (const [k, v] of [...counts].sort((a, b) => b[1] - a[1]))
