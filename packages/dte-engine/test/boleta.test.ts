@@ -9,6 +9,7 @@ import {
   buildBoletaDocument,
   buildEnvioBoleta,
   cutOutDtes,
+  DOCUMENT_FOLIO_PATH,
   stampAndSignBoleta,
   validateEnvioSchema,
   verifyEnvioDte,
@@ -69,6 +70,25 @@ describe('boletas 39/41: totals, XML, TED and signature against EnvioBOLETA_v11.
       MntTotal: 24980,
     });
     expect(doc.Encabezado.Receptor.RUTRecep).to.equal('66666666-6');
+  });
+
+  it('holds its folio at DOCUMENT_FOLIO_PATH alone, as a DTE: a folio-0 draft with that path set is the boleta built with the folio', function () {
+    const exenta: BoletaInput = {
+      ...boleta39(),
+      tipo_dte: 41,
+      items: [{ nombre: 'Libro', cantidad: 1, precio_unitario: 12000, exento: true, monto_item: 12000 }],
+    };
+    for (const input of [boleta39(), exenta]) {
+      const draft = JSON.parse(
+        JSON.stringify(buildBoletaDocument(input, { emisor: EMISOR, folio: 0 })),
+      ) as Record<string, unknown>;
+      const direct = buildBoletaDocument(input, { emisor: EMISOR, folio: 4711 });
+      let node = draft;
+      for (const k of DOCUMENT_FOLIO_PATH.slice(0, -1)) node = node[k] as Record<string, unknown>;
+      expect(node[DOCUMENT_FOLIO_PATH.at(-1)!], `type ${input.tipo_dte}: the draft's folio`).to.equal(0);
+      node[DOCUMENT_FOLIO_PATH.at(-1)!] = 4711;
+      expect(draft, `type ${input.tipo_dte}`).to.deep.equal(JSON.parse(JSON.stringify(direct)));
+    }
   });
 
   it('rejects a 41 with a taxable item (dte.41.afecto_not_allowed) and a monto_item that disagrees (amount_arithmetic)', function () {

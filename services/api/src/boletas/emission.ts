@@ -1,9 +1,8 @@
 import type { BacklogGate } from '../dtes/backlog-gate';
 import { randomUUID } from 'node:crypto';
 import { buildBoletaDocument, checkBoleta, normalizeRut, type BoletaInput } from '@dte/engine';
-import { PIPELINE_SCHEMAS, PIPELINE_TOPICS } from '@dte/messaging';
 import type { DataSource, EntityManager } from 'typeorm';
-import { allocateFolios, type AllocatedFolio } from '../caf/folio-allocator';
+import { allocateFolios, folioUnavailable, type AllocatedFolio } from '../caf/folio-allocator';
 import { chooseSigningCertificate, resolveSigningCertificate } from '../certificates/certificates';
 import type { Principal } from '../context';
 import { bodyHash } from '../dtes/canonical-json';
@@ -14,8 +13,8 @@ import {
 } from '../dtes/company-profile';
 import { DTE_COLUMNS, type DteRow } from '../dtes/dte-row';
 import { MAX_IDEMPOTENCY_KEY_LENGTH } from '../dtes/emission';
+import { emissionOutbox, writeWithFolio, type NewDocument } from '../dtes/folio-write';
 import { issueOrReplay } from '../dtes/idempotency';
-import { statusOutboxEntry } from '../dtes/status-record';
 import { ApiError } from '../http/api-error';
 import { enqueueOutbox, type OutboxEntry } from '../outbox/enqueue';
 import { productionIssueGate } from '../production-gates';
@@ -109,6 +108,35 @@ export interface BoletaRecord {
   requestId?: string;
 }
 
+/** A boleta as a new document of the emission writers (folio-write.ts): its row's values. */
+function newBoleta(
+  issuer: BoletaIssuer,
+  input: BoletaInput,
+  rec: BoletaRecord,
+  id: string,
+  now: Date,
+): NewDocument {
+  const t = checkBoleta(input);
+  return {
+    id,
+    organizationId: issuer.principal.organizationId,
+    companyId: issuer.company.id,
+    environment: issuer.principal.environment,
+    tipoDte: input.tipo_dte,
+    certificateId: issuer.certificateId,
+    rutEmisor: issuer.company.rut,
+    rutReceptor: input.rut_receptor ? normalizeRut(input.rut_receptor) : null,
+    razonSocialReceptor: input.razon_social_receptor ?? '',
+    fechaEmision: input.fecha_emision,
+    amounts: { neto: t.montoNeto, exento: t.montoExento, iva: t.iva, total: t.montoTotal },
+    input: rec.body,
+    idempotencyKey: rec.idempotencyKey,
+    bodyHash: rec.bodyHash,
+    ...(rec.requestId ? { requestId: rec.requestId } : {}),
+    now,
+  };
+}
+
 /** Rows per INSERT (24 parameters each, under PostgreSQL's 65535). */
 const ROWS_PER_INSERT = 500;
 
@@ -145,36 +173,35 @@ export async function insertBoletas(
   }
   const prepared = items.map((it, i) => {
     const { folio, cafId } = folios[i]!;
+    const doc = newBoleta(issuer, it.input, it.rec, randomUUID(), now);
     const document = buildBoletaDocument(it.input, { emisor: company.emisor, folio });
-    const t = document.Encabezado.Totales;
-    const id = randomUUID();
     const params: unknown[] = [
-      id,
-      principal.organizationId,
-      company.id,
-      principal.environment,
-      it.input.tipo_dte,
+      doc.id,
+      doc.organizationId,
+      doc.companyId,
+      doc.environment,
+      doc.tipoDte,
       folio,
       cafId,
-      issuer.certificateId,
-      company.rut,
-      it.input.rut_receptor ? normalizeRut(it.input.rut_receptor) : null,
-      it.input.razon_social_receptor ?? '',
-      it.input.fecha_emision,
-      t.MntNeto ?? 0,
-      t.MntExe ?? 0,
-      t.IVA ?? 0,
-      t.MntTotal,
-      JSON.stringify(it.rec.body),
+      doc.certificateId,
+      doc.rutEmisor,
+      doc.rutReceptor,
+      doc.razonSocialReceptor,
+      doc.fechaEmision,
+      doc.amounts.neto,
+      doc.amounts.exento,
+      doc.amounts.iva,
+      doc.amounts.total,
+      JSON.stringify(doc.input),
       JSON.stringify(document),
       now,
-      it.rec.idempotencyKey,
-      it.rec.bodyHash,
+      doc.idempotencyKey,
+      doc.bodyHash,
       it.rec.batch?.id ?? null,
       it.rec.batch?.position ?? null,
-      it.rec.requestId ?? null,
+      doc.requestId ?? null,
     ];
-    return { id, folio, cafId, tipo: it.input.tipo_dte, params, requestId: it.rec.requestId };
+    return { doc, folio, cafId, params };
   });
   const rows: DteRow[] = [];
   for (let i = 0; i < prepared.length; i += ROWS_PER_INSERT) {
@@ -196,42 +223,14 @@ export async function insertBoletas(
       params,
     );
     const byId = new Map(inserted.map((r) => [r.id, r]));
-    for (const p of chunk) rows.push(byId.get(p.id)!);
+    for (const p of chunk) rows.push(byId.get(p.doc.id)!);
   }
   const entries: OutboxEntry[] = [];
   const events: unknown[] = [];
   for (const p of prepared) {
-    const doc = {
-      id: p.id,
-      organizationId: principal.organizationId,
-      siiEnv: principal.environment,
-      tipoDte: p.tipo,
-      folio: p.folio,
-    };
-    const queued = statusOutboxEntry(doc, { siiStatus: 'queued', observedAt: now });
-    const correlation = { 'x-dte-id': p.id, ...(p.requestId ? { 'x-request-id': p.requestId } : {}) };
-    entries.push(
-      {
-        topic: PIPELINE_TOPICS.commands,
-        schema: PIPELINE_SCHEMAS[PIPELINE_TOPICS.commands],
-        key: p.id,
-        payload: {
-          event_id: randomUUID(),
-          dte_id: p.id,
-          organization_id: principal.organizationId,
-          company_id: company.id,
-          sii_env: principal.environment,
-          tipo_dte: p.tipo,
-          folio: p.folio,
-          certificate_id: issuer.certificateId,
-          caf_id: p.cafId,
-          requested_at: now.toISOString(),
-        },
-        headers: correlation,
-      },
-      { ...queued, headers: correlation },
-    );
-    events.push(p.id, queued.payload.event_id);
+    const out = emissionOutbox(p.doc, { folio: p.folio, cafId: p.cafId });
+    entries.push(...out.entries);
+    events.push(p.doc.id, out.queuedEventId);
   }
   await enqueueOutbox(m, entries);
   // the feed shows `queued` at once; the projector's later copy of the same event is a no-op
@@ -289,22 +288,23 @@ export async function emitBoleta(
       checkBoletaFor(issuer, req.body);
       // backpressure: above the company's unsent backlog, 503 sii_unavailable before any folio
       await opts.backlog?.admit(db, { companyId: scope.companyId, environment: principal.environment });
-      return db.transaction(
-        async (m) =>
-          (
-            await insertBoletas(
-              m,
-              issuer,
-              [
-                {
-                  input: req.body,
-                  rec: { idempotencyKey: key, bodyHash: hash, body: req.body, requestId: req.requestId },
-                },
-              ],
-              now,
-            )
-          )[0]!,
+      // the folio, the boleta, its feed row and outbox rows in one statement (folio-write.ts)
+      const doc = newBoleta(
+        issuer,
+        req.body,
+        { idempotencyKey: key, bodyHash: hash, body: req.body, requestId: req.requestId },
+        randomUUID(),
+        now,
       );
+      const draft = buildBoletaDocument(req.body, { emisor: issuer.company.emisor, folio: 0 });
+      const written = await writeWithFolio(db, doc, draft);
+      if (written) return written;
+      return folioUnavailable(db, {
+        organizationId: principal.organizationId,
+        companyId: issuer.company.id,
+        environment: principal.environment,
+        tipoDte: req.body.tipo_dte,
+      });
     },
     (known) => known,
   );

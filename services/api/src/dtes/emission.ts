@@ -5,15 +5,12 @@ import {
   needsExchangeRate,
   normalizeRut,
   validateEmissionDraft,
-  DOCUMENT_FOLIO_PATH,
   type EmissionInput,
   type Totals,
   type ValidatedEmission,
 } from '@dte/engine';
-import { outboxInsertSql, queryPrepared } from '@dte/database';
-import { PIPELINE_SCHEMAS, PIPELINE_TOPICS } from '@dte/messaging';
 import { DataSource, type EntityManager } from 'typeorm';
-import { folioUnavailable, takeFolioSql } from '../caf/folio-allocator';
+import { folioUnavailable } from '../caf/folio-allocator';
 import { chooseSigningCertificate, type CertificateRow } from '../certificates/certificates';
 import type { Principal } from '../context';
 import { ApiError } from '../http/api-error';
@@ -26,11 +23,11 @@ import {
   preloadedCompanyWithCertificates,
   type CompanyProfile,
 } from './company-profile';
+import { writeWithFolio, type NewDocument } from './folio-write';
 import { issueOrReplay } from './idempotency';
 import { enforceReferenceRules, lockReferenced, taxReferences, type RuleCodes } from './note-rules';
-import { DTE_COLUMNS, type DteRow } from './dte-row';
+import type { DteRow } from './dte-row';
 import type { ExchangeRateSource } from './exchange-rate';
-import { statusOutboxEntry } from './status-record';
 
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 
@@ -224,7 +221,6 @@ async function issueNew(
     ? validated.draft
     : buildDocument(input, { emisor: company.emisor, folio: 0, ...rateOpt });
   const { clp } = emissionTotals(input, rateOpt, dryRun ? validated.totals : undefined);
-  const id = randomUUID();
   const receptor = (input as { receptor: { rut?: string; razon_social: string } }).receptor;
   const folioKey = {
     organizationId: principal.organizationId,
@@ -232,109 +228,27 @@ async function issueNew(
     environment: principal.environment,
     tipoDte: input.tipo_dte,
   };
-  const doc = {
-    id,
+  const doc: NewDocument = {
+    id: randomUUID(),
     organizationId: principal.organizationId,
-    siiEnv: principal.environment,
+    companyId: company.id,
+    environment: principal.environment,
     tipoDte: input.tipo_dte,
-    folio: 0,
-  };
-  const queued = statusOutboxEntry(doc, { siiStatus: 'queued', observedAt: now });
-  // log correlation: both messages carry the request id and the document id (Kafka headers)
-  const correlation = { 'x-dte-id': id, ...(req.requestId ? { 'x-request-id': req.requestId } : {}) };
-  const outboxEntries = [
-    {
-      topic: PIPELINE_TOPICS.commands,
-      schema: PIPELINE_SCHEMAS[PIPELINE_TOPICS.commands],
-      key: id,
-      payload: {
-        event_id: randomUUID(),
-        dte_id: id,
-        organization_id: principal.organizationId,
-        company_id: company.id,
-        sii_env: principal.environment,
-        tipo_dte: input.tipo_dte,
-        folio: 0,
-        certificate_id: cert.id,
-        caf_id: null as string | null,
-        requested_at: now.toISOString(),
-      },
-      headers: correlation,
-    },
-    { ...queued, headers: correlation },
-  ];
-
-  // ONE statement takes the folio (THE allocator's takeFolioSql) and writes the document with it,
-  // its first feed row (the feed shows `queued` at once; the projector's later copy of the same
-  // event is a no-op) and its dte.commands and dte-status outbox rows (folio and CAF set by the
-  // database): they all commit or none does, and no folio is ever taken without its document.
-  const params: unknown[] = [];
-  const $ = (v: unknown) => `$${params.push(v)}`;
-  const [pId, pOrg, pCompany, pEnv, pTipo, pNow] = [
-    id,
-    principal.organizationId,
-    company.id,
-    principal.environment,
-    input.tipo_dte,
+    certificateId: cert.id,
+    rutEmisor: company.rut,
+    rutReceptor: receptor.rut ? normalizeRut(receptor.rut) : null,
+    razonSocialReceptor: receptor.razon_social,
+    fechaEmision: input.fecha_emision,
+    amounts: { neto: clp.montoNeto, exento: clp.montoExento, iva: clp.iva, total: clp.montoTotal },
+    input: req.body,
+    idempotencyKey: req.idempotencyKey,
+    bodyHash: hash,
+    ...(req.requestId ? { requestId: req.requestId } : {}),
     now,
-  ].map($);
-  const values = [
-    pId,
-    pOrg,
-    pCompany,
-    pEnv,
-    pTipo,
-    'f.folio',
-    'f.id',
-    $(cert.id),
-    $(company.rut),
-    $(receptor.rut ? normalizeRut(receptor.rut) : null),
-    $(receptor.razon_social),
-    $(input.fecha_emision),
-    $(Math.round(clp.montoNeto)),
-    $(Math.round(clp.montoExento)),
-    $(Math.round(clp.iva)),
-    $(Math.round(clp.montoTotal)),
-    $(JSON.stringify(req.body)),
-    `jsonb_set(${$(JSON.stringify(draft))}::jsonb, '{${DOCUMENT_FOLIO_PATH.join(',')}}', to_jsonb(f.folio))`,
-    `'queued'`,
-    pNow,
-    $(req.idempotencyKey),
-    $(hash),
-    pNow,
-    $(req.requestId ?? null),
-  ];
-  const pEvent = $(queued.payload.event_id);
-  const outbox = outboxInsertSql(outboxEntries, {
-    firstParam: params.length + 1,
-    onlyIf: 'EXISTS (SELECT 1 FROM d)',
-    // the folio and CAF the statement took (jsonb_set without create: caf_id only where it is)
-    payload: (p) =>
-      `jsonb_set(jsonb_set(${p}::jsonb, '{folio}', to_jsonb((SELECT folio FROM d))),
-                 '{caf_id}', to_jsonb((SELECT caf_id FROM d)), false)`,
-  });
-  params.push(...outbox.params);
-  const sql = `WITH f AS (${takeFolioSql({ organizationId: pOrg, companyId: pCompany, environment: pEnv, tipoDte: pTipo, now: pNow })}),
-     d AS (
-       INSERT INTO dtes (id, organization_id, company_id, sii_env, tipo_dte, folio, caf_id, certificate_id,
-           rut_emisor, rut_receptor, razon_social_receptor, fecha_emision, monto_neto, monto_exento, iva,
-           monto_total, input, document, sii_status, observed_at, idempotency_key, body_hash, created_at,
-           request_id)
-       SELECT ${values.join(', ')} FROM f
-       RETURNING ${DTE_COLUMNS}),
-     e AS (
-       INSERT INTO dte_events (dte_id, event_id, sii_status, glosa, track_id, source, observed_at)
-       SELECT ${pId}, ${pEvent}, 'queued', NULL, NULL, 'api', ${pNow} FROM d),
-     o AS (${outbox.sql})
-     SELECT * FROM d`;
-  const write = async (q: DataSource | EntityManager): Promise<DteRow> => {
-    // alone (no referenced documents), prepared once per connection: its text is the same for
-    // every emission of one outbox shape and indexes fix its plan (queryPrepared)
-    const rows: DteRow[] =
-      q instanceof DataSource ? await queryPrepared<DteRow>(q, sql, params) : await q.query(sql, params);
-    // no CAF could give a folio: nothing was written; the allocator says why
-    return rows[0] ?? folioUnavailable(q, folioKey);
   };
+  // the folio, the document, its feed row and outbox rows in one statement (folio-write.ts)
+  const write = async (q: DataSource | EntityManager): Promise<DteRow> =>
+    (await writeWithFolio(q, doc, draft)) ?? folioUnavailable(q, folioKey);
 
   const row =
     taxReferences(input).length === 0
