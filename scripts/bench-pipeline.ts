@@ -56,6 +56,7 @@
  * whole work those documents caused. The receiver's TLS and parsing are the bench client's CPU.
  */
 import { randomUUID } from 'node:crypto';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import {
@@ -262,21 +263,44 @@ async function main(): Promise<void> {
         await sleep(100);
       }
     };
-    const post = async (i: number) => {
-      const tipo = TYPES[i % TYPES.length]!;
-      const res = await fetch(`${p.apiUrl}/dtes`, {
-        method: 'POST',
-        headers: {
-          Authorization: `Bearer ${co.key}`,
-          'Content-Type': 'application/json',
-          'Idempotency-Key': randomUUID(),
-          'X-Cert-Id': co.certId,
-        },
-        body: JSON.stringify(emissionBody(tipo, co.rut, 1000 + i)),
+    // node:http with a keep-alive agent: fetch (undici) cost the bench client 0.3-0.46 ms of CPU
+    // per POST against 0.06-0.11 ms, on the cores the measured system runs on
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
+    const post = (i: number) =>
+      new Promise<{ status: number; id: string; body: { id: string } }>((resolve, reject) => {
+        const tipo = TYPES[i % TYPES.length]!;
+        const json = JSON.stringify(emissionBody(tipo, co.rut, 1000 + i));
+        const req = http.request(
+          `${p.apiUrl}/dtes`,
+          {
+            method: 'POST',
+            agent,
+            headers: {
+              Authorization: `Bearer ${co.key}`,
+              'Content-Type': 'application/json',
+              'Content-Length': Buffer.byteLength(json),
+              'Idempotency-Key': randomUUID(),
+              'X-Cert-Id': co.certId,
+            },
+          },
+          (res) => {
+            let text = '';
+            res.setEncoding('utf8');
+            res.on('data', (d: string) => (text += d));
+            res.on('error', reject);
+            res.on('end', () => {
+              try {
+                const body = JSON.parse(text) as { id: string };
+                resolve({ status: res.statusCode ?? 0, id: body.id, body });
+              } catch (err) {
+                reject(err as Error);
+              }
+            });
+          },
+        );
+        req.on('error', reject);
+        req.end(json);
       });
-      const body = (await res.json()) as { id: string };
-      return { status: res.status, id: body.id, body };
-    };
     const eprCount = async (ids: string[]) =>
       (
         await db.query(
