@@ -45,8 +45,8 @@
  * ./scripts/bench/cpu-profile.mjs" with BENCH_ENV_CPU_PROFILE_DIR=/tmp/prof writes a CPU profile
  * of each service when the run ends).
  *
- * CPU: /proc/<pid>/stat of each service process (with its ended children: the simulator's
- * xmllint runs), of the PostgreSQL backends serving it (matched
+ * CPU: /proc/<pid>/stat of each service process (the simulator's with its children: ended xmllint
+ * runs, and the live resident schema validator), of the PostgreSQL backends serving it (matched
  * by client port in pg_stat_activity), of PostgreSQL's own processes (WAL writer, checkpointer …),
  * of the Kafka broker, of the schema registry and of Redis (found by their ports). Kafka, the
  * registry, Redis and PostgreSQL's own processes are shared with whatever else runs on the stack: their figures are an
@@ -73,6 +73,7 @@ import { Receiver } from '../services/webhooks/test/support/receiver';
 import {
   CpuAccount,
   backendsOf,
+  childrenOf,
   parentOf,
   pidListeningOn,
   postgresAuxiliary,
@@ -380,10 +381,13 @@ async function main(): Promise<void> {
       cpu.add('postgres for webhooks', async () =>
         (await Promise.all(webhooksPids().map((pid) => backendsOf(pid, backends)))).flat(),
       );
-    // with its xmllint runs (the schema check of every envelope)
-    cpu.add('sii-simulator', () => (p.simulator.child?.pid ? [p.simulator.child.pid] : []), {
-      children: true,
-    });
+    // with its schema validation: the ended xmllint runs (one per envelope) and its live children
+    // (the resident validator process of @dte/engine's schema.ts)
+    cpu.add(
+      'sii-simulator',
+      () => (p.simulator.child?.pid ? [p.simulator.child.pid, ...childrenOf(p.simulator.child.pid)] : []),
+      { children: true },
+    );
     cpu.add('postgres own processes (shared)', () => postgresAuxiliary(postmaster, backends));
     cpu.add('kafka broker (shared)', () => (kafkaPid ? [kafkaPid] : []));
     cpu.add('schema registry (shared)', () => (registryPid ? [registryPid] : []));

@@ -40,6 +40,16 @@ export function parentOf(pid: number): number | undefined {
   }
 }
 
+/** The live children of a pid (e.g. the SII simulator's resident schema validator). */
+export function childrenOf(pid: number): number[] {
+  const out: number[] = [];
+  for (const name of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    if (parentOf(Number(name)) === pid) out.push(Number(name));
+  }
+  return out;
+}
+
 interface TcpSocket {
   localPort: number;
   remotePort: number;

@@ -359,7 +359,8 @@ export async function startPipelineProcesses(opts: PipelineOptions): Promise<Run
     const simUrl = `http://127.0.0.1:${simPort}`;
     const simulator = new ServiceProcess(
       'sii-simulator',
-      ['--import', 'tsx', 'packages/sii-simulator/src/main.ts'],
+      // a young generation that holds an envelope's parse garbage (as `npm start` runs it; README)
+      ['--max-semi-space-size=64', '--import', 'tsx', 'packages/sii-simulator/src/main.ts'],
       {
         ...process.env,
         SII_SIMULATOR_PORT: String(simPort),

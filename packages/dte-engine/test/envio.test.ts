@@ -46,7 +46,7 @@ describe('EnvioDTE of every type, checked by xmllint, xmlsec1 and openssl', func
     expect(r.ok, r.output).to.equal(true);
   });
 
-  for (const engine of ['wasm', 'system'] as const) {
+  for (const engine of ['wasm', 'system', 'resident'] as const) {
     it(`passes the engine's own schema check (${engine}), which also rejects a broken one or non-XML`, async function () {
       expect(await validateEnvioSchema(envio, { engine })).to.deep.equal({ valid: true, errors: [] });
       const broken = Buffer.from(

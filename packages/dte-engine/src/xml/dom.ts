@@ -1,6 +1,8 @@
 import { DOMParser, Document, Element, Node, onErrorStopParsing } from '@xmldom/xmldom';
 
 import { escapeAttr, escapeText } from './text';
+// every xmldom parse in the process: end-tag RegExps built once, not per tag (see the module)
+import './xmldom-grammar-cache';
 
 /** Parses XML text, stopping at the first error or warning (no lenient recovery). */
 export function parseXml(xml: string): Document {
