@@ -39,6 +39,13 @@ interface RoundItem {
 /** opened signing keys kept per store */
 const SECRET_CACHE = 1000;
 
+/**
+ * The longest a round's write that nobody waits for (a delivered mark) or a claim made ahead waits
+ * for company before its statement goes; an attempt that needs its claim made ahead sends it at
+ * once (`hurry`). The delivery keeps its lease meanwhile, so this only delays the record.
+ */
+export const ROUND_LINGER_MS = 100;
+
 interface DeliveredMark {
   deliveryId: string;
   attempt: number;
@@ -133,15 +140,31 @@ export class PgWebhookStore implements DeliveryStore, IngestStore {
    * subscription (with the sealed secret, opened here), joined in the UPDATE's RETURNING, and the
    * delivered marks in a data-modifying WITH of the same UPDATE. A finished attempt's mark and
    * the claim of the attempt that takes its endpoint slot are made in the same turn, so under load
-   * a delivery costs well under one statement.
+   * a delivery costs well under one statement. Marks and claims made ahead are not urgent: they
+   * wait up to ROUND_LINGER_MS for company, unless a claim someone waits for goes first (`hurry`).
    */
-  private readonly round = new Coalescer<RoundItem, Row | null>((items) => this.runRound(items));
+  private readonly round = new Coalescer<RoundItem, Row | null>(
+    (items) => this.runRound(items),
+    1,
+    200,
+    ROUND_LINGER_MS,
+  );
   /** opened signing secrets by subscription and sealed value (a rotation changes the value) */
   private readonly secrets = new Map<string, crypto.KeyObject>();
 
-  async claimAttempt(deliveryId: string, attempt: number, now: Date, leaseUntil: Date, held?: Date) {
+  async claimAttempt(
+    deliveryId: string,
+    attempt: number,
+    now: Date,
+    leaseUntil: Date,
+    held?: Date,
+    opts: { ahead?: boolean } = {},
+  ) {
     if (!isUuid(deliveryId)) return null;
-    const row = await this.round.run({ claim: { deliveryId, attempt, now, leaseUntil, held: held ?? null } });
+    const row = await this.round.run(
+      { claim: { deliveryId, attempt, now, leaseUntil, held: held ?? null } },
+      { urgent: !opts.ahead },
+    );
     if (!row) return null;
     const sub: Row = {};
     for (const c of CLAIM_SUBSCRIPTION_COLUMNS) sub[c] = row[`s_${c}`];
@@ -264,8 +287,14 @@ export class PgWebhookStore implements DeliveryStore, IngestStore {
     );
   }
 
+  /** the claims made ahead (and marks) waiting for their round go now: an attempt needs one */
+  hurry(): void {
+    this.round.hurry();
+  }
+
   async markDelivered(deliveryId: string, attempt: number, now: Date, o: AttemptOutcome): Promise<void> {
-    await this.round.run({ mark: { deliveryId, attempt, now, outcome: o } });
+    // written in the background (the delivery keeps its lease until then): no need to hurry
+    await this.round.run({ mark: { deliveryId, attempt, now, outcome: o } }, { urgent: false });
   }
 
   async markRetry(deliveryId: string, attempt: number, _now: Date, nextAt: Date, o: AttemptOutcome) {
