@@ -87,6 +87,26 @@ const SUBSCRIPTION_COLUMNS = [
 /** ... and what an attempt reads of it: those and the signing secret (sealed, or clear from before) */
 const CLAIM_SUBSCRIPTION_COLUMNS = [...SUBSCRIPTION_COLUMNS, 'secret', 'secret_sealed'];
 
+/** A subscription's delivery-side columns as one jsonb value (the claim of a batch's event ids returns them). */
+const SUBSCRIPTION_JSON = `jsonb_build_object(${SUBSCRIPTION_COLUMNS.map((c) => `'${c}', s.${c}`).join(', ')})`;
+
+function subscriptionFromJson(j: Row): Subscription {
+  return subscriptionFromRow({
+    ...j,
+    created_at: new Date(j.created_at as string),
+    disabled_at: j.disabled_at == null ? null : new Date(j.disabled_at as string),
+  });
+}
+
+/** the parameters of the audience keys (organization, environment, document) of a subscriptions read */
+function audienceParams(keys: AudienceKey[]): unknown[] {
+  return [
+    keys.map((k) => k.organization_id),
+    keys.map((k) => k.sii_env),
+    keys.map((k) => (isUuid(k.dte_id) ? k.dte_id : null)),
+  ];
+}
+
 /** Delivery rows per INSERT statement when one event fans out to many subscriptions. */
 export const DELIVERY_INSERT_CHUNK = 500;
 
@@ -436,9 +456,11 @@ function ingestTx(m: EntityManager): IngestTx & { flush(): Promise<void> } {
             AS v(id, s, o, e)
       WHERE w.dte_id = v.id`;
   return {
-    async claimEvents(eventIds: string[], dteIds: string[]) {
+    async claimEvents(eventIds: string[], dteIds: string[], audiences?: AudienceKey[]) {
       const states = new Map<string, DocumentWebhookState>();
       if (eventIds.length === 0) return { claimed: new Set<string>(), states };
+      // the subscriptions that hear the audiences come with the claim (a third part of its result)
+      const asked = (audiences ?? []).map((k, i) => ({ k, i })).filter(({ k }) => isUuid(k.organization_id));
       const ids = [...new Set(dteIds.map((id) => id.toLowerCase()))].sort();
       // event ids sorted, so two members claiming overlapping batches (a rebalance) take the keys in
       // one order; each document's row made if missing, and locked, in the id order (an upsert
@@ -452,17 +474,41 @@ function ingestTx(m: EntityManager): IngestTx & { flush(): Promise<void> } {
            ON CONFLICT (dte_id) DO UPDATE SET dte_id = EXCLUDED.dte_id
            RETURNING dte_id, sii_status, observed_at, emitted)
          SELECT event_id, NULL::uuid AS dte_id, NULL::text AS sii_status, NULL::text AS observed_at,
-                NULL::boolean AS emitted FROM e
+                NULL::boolean AS emitted, NULL::bigint AS n, NULL::bigint AS rn,
+                NULL::jsonb AS sub FROM e
          UNION ALL
-         SELECT NULL, dte_id, sii_status, observed_at, emitted FROM s`,
-        [STATUS_CONSUMER, [...eventIds].sort(), ids],
+         SELECT NULL, dte_id, sii_status, observed_at, emitted, NULL, NULL, NULL FROM s${
+           asked.length > 0
+             ? `
+         UNION ALL
+         SELECT NULL, NULL, NULL, NULL, NULL, k.n,
+                row_number() OVER (PARTITION BY k.n ORDER BY s.created_at, s.id), ${SUBSCRIPTION_JSON}
+           FROM unnest($4::uuid[], $5::text[], $6::uuid[]) WITH ORDINALITY AS k(org, env, dte, n)
+           LEFT JOIN dtes d ON d.id = k.dte
+           JOIN webhook_subscriptions s
+             ON s.organization_id = k.org AND s.sii_env = k.env AND s.active
+            AND (s.company_id IS NULL OR d.id IS NULL OR s.company_id = d.company_id)`
+             : ''
+         }`,
+        [
+          STATUS_CONSUMER,
+          [...eventIds].sort(),
+          ids,
+          ...(asked.length > 0 ? audienceParams(asked.map(({ k }) => k)) : []),
+        ],
       );
       const claimed = new Set<string>();
       const byId = new Map<string, Row>();
+      const heard: Subscription[][] | undefined = audiences?.map(() => []);
+      const subRows: Row[] = [];
       for (const r of rows) {
         if (r.event_id != null) claimed.add(r.event_id as string);
-        else byId.set(r.dte_id as string, r);
+        else if (r.dte_id != null) byId.set(r.dte_id as string, r);
+        else if (r.n != null) subRows.push(r);
       }
+      // in each audience, the subscriptions in the order they were made (as activeSubscriptions)
+      subRows.sort((a, b) => Number(a.n) - Number(b.n) || Number(a.rn) - Number(b.rn));
+      for (const r of subRows) heard![asked[Number(r.n) - 1]!.i]!.push(subscriptionFromJson(r.sub as Row));
       for (const id of dteIds) {
         const r = byId.get(id.toLowerCase());
         if (!r || (r.sii_status === null && r.emitted === false)) continue;
@@ -473,7 +519,7 @@ function ingestTx(m: EntityManager): IngestTx & { flush(): Promise<void> } {
           emitted: r.emitted === true,
         });
       }
-      return { claimed, states };
+      return { claimed, states, ...(heard ? { audiences: heard } : {}) };
     },
     async saveDocumentStates(states: DocumentWebhookState[]): Promise<void> {
       unsaved = states;
@@ -500,11 +546,7 @@ function ingestTx(m: EntityManager): IngestTx & { flush(): Promise<void> } {
              ON s.organization_id = k.org AND s.sii_env = k.env AND s.active
             AND (s.company_id IS NULL OR d.id IS NULL OR s.company_id = d.company_id)
           ORDER BY k.n, s.created_at, s.id`,
-        [
-          asked.map(({ k }) => k.organization_id),
-          asked.map(({ k }) => k.sii_env),
-          asked.map(({ k }) => (isUuid(k.dte_id) ? k.dte_id : null)),
-        ],
+        audienceParams(asked.map(({ k }) => k)),
       );
       for (const r of rows) out[asked[Number(r.n) - 1]!.i]!.push(subscriptionFromRow(r));
       return out;
