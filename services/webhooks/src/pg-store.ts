@@ -237,7 +237,7 @@ export class PgWebhookStore implements DeliveryStore, IngestStore {
         first.push(it.claim);
       }
     }
-    const claimedRows = await this.claimAndMark(first, marks);
+    const claimedRows = await retryOnDeadlock(() => this.claimAndMark(first, marks));
     const byId = new Map(claimedRows.map((r) => [String(r.id).toLowerCase(), r]));
     const out = new Map<RoundItem, Row | null>();
     for (const it of items)
@@ -392,9 +392,12 @@ export class PgWebhookStore implements DeliveryStore, IngestStore {
             AND (d.lease_until IS NULL OR d.lease_until <= $3)
             AND (d.queued_until IS NULL OR d.queued_until <= $3)),
        picked AS (
-         SELECT id FROM candidates WHERE rn <= $5 ORDER BY next_attempt_at LIMIT $4)
+         SELECT id FROM candidates WHERE rn <= $5 ORDER BY next_attempt_at LIMIT $4),
+       free AS (
+         SELECT d.id FROM webhook_deliveries d JOIN picked p ON p.id = d.id
+            FOR UPDATE OF d SKIP LOCKED)
        UPDATE webhook_deliveries d SET queued_until = $6
-         FROM picked p, webhook_subscriptions s
+         FROM free p, webhook_subscriptions s
         WHERE d.id = p.id AND s.id = d.subscription_id
           AND d.state = 'pending' AND (d.queued_until IS NULL OR d.queued_until <= $3)
         RETURNING d.id, d.subscription_id, d.attempts, d.next_attempt_at, s.organization_id`,
@@ -414,9 +417,12 @@ export class PgWebhookStore implements DeliveryStore, IngestStore {
 
   async releaseQueued(deliveryIds: string[]): Promise<void> {
     if (deliveryIds.length === 0) return;
-    await this.ds.query(`UPDATE webhook_deliveries SET queued_until = NULL WHERE id = ANY($1::uuid[])`, [
-      deliveryIds,
-    ]);
+    // a row locked now is being claimed or marked (its queued_until only holds other sweeps off)
+    await this.ds.query(
+      `UPDATE webhook_deliveries SET queued_until = NULL
+        WHERE id IN (SELECT id FROM webhook_deliveries WHERE id = ANY($1::uuid[]) FOR UPDATE SKIP LOCKED)`,
+      [deliveryIds],
+    );
   }
 
   async purgeTerminal(before: Date): Promise<number> {
@@ -586,6 +592,26 @@ function ingestTx(m: EntityManager): IngestTx & { flush(): Promise<void> } {
       return rows.filter((r) => ids.has(r.id));
     },
   };
+}
+
+/** times a round's statement is run again when PostgreSQL chose it as a deadlock's victim */
+const DEADLOCK_RETRIES = 3;
+
+/**
+ * Runs a single statement again when it was a deadlock's victim (40P01): the statement was rolled
+ * back whole, so running it again is safe. A round locks several delivery rows at once, and a
+ * failed round would fail its delivered marks (the deliveries sent again once their leases lapse).
+ */
+async function retryOnDeadlock<T>(run: () => Promise<T>): Promise<T> {
+  for (let i = 1; ; i++) {
+    try {
+      return await run();
+    } catch (err) {
+      const e = err as { driverError?: { code?: string }; code?: string } | null;
+      const code = e?.code ?? e?.driverError?.code;
+      if (code !== '40P01' || i > DEADLOCK_RETRIES) throw err;
+    }
+  }
 }
 
 /** typeorm 1.x gives UPDATE/DELETE results as [rows, affected]; a plain row list otherwise. */

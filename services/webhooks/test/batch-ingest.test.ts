@@ -365,7 +365,12 @@ describe('dte-status ingestion a batch at a time (one transaction per batch)', f
     }));
     // every statement the PostgreSQL client sends meanwhile (the transaction's too)
     const sent: string[] = [];
-    const proto = (await import('pg')).Client.prototype as unknown as { query: (...a: unknown[]) => unknown };
+    // the node-postgres library the data source loaded
+    const proto = (
+      batched.ds.driver as unknown as {
+        postgres: { Client: { prototype: { query: (...a: unknown[]) => unknown } } };
+      }
+    ).postgres.Client.prototype;
     const original = proto.query;
     proto.query = function (this: unknown, ...args: unknown[]) {
       const q = args[0] as string | { text?: string };
