@@ -44,7 +44,10 @@ export const DISABLED_REASON = 'consecutive_exhausted_deliveries';
 export class Dispatcher {
   private readonly post: Poster;
   /** claims made ahead, by delivery id and attempt */
-  private readonly ahead = new Map<string, { at: number; lease: Date; claim: Promise<Claimed | null> }>();
+  private readonly ahead = new Map<
+    string,
+    { at: number; lease: Date; claim: Promise<Claimed | null>; settled: boolean }
+  >();
 
   constructor(private readonly deps: DispatcherDeps) {
     const p = deps.post;
@@ -62,9 +65,16 @@ export class Dispatcher {
     if (this.ahead.has(k)) return;
     const at = this.deps.clock.now();
     const lease = new Date(at + this.deps.leaseMs);
-    const claim = this.deps.store.claimAttempt(due.delivery_id, due.attempt, new Date(at), lease);
-    claim.catch(() => undefined); // the attempt that takes it sees the error
-    this.ahead.set(k, { at, lease, claim });
+    const claim = this.deps.store.claimAttempt(due.delivery_id, due.attempt, new Date(at), lease, undefined, {
+      ahead: true,
+    });
+    const entry = { at, lease, claim, settled: false };
+    // the attempt that takes it sees an error
+    claim.then(
+      () => (entry.settled = true),
+      () => (entry.settled = true),
+    );
+    this.ahead.set(k, entry);
   }
 
   /** Runs one attempt and resolves once its outcome is recorded. */
@@ -91,6 +101,8 @@ export class Dispatcher {
     const ahead = this.ahead.get(k);
     this.ahead.delete(k);
     const leaseUntil = () => new Date(clock.now() + this.deps.leaseMs);
+    // a claim made ahead that the store still holds back goes now: this attempt waits for it
+    if (ahead && !ahead.settled) store.hurry?.();
     let claimed = ahead
       ? await ahead.claim
       : await store.claimAttempt(due.delivery_id, due.attempt, now, leaseUntil());

@@ -57,7 +57,17 @@ export interface IngestTx {
   claimEvents(
     eventIds: string[],
     dteIds: string[],
-  ): Promise<{ claimed: Set<string>; states: Map<string, DocumentWebhookState> }>;
+    /**
+     * the audiences of the records that may produce an event: a store may read their active
+     * subscriptions in the same statement and return them as `audiences` (in the keys' order), so
+     * that `activeSubscriptions` is not asked
+     */
+    audiences?: AudienceKey[],
+  ): Promise<{
+    claimed: Set<string>;
+    states: Map<string, DocumentWebhookState>;
+    audiences?: Subscription[][];
+  }>;
   /** the documents' new states (written at the latest when the transaction ends) */
   saveDocumentStates(states: DocumentWebhookState[]): Promise<void>;
   /**
@@ -124,10 +134,25 @@ export async function ingestStatuses(
   const due = await store.inTransaction(async (tx) => {
     handled.length = 0;
     sourceOf.clear();
+    // whose subscriptions may hear the batch: the records that produce an event in the best case
+    // (a first record with a track id, a status that is not silent), read with the claim
+    const keyOf = (r: DteStatusRecord) => `${r.organization_id}\u0000${r.sii_env}\u0000${r.dte_id}`;
+    const keys = new Map<string, AudienceKey>();
+    for (const r of live)
+      if (
+        !keys.has(keyOf(r)) &&
+        eventsForTransition(r.sii_status, { emittedNow: Boolean(r.track_id) }).length
+      )
+        keys.set(keyOf(r), { organization_id: r.organization_id, sii_env: r.sii_env, dte_id: r.dte_id });
     // the documents of every record are locked (those of records seen before too: no harm)
-    const { claimed, states } = await tx.claimEvents(
+    const {
+      claimed,
+      states,
+      audiences: read,
+    } = await tx.claimEvents(
       [...new Set(live.map((r) => r.event_id))],
       [...new Set(live.map((r) => r.dte_id))].sort(),
+      [...keys.values()],
     );
     // a duplicate within the batch is handled once: at its first occurrence
     const mine = live.filter((r) => claimed.delete(r.event_id));
@@ -150,13 +175,16 @@ export async function ingestStatuses(
     await tx.saveDocumentStates([...touched].sort().map((id) => states.get(id)!));
     if (produced.length === 0) return [];
 
-    const keyOf = (r: DteStatusRecord) => `${r.organization_id}\u0000${r.sii_env}\u0000${r.dte_id}`;
-    const keys = new Map<string, AudienceKey>();
-    for (const { record: r } of produced)
-      if (!keys.has(keyOf(r)))
-        keys.set(keyOf(r), { organization_id: r.organization_id, sii_env: r.sii_env, dte_id: r.dte_id });
-    const audiences = await tx.activeSubscriptions([...keys.values()]);
-    const subsOf = new Map([...keys.keys()].map((k, i) => [k, audiences[i] ?? []]));
+    let subsOf: Map<string, Subscription[]>;
+    if (read) subsOf = new Map([...keys.keys()].map((k, i) => [k, read[i] ?? []]));
+    else {
+      // a store that does not read them with the claim: those of the records that produced events
+      const asked = new Map<string, AudienceKey>();
+      for (const { record: r } of produced)
+        if (!asked.has(keyOf(r))) asked.set(keyOf(r), keys.get(keyOf(r))!);
+      const audiences = await tx.activeSubscriptions([...asked.values()]);
+      subsOf = new Map([...asked.keys()].map((k, i) => [k, audiences[i] ?? []]));
+    }
 
     const nowMs = clock.now();
     const now = new Date(nowMs);

@@ -59,6 +59,16 @@ function describeError(err: unknown): string {
 }
 export const RETRY_GROUP = 'webhooks.retry';
 
+/**
+ * How long a dte-status fetch may wait for how many bytes (~150 records): each fetched batch of a
+ * partition is one ingestion transaction of 3-4 statements, so larger batches are fewer
+ * statements per record (bench:pipeline at ~40-140 docs/s: ~17 records per batch with 50 ms and
+ * 16 KiB). The wait adds at most this much to a verdict's delivery (spec: about 2 s; other
+ * events a couple of minutes).
+ */
+export const STATUS_FETCH_WAIT_MS = 200;
+export const STATUS_FETCH_MIN_BYTES = 32 * 1024;
+
 export function retryTopicSpecs(partitions: number) {
   return RETRY_TOPICS.map((name) => ({ name, partitions }));
 }
@@ -123,9 +133,10 @@ export async function consumeStatus(
     fromBeginning: opts.fromBeginning ?? false,
     partitionsConsumedConcurrently: opts.partitionsConsumedConcurrently ?? 3,
     maxBatchSize: opts.maxBatchSize ?? 500,
-    // under load a fetch waits up to 50 ms for 16 KiB, so a batch (one transaction) holds more
-    minBytes: 16 * 1024,
-    maxWaitTimeInMs: 50,
+    // a fetch waits up to STATUS_FETCH_WAIT_MS for STATUS_FETCH_MIN_BYTES, so a batch (one
+    // transaction of 3-4 statements) holds more records
+    minBytes: STATUS_FETCH_MIN_BYTES,
+    maxWaitTimeInMs: STATUS_FETCH_WAIT_MS,
   });
   const policy = opts.deadLetter;
 

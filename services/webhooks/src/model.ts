@@ -69,7 +69,8 @@ export interface DeliveryStore {
    * that is due, leasing it until `leaseUntil`; null when someone else has it, it is not due,
    * not pending, or the attempt is a duplicate. `secret` is the subscription's current signing
    * secret, read now, so a rotation stops the old one at once. With `held`, a lease the caller
-   * took itself (a claim made ahead) ending then is renewed as well.
+   * took itself (a claim made ahead) ending then is renewed as well. `ahead`: a claim made before
+   * its attempt starts, which the store may hold back briefly to share a statement (until `hurry`).
    */
   claimAttempt(
     deliveryId: string,
@@ -77,7 +78,10 @@ export interface DeliveryStore {
     now: Date,
     leaseUntil: Date,
     held?: Date,
+    opts?: { ahead?: boolean },
   ): Promise<{ delivery: Delivery; subscription: Subscription; secret: SigningKey } | null>;
+  /** claims made ahead that the store holds back go now (an attempt waits for one) */
+  hurry?(): void;
   /** attempt succeeded: delivered, and the endpoint's exhausted streak is reset */
   markDelivered(deliveryId: string, attempt: number, now: Date, outcome: AttemptOutcome): Promise<void>;
   /** attempt failed with attempts left: pending again, due at nextAt */

@@ -39,6 +39,13 @@ interface RoundItem {
 /** opened signing keys kept per store */
 const SECRET_CACHE = 1000;
 
+/**
+ * The longest a round's write that nobody waits for (a delivered mark) or a claim made ahead waits
+ * for company before its statement goes; an attempt that needs its claim made ahead sends it at
+ * once (`hurry`). The delivery keeps its lease meanwhile, so this only delays the record.
+ */
+export const ROUND_LINGER_MS = 100;
+
 interface DeliveredMark {
   deliveryId: string;
   attempt: number;
@@ -79,6 +86,26 @@ const SUBSCRIPTION_COLUMNS = [
 
 /** ... and what an attempt reads of it: those and the signing secret (sealed, or clear from before) */
 const CLAIM_SUBSCRIPTION_COLUMNS = [...SUBSCRIPTION_COLUMNS, 'secret', 'secret_sealed'];
+
+/** A subscription's delivery-side columns as one jsonb value (the claim of a batch's event ids returns them). */
+const SUBSCRIPTION_JSON = `jsonb_build_object(${SUBSCRIPTION_COLUMNS.map((c) => `'${c}', s.${c}`).join(', ')})`;
+
+function subscriptionFromJson(j: Row): Subscription {
+  return subscriptionFromRow({
+    ...j,
+    created_at: new Date(j.created_at as string),
+    disabled_at: j.disabled_at == null ? null : new Date(j.disabled_at as string),
+  });
+}
+
+/** the parameters of the audience keys (organization, environment, document) of a subscriptions read */
+function audienceParams(keys: AudienceKey[]): unknown[] {
+  return [
+    keys.map((k) => k.organization_id),
+    keys.map((k) => k.sii_env),
+    keys.map((k) => (isUuid(k.dte_id) ? k.dte_id : null)),
+  ];
+}
 
 /** Delivery rows per INSERT statement when one event fans out to many subscriptions. */
 export const DELIVERY_INSERT_CHUNK = 500;
@@ -133,15 +160,31 @@ export class PgWebhookStore implements DeliveryStore, IngestStore {
    * subscription (with the sealed secret, opened here), joined in the UPDATE's RETURNING, and the
    * delivered marks in a data-modifying WITH of the same UPDATE. A finished attempt's mark and
    * the claim of the attempt that takes its endpoint slot are made in the same turn, so under load
-   * a delivery costs well under one statement.
+   * a delivery costs well under one statement. Marks and claims made ahead are not urgent: they
+   * wait up to ROUND_LINGER_MS for company, unless a claim someone waits for goes first (`hurry`).
    */
-  private readonly round = new Coalescer<RoundItem, Row | null>((items) => this.runRound(items));
+  private readonly round = new Coalescer<RoundItem, Row | null>(
+    (items) => this.runRound(items),
+    1,
+    200,
+    ROUND_LINGER_MS,
+  );
   /** opened signing secrets by subscription and sealed value (a rotation changes the value) */
   private readonly secrets = new Map<string, crypto.KeyObject>();
 
-  async claimAttempt(deliveryId: string, attempt: number, now: Date, leaseUntil: Date, held?: Date) {
+  async claimAttempt(
+    deliveryId: string,
+    attempt: number,
+    now: Date,
+    leaseUntil: Date,
+    held?: Date,
+    opts: { ahead?: boolean } = {},
+  ) {
     if (!isUuid(deliveryId)) return null;
-    const row = await this.round.run({ claim: { deliveryId, attempt, now, leaseUntil, held: held ?? null } });
+    const row = await this.round.run(
+      { claim: { deliveryId, attempt, now, leaseUntil, held: held ?? null } },
+      { urgent: !opts.ahead },
+    );
     if (!row) return null;
     const sub: Row = {};
     for (const c of CLAIM_SUBSCRIPTION_COLUMNS) sub[c] = row[`s_${c}`];
@@ -194,7 +237,7 @@ export class PgWebhookStore implements DeliveryStore, IngestStore {
         first.push(it.claim);
       }
     }
-    const claimedRows = await this.claimAndMark(first, marks);
+    const claimedRows = await retryOnDeadlock(() => this.claimAndMark(first, marks));
     const byId = new Map(claimedRows.map((r) => [String(r.id).toLowerCase(), r]));
     const out = new Map<RoundItem, Row | null>();
     for (const it of items)
@@ -264,8 +307,14 @@ export class PgWebhookStore implements DeliveryStore, IngestStore {
     );
   }
 
+  /** the claims made ahead (and marks) waiting for their round go now: an attempt needs one */
+  hurry(): void {
+    this.round.hurry();
+  }
+
   async markDelivered(deliveryId: string, attempt: number, now: Date, o: AttemptOutcome): Promise<void> {
-    await this.round.run({ mark: { deliveryId, attempt, now, outcome: o } });
+    // written in the background (the delivery keeps its lease until then): no need to hurry
+    await this.round.run({ mark: { deliveryId, attempt, now, outcome: o } }, { urgent: false });
   }
 
   async markRetry(deliveryId: string, attempt: number, _now: Date, nextAt: Date, o: AttemptOutcome) {
@@ -343,9 +392,12 @@ export class PgWebhookStore implements DeliveryStore, IngestStore {
             AND (d.lease_until IS NULL OR d.lease_until <= $3)
             AND (d.queued_until IS NULL OR d.queued_until <= $3)),
        picked AS (
-         SELECT id FROM candidates WHERE rn <= $5 ORDER BY next_attempt_at LIMIT $4)
+         SELECT id FROM candidates WHERE rn <= $5 ORDER BY next_attempt_at LIMIT $4),
+       free AS (
+         SELECT d.id FROM webhook_deliveries d JOIN picked p ON p.id = d.id
+            FOR UPDATE OF d SKIP LOCKED)
        UPDATE webhook_deliveries d SET queued_until = $6
-         FROM picked p, webhook_subscriptions s
+         FROM free p, webhook_subscriptions s
         WHERE d.id = p.id AND s.id = d.subscription_id
           AND d.state = 'pending' AND (d.queued_until IS NULL OR d.queued_until <= $3)
         RETURNING d.id, d.subscription_id, d.attempts, d.next_attempt_at, s.organization_id`,
@@ -365,9 +417,12 @@ export class PgWebhookStore implements DeliveryStore, IngestStore {
 
   async releaseQueued(deliveryIds: string[]): Promise<void> {
     if (deliveryIds.length === 0) return;
-    await this.ds.query(`UPDATE webhook_deliveries SET queued_until = NULL WHERE id = ANY($1::uuid[])`, [
-      deliveryIds,
-    ]);
+    // a row locked now is being claimed or marked (its queued_until only holds other sweeps off)
+    await this.ds.query(
+      `UPDATE webhook_deliveries SET queued_until = NULL
+        WHERE id IN (SELECT id FROM webhook_deliveries WHERE id = ANY($1::uuid[]) FOR UPDATE SKIP LOCKED)`,
+      [deliveryIds],
+    );
   }
 
   async purgeTerminal(before: Date): Promise<number> {
@@ -407,9 +462,11 @@ function ingestTx(m: EntityManager): IngestTx & { flush(): Promise<void> } {
             AS v(id, s, o, e)
       WHERE w.dte_id = v.id`;
   return {
-    async claimEvents(eventIds: string[], dteIds: string[]) {
+    async claimEvents(eventIds: string[], dteIds: string[], audiences?: AudienceKey[]) {
       const states = new Map<string, DocumentWebhookState>();
       if (eventIds.length === 0) return { claimed: new Set<string>(), states };
+      // the subscriptions that hear the audiences come with the claim (a third part of its result)
+      const asked = (audiences ?? []).map((k, i) => ({ k, i })).filter(({ k }) => isUuid(k.organization_id));
       const ids = [...new Set(dteIds.map((id) => id.toLowerCase()))].sort();
       // event ids sorted, so two members claiming overlapping batches (a rebalance) take the keys in
       // one order; each document's row made if missing, and locked, in the id order (an upsert
@@ -423,17 +480,41 @@ function ingestTx(m: EntityManager): IngestTx & { flush(): Promise<void> } {
            ON CONFLICT (dte_id) DO UPDATE SET dte_id = EXCLUDED.dte_id
            RETURNING dte_id, sii_status, observed_at, emitted)
          SELECT event_id, NULL::uuid AS dte_id, NULL::text AS sii_status, NULL::text AS observed_at,
-                NULL::boolean AS emitted FROM e
+                NULL::boolean AS emitted, NULL::bigint AS n, NULL::bigint AS rn,
+                NULL::jsonb AS sub FROM e
          UNION ALL
-         SELECT NULL, dte_id, sii_status, observed_at, emitted FROM s`,
-        [STATUS_CONSUMER, [...eventIds].sort(), ids],
+         SELECT NULL, dte_id, sii_status, observed_at, emitted, NULL, NULL, NULL FROM s${
+           asked.length > 0
+             ? `
+         UNION ALL
+         SELECT NULL, NULL, NULL, NULL, NULL, k.n,
+                row_number() OVER (PARTITION BY k.n ORDER BY s.created_at, s.id), ${SUBSCRIPTION_JSON}
+           FROM unnest($4::uuid[], $5::text[], $6::uuid[]) WITH ORDINALITY AS k(org, env, dte, n)
+           LEFT JOIN dtes d ON d.id = k.dte
+           JOIN webhook_subscriptions s
+             ON s.organization_id = k.org AND s.sii_env = k.env AND s.active
+            AND (s.company_id IS NULL OR d.id IS NULL OR s.company_id = d.company_id)`
+             : ''
+         }`,
+        [
+          STATUS_CONSUMER,
+          [...eventIds].sort(),
+          ids,
+          ...(asked.length > 0 ? audienceParams(asked.map(({ k }) => k)) : []),
+        ],
       );
       const claimed = new Set<string>();
       const byId = new Map<string, Row>();
+      const heard: Subscription[][] | undefined = audiences?.map(() => []);
+      const subRows: Row[] = [];
       for (const r of rows) {
         if (r.event_id != null) claimed.add(r.event_id as string);
-        else byId.set(r.dte_id as string, r);
+        else if (r.dte_id != null) byId.set(r.dte_id as string, r);
+        else if (r.n != null) subRows.push(r);
       }
+      // in each audience, the subscriptions in the order they were made (as activeSubscriptions)
+      subRows.sort((a, b) => Number(a.n) - Number(b.n) || Number(a.rn) - Number(b.rn));
+      for (const r of subRows) heard![asked[Number(r.n) - 1]!.i]!.push(subscriptionFromJson(r.sub as Row));
       for (const id of dteIds) {
         const r = byId.get(id.toLowerCase());
         if (!r || (r.sii_status === null && r.emitted === false)) continue;
@@ -444,7 +525,7 @@ function ingestTx(m: EntityManager): IngestTx & { flush(): Promise<void> } {
           emitted: r.emitted === true,
         });
       }
-      return { claimed, states };
+      return { claimed, states, ...(heard ? { audiences: heard } : {}) };
     },
     async saveDocumentStates(states: DocumentWebhookState[]): Promise<void> {
       unsaved = states;
@@ -471,11 +552,7 @@ function ingestTx(m: EntityManager): IngestTx & { flush(): Promise<void> } {
              ON s.organization_id = k.org AND s.sii_env = k.env AND s.active
             AND (s.company_id IS NULL OR d.id IS NULL OR s.company_id = d.company_id)
           ORDER BY k.n, s.created_at, s.id`,
-        [
-          asked.map(({ k }) => k.organization_id),
-          asked.map(({ k }) => k.sii_env),
-          asked.map(({ k }) => (isUuid(k.dte_id) ? k.dte_id : null)),
-        ],
+        audienceParams(asked.map(({ k }) => k)),
       );
       for (const r of rows) out[asked[Number(r.n) - 1]!.i]!.push(subscriptionFromRow(r));
       return out;
@@ -515,6 +592,26 @@ function ingestTx(m: EntityManager): IngestTx & { flush(): Promise<void> } {
       return rows.filter((r) => ids.has(r.id));
     },
   };
+}
+
+/** times a round's statement is run again when PostgreSQL chose it as a deadlock's victim */
+const DEADLOCK_RETRIES = 3;
+
+/**
+ * Runs a single statement again when it was a deadlock's victim (40P01): the statement was rolled
+ * back whole, so running it again is safe. A round locks several delivery rows at once, and a
+ * failed round would fail its delivered marks (the deliveries sent again once their leases lapse).
+ */
+async function retryOnDeadlock<T>(run: () => Promise<T>): Promise<T> {
+  for (let i = 1; ; i++) {
+    try {
+      return await run();
+    } catch (err) {
+      const e = err as { driverError?: { code?: string }; code?: string } | null;
+      const code = e?.code ?? e?.driverError?.code;
+      if (code !== '40P01' || i > DEADLOCK_RETRIES) throw err;
+    }
+  }
 }
 
 /** typeorm 1.x gives UPDATE/DELETE results as [rows, affected]; a plain row list otherwise. */

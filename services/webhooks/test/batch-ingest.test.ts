@@ -350,4 +350,54 @@ describe('dte-status ingestion a batch at a time (one transaction per batch)', f
       signatureV1(batched.secrets.get(sub)!, 1, 'body'),
     );
   });
+  it('a batch that creates deliveries is four statements (begin, the claim with the states and the subscriptions, the insert with the states, commit), and its subscriptions are the ones that hear each event', async () => {
+    const records: DteStatusRecord[] = Array.from({ length: 5 }, (_, i) => ({
+      event_id: crypto.randomUUID(),
+      dte_id: crypto.randomUUID(),
+      organization_id: batched.org,
+      sii_env: 'cert',
+      tipo_dte: 33,
+      folio: 500 + i,
+      sii_status: 'EPR',
+      track_id: `T5${i}`,
+      observed_at: '2026-11-24T11:40:00.000Z',
+      source: 'test',
+    }));
+    // every statement the PostgreSQL client sends meanwhile (the transaction's too)
+    const sent: string[] = [];
+    // the node-postgres library the data source loaded
+    const proto = (
+      batched.ds.driver as unknown as {
+        postgres: { Client: { prototype: { query: (...a: unknown[]) => unknown } } };
+      }
+    ).postgres.Client.prototype;
+    const original = proto.query;
+    proto.query = function (this: unknown, ...args: unknown[]) {
+      const q = args[0] as string | { text?: string };
+      sent.push((typeof q === 'string' ? q : (q.text ?? '')).trim().split(/\s+/).slice(0, 2).join(' '));
+      return original.apply(this, args);
+    };
+    let due;
+    try {
+      due = await ingestStatuses(records, batched.store, clock);
+    } finally {
+      proto.query = original;
+    }
+    expect(sent).to.deep.equal(['START TRANSACTION', 'WITH e', 'WITH st', 'COMMIT']);
+    // each document: dte.emitted, dte.status_changed and dte.accepted to 'all', dte.accepted to 'accepted'
+    expect(due).to.have.length(20);
+    const rows: { subscription_id: string; event_type: string; n: number }[] = await batched.ds.query(
+      `SELECT subscription_id, event_type, count(*)::int AS n FROM webhook_deliveries
+        WHERE id = ANY($1::uuid[]) GROUP BY 1, 2 ORDER BY 1, 2`,
+      [due.map((d) => d.delivery_id)],
+    );
+    expect(
+      rows.map((r) => `${batched.labels.get(r.subscription_id)} ${r.event_type} ${r.n}`).sort(),
+    ).to.deep.equal([
+      'accepted dte.accepted 5',
+      'all dte.accepted 5',
+      'all dte.emitted 5',
+      'all dte.status_changed 5',
+    ]);
+  });
 });

@@ -129,7 +129,7 @@ describe('webhook attempts claimed ahead (PostgreSQL)', function () {
     )) as { state: string; attempts: number; last_status: number | null; n: number }[];
   }
 
-  it('a busy endpoint gets each delivery once, signed, never more in flight than its limit, in far fewer statements than deliveries', async () => {
+  it('a busy endpoint gets each delivery once, signed, never more in flight than its limit, in a statement per several deliveries', async () => {
     const due = await accepted(20); // 60 deliveries to each of the two endpoints
     expect(due).to.have.length(120);
     const rx = receiver(5);
@@ -145,8 +145,10 @@ describe('webhook attempts claimed ahead (PostgreSQL)', function () {
     expect(await rowsOf(due.map((d) => d.delivery_id))).to.deep.equal([
       { state: 'delivered', attempts: 1, last_status: 200, n: 120 },
     ]);
-    // a claim and a mark per delivery were two statements each; now they share
-    expect(p.statements()).to.be.below(120);
+    // a claim and a mark per delivery were two statements each; now they share, and with claims
+    // made 4 slots deep and the marks lingering for company, one statement serves many deliveries
+    // (9 for these 120 on a quiet machine)
+    expect(p.statements()).to.be.below(30);
   });
 
   it('an attempt claimed ahead too long ago is claimed again when it starts (its lease renewed, its secret read again), and still sent once', async () => {

@@ -290,6 +290,62 @@ describe('webhook persistence on PostgreSQL', function () {
     expect(await store.purgeTerminal(new Date(now.getTime() + 90 * 86_400_000))).to.be.at.least(3);
   });
 
+  it('the overdue sweep never waits for a row another statement holds (a claim or mark in flight): it takes and gives back the others', async () => {
+    const { subscription: s } = await createSubscription(
+      ds,
+      keys,
+      scope,
+      { url: 'https://hooks.example.com/sweep', events: [...ALL], idempotencyKey: 'k-sweep' },
+      check,
+    );
+    const due = await ingestStatus(
+      {
+        event_id: crypto.randomUUID(),
+        dte_id: crypto.randomUUID(),
+        organization_id: scope.organizationId,
+        sii_env: 'cert',
+        tipo_dte: 33,
+        folio: 11,
+        sii_status: 'EPR',
+        track_id: 'T11',
+        observed_at: new Date().toISOString(),
+        source: 'test',
+      },
+      store,
+      { now: () => Date.now() },
+    );
+    const mine = due.filter((d) => d.subscription_id === s.id).map((d) => d.delivery_id);
+    expect(mine).to.have.length(3);
+    const [held, ...others] = mine as [string, ...string[]];
+    // another connection holds one row locked (as a round's claim or mark does while it runs)
+    const other = ds.createQueryRunner();
+    await other.connect();
+    await other.startTransaction();
+    try {
+      await other.query(`SELECT id FROM webhook_deliveries WHERE id = $1 FOR UPDATE`, [held]);
+      const now = new Date(Date.now() + 5_000);
+      const overdue = await store.findOverdue({
+        firstBefore: now,
+        retryBefore: now,
+        now,
+        limit: 100,
+        queuedUntil: new Date(now.getTime() + 120_000),
+      });
+      const found = overdue.map((o) => o.delivery_id).filter((id) => mine.includes(id));
+      expect(found.sort()).to.deep.equal([...others].sort());
+      // giving back skips the held row too, and frees the others
+      await store.releaseQueued([held, ...others]);
+      const rows: { id: string; queued: boolean }[] = await ds.query(
+        `SELECT id, queued_until IS NOT NULL AS queued FROM webhook_deliveries WHERE id = ANY($1::uuid[])`,
+        [mine],
+      );
+      expect(rows.every((r) => !r.queued)).to.equal(true);
+    } finally {
+      await other.rollbackTransaction();
+      await other.release();
+    }
+  });
+
   it('records a test delivery and deletes a subscription with all its delivery records', async () => {
     const { subscription: s } = await createSubscription(
       ds,
