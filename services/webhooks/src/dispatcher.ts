@@ -111,8 +111,9 @@ export class Dispatcher {
       ahead &&
       clock.now() - ahead.at > (this.deps.claimAheadMaxAgeMs ?? this.deps.leaseMs / 4)
     ) {
-      // claimed too long ago for its lease to cover the attempt: claimed again now (renewing that
-      // lease if it is still ours, and reading the subscription and secret again)
+      // claimed too long ago (a secret rotated since must not sign; the lease must cover the
+      // attempt): claimed again now (renewing that lease if it is still ours, and reading the
+      // subscription and secret again)
       claimed = await store.claimAttempt(
         due.delivery_id,
         due.attempt,

@@ -86,8 +86,9 @@ export async function startWebhooksService(
     },
     disableAfter: config.disableAfter,
     leaseMs: config.timeoutMs + 30_000,
-    // a claim made ahead is used within 20 s: the lease still has the timeout and 10 s left
-    claimAheadMaxAgeMs: 20_000,
+    // a claim made ahead is used within 1 s or made again: the claim reads the secret, and the
+    // spec's rotation "stops signing at once", so an old secret signs at most ~1 s after it
+    claimAheadMaxAgeMs: 1_000,
     logger,
   });
   const consumers: { pause(): void; resume(): void }[] = [];

@@ -10,7 +10,7 @@ import { PgWebhookStore } from '../src/pg-store';
 import { DeliveryRunner } from '../src/runner';
 import { TimerScheduler } from '../src/scheduler';
 import { SIGNATURE_HEADER, verifySignature } from '../src/signature';
-import { createSubscription } from '../src/subscriptions';
+import { createSubscription, rotateSecret } from '../src/subscriptions';
 import type { Resolver } from '../src/url-policy';
 import { countQueries } from './support/counted-queries';
 
@@ -166,6 +166,36 @@ describe('webhook attempts claimed ahead (PostgreSQL)', function () {
     expect(await rowsOf(due.map((d) => d.delivery_id))).to.deep.equal([
       { state: 'delivered', attempts: 1, last_status: 200, n: 12 },
     ]);
+  });
+
+  it('a secret rotated while attempts wait signs every attempt that starts after it, claims made ahead included (claimed again once older than claimAheadMaxAgeMs)', async () => {
+    const due = await accepted(2); // 6 deliveries to each endpoint
+    const sub = subs[0]!;
+    const old = secrets.get(sub.id)!;
+    const calls: { url: string; at: number; body: string; signature: string }[] = [];
+    // one at a time per endpoint, 60 ms each: its next attempts wait, claimed ahead
+    const post: Poster = async (url, body, headers) => {
+      calls.push({ url, at: Date.now(), body, signature: headers[SIGNATURE_HEADER]! });
+      await sleep(60);
+      return { ok: true, status: 200, durationMs: 60 };
+    };
+    const p = pool(post, { perEndpoint: 1, leaseMs: 60_000, claimAheadMaxAgeMs: 30 });
+    for (const d of due) p.runner.enqueue(d);
+    while (calls.filter((c) => c.url === sub.url).length < 2) await sleep(5);
+    const rotated = await rotateSecret(db.dataSource, keys, { organizationId: org, env: 'cert' }, sub.id);
+    secrets.set(sub.id, rotated.secret);
+    const rotatedAt = Date.now();
+    await p.runner.idle();
+    p.scheduler.close();
+    const mine = calls.filter((c) => c.url === sub.url);
+    expect(mine).to.have.length(6);
+    // a POST that began well after the rotation committed carries the new secret, never the old
+    const after = mine.filter((c) => c.at > rotatedAt + 20);
+    expect(after.length).to.be.at.least(2);
+    for (const c of after) {
+      expect(verifySignature(rotated.secret, c.body, c.signature, Date.now()), 'new secret').to.equal(true);
+      expect(verifySignature(old, c.body, c.signature, Date.now()), 'old secret').to.equal(false);
+    }
   });
 
   it('a lease is renewed only by its holder: once it lapsed and another worker claimed the attempt, the old holder gets nothing', async () => {
