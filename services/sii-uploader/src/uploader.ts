@@ -195,6 +195,11 @@ export class Uploader {
         fromBeginning: true,
         // a message only wakes the loop: one seen again wakes it again, nothing more
         commitIntervalMs: PIPELINE_COMMIT_INTERVAL_MS,
+        // a wake-up only hastens what the sweep would find anyway (a group leaves at its oldest
+        // document's signed_at + maxWaitMs, whenever it is seen): under load a fetch waits for
+        // 16 KiB or one sweep period, so it answers a few times per second, not per relay round
+        minBytes: 16 * 1024,
+        maxWaitTimeInMs: Math.min(this.deps.settings.sweepMs, 1000),
       });
       // one call per fetched batch: the batch wakes the loop once
       await this.consumer.runBatch<{ dte_id: string }>(async (msgs) => {
