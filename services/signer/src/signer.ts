@@ -1,7 +1,7 @@
 /**
  * The signer: consumes dte.commands and, for each document, stamps the TED with the CAF's key
  * and signs it with the company's certificate (both opened in memory only), then in ONE
- * transaction: claims the command's event id (processed_events, consumer `signer`), stores
+ * statement (one transaction): claims the command's event id (processed_events, consumer `signer`), stores
  * signed_xml/signed_at (only if the row has none) and writes dte.signed and a dte-status
  * `signed` to the outbox. A replay of the command finds its claim and does nothing, so a
  * document is never signed twice and its stored XML never changes; a crash before the commit
@@ -17,7 +17,6 @@ import {
   correlationHeaders,
   outboxInsertSql,
   statusChangeEntry,
-  writeOutbox,
   type PipelineOutboxEntry,
 } from '@dte/database';
 import type { Caf, DteDocument, SigningCredential } from '@dte/engine';
@@ -149,13 +148,14 @@ export async function signCommand(deps: SignerDeps, cmd: EmitDteCommand): Promis
 /**
  * Handles a batch of commands with the outcome of handling them one by one in order: the
  * documents are read in one statement, each CAF is opened once per batch (once per 5 min with
- * `deps.cafs`, as the running signer does) and each certificate
- * once per process (StoredCredentials; its not-deleted check made by the read of the documents), the signing is done in memory, then ONE transaction
- * of two statements: the first claims every event id (multi-row insert) and locks the claimed
- * documents in id order, the second stores the signed XMLs (multi-row update) with every outbox
- * message (multi-row insert). Returns each
- * command's result, in order. `headers[i]` are the Kafka headers of cmds[i]: its `x-request-id`
- * is passed on (with `x-dte-id`) to the messages written for that document.
+ * `deps.cafs`, as the running signer does) and each certificate once per process
+ * (StoredCredentials; its not-deleted check made by the read of the documents), the signing is
+ * done in memory, then ONE statement (atomic on its own, no transaction round trips) claims every
+ * event id, locks the claimed documents in id order, stores the signed XMLs of those still
+ * unsigned and writes their outbox messages. A batch that names a document twice is handled in
+ * runs without repeats, in order. Returns each command's result, in order. `headers[i]` are the
+ * Kafka headers of cmds[i]: its `x-request-id` is passed on (with `x-dte-id`) to the messages
+ * written for that document.
  */
 export async function signCommands(
   deps: SignerDeps,
@@ -163,6 +163,17 @@ export async function signCommands(
   headers?: (Record<string, string> | undefined)[],
 ): Promise<SignResult[]> {
   if (cmds.length === 0) return [];
+  const runs = runsWithoutRepeats(cmds);
+  if (runs.length > 1) {
+    // a document commanded twice in one batch: the later command sees the earlier's effects
+    const results: SignResult[] = [];
+    let at = 0;
+    for (const run of runs) {
+      results.push(...(await signCommands(deps, run, headers?.slice(at, at + run.length))));
+      at += run.length;
+    }
+    return results;
+  }
   const db = deps.dataSource;
   const now = (deps.clock ?? (() => new Date()))();
   const rows: DocRow[] = await db.query(
@@ -225,111 +236,143 @@ export async function signCommands(
         await caf.then((c) => (c.rsaPrivateKeyPem = '')).catch(() => undefined);
   }
 
-  return db.transaction(async (m) => {
-    const known = cmds.filter((c) => docs.has(c.dte_id));
-    // ONE statement claims the event ids and locks (in id order) the documents of the claimed
-    // commands: the claimed event ids come back as rows without a document id
-    const claimRows: { id: string | null; signed: boolean | null; claimed: string | null }[] = known.length
-      ? await m.query(
-          `WITH claimed AS (
-             INSERT INTO processed_events (consumer, event_id) SELECT $1, e FROM unnest($2::text[]) AS e
-             ON CONFLICT (consumer, event_id) DO NOTHING RETURNING event_id
-           ), locked AS MATERIALIZED (
-             SELECT id, signed_xml IS NOT NULL AS signed FROM dtes
-              WHERE id IN (SELECT v.d FROM unnest($2::text[], $3::uuid[]) AS v(e, d)
-                             JOIN claimed ON claimed.event_id = v.e)
-              ORDER BY id FOR UPDATE
-           )
-           SELECT NULL::uuid AS id, NULL::boolean AS signed, event_id AS claimed FROM claimed
-           UNION ALL
-           SELECT id, signed, NULL FROM locked`,
-          [SIGNER_CONSUMER, known.map((c) => c.event_id), known.map((c) => c.dte_id)],
-        )
-      : [];
-    const claimed = new Set(claimRows.flatMap((r) => (r.claimed === null ? [] : [r.claimed])));
-    const locked = claimRows.filter(
-      (r): r is { id: string; signed: boolean; claimed: null } => r.id !== null,
-    );
-    const signedNow = new Set(locked.filter((r) => r.signed).map((r) => r.id));
-    const updates: { id: string; xml: string }[] = [];
-    const entries: PipelineOutboxEntry[] = [];
-    const results = cmds.map((cmd, i): SignResult => {
-      const doc = docs.get(cmd.dte_id);
-      if (!doc) {
-        // the outbox commits the command with its document: this is another database's command
-        deps.logger.warn({ dteId: cmd.dte_id, eventId: cmd.event_id }, 'signer: unknown document; skipped');
-        return 'unknown_document';
-      }
-      if (!claimed.delete(cmd.event_id)) return 'duplicate';
-      if (signedNow.has(doc.id)) return 'already_signed';
-      const ref = {
-        id: doc.id,
-        organizationId: doc.organization_id,
-        siiEnv: doc.sii_env,
-        tipoDte: doc.tipo_dte,
-        folio: doc.folio,
-      };
-      const done = outcome.get(doc.id);
-      if (!done) return 'already_signed'; // signed when read, so signed now
-      signedNow.add(doc.id);
-      const carried = correlationHeaders(headers?.[i], doc.id);
-      const withHeaders = <E extends PipelineOutboxEntry>(e: E): E =>
-        carried ? { ...e, headers: carried } : e;
-      if ('failure' in done) {
-        entries.push(
-          withHeaders(
-            statusChangeEntry(ref, {
-              siiStatus: 'emision_fallida',
-              glosa: `No se pudo firmar: ${done.failure}`,
-              observedAt: now,
-              source: 'signer',
-            }),
-          ),
-        );
-        deps.logger.warn(
-          { dteId: doc.id, reason: done.failure },
-          'signer: document cannot be signed (emision_fallida)',
-        );
-        return 'failed';
-      }
-      updates.push({ id: doc.id, xml: done.signedXml });
+  const known = cmds.filter((c) => docs.has(c.dte_id));
+  // the messages of every document with an outcome, built before the statement that writes only
+  // those of the documents it claimed and found unsigned
+  const updates: { id: string; xml: string }[] = [];
+  const entries: PipelineOutboxEntry[] = [];
+  cmds.forEach((cmd, i) => {
+    const doc = docs.get(cmd.dte_id);
+    const done = doc && outcome.get(doc.id);
+    if (!doc || !done) return;
+    const ref = {
+      id: doc.id,
+      organizationId: doc.organization_id,
+      siiEnv: doc.sii_env,
+      tipoDte: doc.tipo_dte,
+      folio: doc.folio,
+    };
+    const carried = correlationHeaders(headers?.[i], doc.id);
+    const withHeaders = <E extends PipelineOutboxEntry>(e: E): E =>
+      carried ? { ...e, headers: carried } : e;
+    if ('failure' in done) {
       entries.push(
-        withHeaders({
-          topic: PIPELINE_TOPICS.signed,
-          schema: PIPELINE_SCHEMAS[PIPELINE_TOPICS.signed],
-          key: signedKey(doc.company_id, doc.sii_env),
-          payload: {
-            event_id: randomUUID(),
-            dte_id: doc.id,
-            organization_id: doc.organization_id,
-            company_id: doc.company_id,
-            rut_emisor: doc.rut_emisor,
-            sii_env: doc.sii_env,
-            tipo_dte: doc.tipo_dte,
-            folio: Number(doc.folio),
-            certificate_id: doc.certificate_id,
-            signed_at: now.toISOString(),
-          },
-        }),
-        withHeaders(statusChangeEntry(ref, { siiStatus: 'signed', observedAt: now, source: 'signer' })),
+        withHeaders(
+          statusChangeEntry(ref, {
+            siiStatus: 'emision_fallida',
+            glosa: `No se pudo firmar: ${done.failure}`,
+            observedAt: now,
+            source: 'signer',
+          }),
+        ),
       );
-      return 'signed';
-    });
-    if (updates.length) {
-      // the signed XMLs and the outbox rows that announce them in ONE statement
-      const outbox = outboxInsertSql(entries, { firstParam: 4 });
-      await m.query(
-        `WITH signed AS (
-           UPDATE dtes SET signed_xml = v.xml, signed_at = $3
-             FROM unnest($1::uuid[], $2::text[]) AS v(id, xml)
-            WHERE dtes.id = v.id AND dtes.signed_xml IS NULL
-         )
-         ${outbox.sql}`,
-        [updates.map((u) => u.id), updates.map((u) => u.xml), now, ...outbox.params],
-      );
-    } else await writeOutbox(m, entries);
-    return results;
+      return;
+    }
+    updates.push({ id: doc.id, xml: done.signedXml });
+    entries.push(
+      withHeaders({
+        topic: PIPELINE_TOPICS.signed,
+        schema: PIPELINE_SCHEMAS[PIPELINE_TOPICS.signed],
+        key: signedKey(doc.company_id, doc.sii_env),
+        payload: {
+          event_id: randomUUID(),
+          dte_id: doc.id,
+          organization_id: doc.organization_id,
+          company_id: doc.company_id,
+          rut_emisor: doc.rut_emisor,
+          sii_env: doc.sii_env,
+          tipo_dte: doc.tipo_dte,
+          folio: Number(doc.folio),
+          certificate_id: doc.certificate_id,
+          signed_at: now.toISOString(),
+        },
+      }),
+      withHeaders(statusChangeEntry(ref, { siiStatus: 'signed', observedAt: now, source: 'signer' })),
+    );
   });
+
+  // ONE statement, atomic on its own (no BEGIN/COMMIT round trips): it claims the event ids,
+  // locks (in id order) the documents of the claimed commands, stores the signed XMLs of those
+  // still unsigned and writes their outbox messages (each message names its document in
+  // payload.dte_id). The claimed event ids and the locked rows (signed or not when locked) come
+  // back, and say what happened to each command.
+  const outbox = outboxInsertSql(entries, {
+    firstParam: 7,
+    onlyIf: `(p::jsonb ->> 'dte_id')::uuid IN (SELECT id FROM fresh)`,
+  });
+  const claimRows: { id: string | null; signed: boolean | null; claimed: string | null }[] = known.length
+    ? await db.query(
+        `WITH claimed AS (
+           INSERT INTO processed_events (consumer, event_id) SELECT $1, e FROM unnest($2::text[]) AS e
+           ON CONFLICT (consumer, event_id) DO NOTHING RETURNING event_id
+         ), locked AS MATERIALIZED (
+           SELECT id, signed_xml IS NOT NULL AS signed FROM dtes
+            WHERE id IN (SELECT v.d FROM unnest($2::text[], $3::uuid[]) AS v(e, d)
+                           JOIN claimed ON claimed.event_id = v.e)
+            ORDER BY id FOR UPDATE
+         ), fresh AS (
+           SELECT id FROM locked WHERE NOT signed
+         ), stored AS (
+           UPDATE dtes SET signed_xml = v.xml, signed_at = $6
+             FROM unnest($4::uuid[], $5::text[]) AS v(id, xml)
+            WHERE dtes.id = v.id AND dtes.id IN (SELECT id FROM fresh) AND dtes.signed_xml IS NULL
+         ), written AS (
+           ${outbox.sql}
+         )
+         SELECT NULL::uuid AS id, NULL::boolean AS signed, event_id AS claimed FROM claimed
+         UNION ALL
+         SELECT id, signed, NULL FROM locked`,
+        [
+          SIGNER_CONSUMER,
+          known.map((c) => c.event_id),
+          known.map((c) => c.dte_id),
+          updates.map((u) => u.id),
+          updates.map((u) => u.xml),
+          now,
+          ...outbox.params,
+        ],
+      )
+    : [];
+  const claimed = new Set(claimRows.flatMap((r) => (r.claimed === null ? [] : [r.claimed])));
+  const signedWhenLocked = new Set(claimRows.flatMap((r) => (r.id !== null && r.signed ? [r.id] : [])));
+  return cmds.map((cmd): SignResult => {
+    const doc = docs.get(cmd.dte_id);
+    if (!doc) {
+      // the outbox commits the command with its document: this is another database's command
+      deps.logger.warn({ dteId: cmd.dte_id, eventId: cmd.event_id }, 'signer: unknown document; skipped');
+      return 'unknown_document';
+    }
+    if (!claimed.has(cmd.event_id)) return 'duplicate';
+    const done = outcome.get(doc.id);
+    // signed when read, or when locked: signed before
+    if (!done || signedWhenLocked.has(doc.id)) return 'already_signed';
+    if ('failure' in done) {
+      deps.logger.warn(
+        { dteId: doc.id, reason: done.failure },
+        'signer: document cannot be signed (emision_fallida)',
+      );
+      return 'failed';
+    }
+    return 'signed';
+  });
+}
+
+/**
+ * `cmds` cut, in order, into runs in which no document appears twice (a run ends before a
+ * document of it comes again): each run is one statement, whose messages are gated per document.
+ */
+function runsWithoutRepeats(cmds: EmitDteCommand[]): EmitDteCommand[][] {
+  const runs: EmitDteCommand[][] = [[]];
+  let seen = new Set<string>();
+  for (const c of cmds) {
+    if (seen.has(c.dte_id)) {
+      runs.push([]);
+      seen = new Set();
+    }
+    seen.add(c.dte_id);
+    runs[runs.length - 1]!.push(c);
+  }
+  return runs;
 }
 
 export interface Signer {

@@ -81,6 +81,31 @@ describe('signer: a batch of commands in one transaction', function () {
     expect(await outboxOf([a.dte_id, b.dte_id])).to.have.length(out.length);
   });
 
+  it('two signers handling the same batch at once: each document signed once, one outbox pair each', async () => {
+    const a = await issue(33);
+    const b = await issue(34);
+    const deps = { dataSource: db(), keys: t.deps.keys, logger };
+    // the same commands, and a second command (another event id) for a: delivered twice at once
+    const [one, two] = await Promise.all([
+      signCommands(deps, [a, b]),
+      signCommands(deps, [{ ...b }, { ...a, event_id: randomUUID() }, { ...a }]),
+    ]);
+    const all = [...one, ...two];
+    expect(all.filter((r) => r === 'signed')).to.have.length(2);
+    expect(all.filter((r) => r !== 'signed')).to.have.members(['duplicate', 'already_signed', 'duplicate']);
+    const out = await outboxOf([a.dte_id, b.dte_id]);
+    for (const id of [a.dte_id, b.dte_id]) {
+      expect(
+        out.filter((r) => r.dte_id === id).map((r) => `${r.topic}:${r.sii_status ?? ''}`),
+      ).to.have.members(['dte.signed:', 'dte-status:signed']);
+    }
+    const claims: { n: number }[] = await db().query(
+      `SELECT count(*)::int AS n FROM processed_events WHERE consumer = 'signer' AND event_id = ANY($1::text[])`,
+      [[a.event_id, b.event_id]],
+    );
+    expect(claims[0]!.n).to.equal(2);
+  });
+
   it('a certificate deleted after it was opened is not used: the next batch ends its document emision_fallida', async () => {
     const credentials = new StoredCredentials({ db: db(), keys: t.deps.keys, now: () => Date.now() });
     const deps = { dataSource: db(), keys: t.deps.keys, logger, credentials, cafs: new OpenedCafs() };

@@ -26,9 +26,10 @@ import {
   returnedRows,
   statusChangeEntry,
   statusDocRef,
-  writeOutbox,
+  outboxInsertSql,
   RequestIds,
   type PipelineOutboxEntry,
+  type StatusDocColumns,
 } from '@dte/database';
 import {
   PIPELINE_COMMIT_INTERVAL_MS,
@@ -42,8 +43,8 @@ import { SiiError, type SiiClient, type SiiSession, type UploadStatus } from '@d
 import type { DataSource } from 'typeorm';
 
 import { backoffDelay, type PollerSettings } from './config';
-import { documentQuery, loadDocs, type DocRow } from './documents';
-import { Reconciler } from './reconcile';
+import { documentQuery, loadDocs } from './documents';
+import { DUE_CHECKS_SQL, Reconciler, type CheckRow } from './reconcile';
 import { documentVerdict, readUploadStatus, uniformVerdict } from './verdicts';
 
 export const POLLER_CONSUMER = 'sii-poller';
@@ -86,7 +87,29 @@ interface PollRow {
   version: number;
   /** sii_uploads.channel of the upload (read with the row); looked up when absent */
   channel?: 'dte' | 'boleta' | null;
+  /** its certificate's row exists and is not deleted (read with the row) */
+  certificate_live?: boolean;
+  /** the columns that name its documents in their messages (read with the row) */
+  docs?: (StatusDocColumns & { request_id: string | null })[] | null;
 }
+
+/**
+ * Takes (under a lease, `version` grows) up to $3 due uploads at $1, with everything a poll needs:
+ * the upload's channel, whether its certificate is live, and its documents' names for messages.
+ */
+const DUE_POLLS_SQL = `UPDATE sii_polls SET next_poll_at = $2, version = version + 1, updated_at = $1
+        WHERE upload_id IN (
+          SELECT upload_id FROM sii_polls WHERE state = 'active' AND next_poll_at <= $1
+           ORDER BY next_poll_at LIMIT $3 FOR UPDATE SKIP LOCKED)
+        RETURNING upload_id, organization_id, rut_emisor, sii_env, certificate_id, track_id,
+                  dte_ids::text[] AS dte_ids, attempts, last_estado, version,
+                  (SELECT channel FROM sii_uploads WHERE sii_uploads.id = sii_polls.upload_id) AS channel,
+                  EXISTS (SELECT 1 FROM certificates c
+                           WHERE c.id = sii_polls.certificate_id AND c.deleted_at IS NULL) AS certificate_live,
+                  (SELECT json_agg(json_build_object('id', d.id, 'organization_id', d.organization_id,
+                            'sii_env', d.sii_env, 'tipo_dte', d.tipo_dte, 'folio', d.folio,
+                            'request_id', d.request_id) ORDER BY d.id)
+                     FROM dtes d WHERE d.id = ANY(sii_polls.dte_ids)) AS docs`;
 
 /** Per document status to publish, or one for all. */
 interface Publication {
@@ -226,15 +249,24 @@ export class Poller {
     }
   }
 
-  /** Polls every due upload, then checks every due document under reconciliation, once each. */
+  /**
+   * Polls every due upload, then checks every due document under reconciliation, once each. The
+   * first batch of both is taken by ONE statement (an idle tick is one round trip).
+   */
   async tick(): Promise<number> {
-    return (await this.tickUploads()) + (await this.reconciler.tick());
+    const first = await this.takeBothDue();
+    return (await this.tickUploads(first.polls)) + (await this.reconciler.tick(first.checks));
   }
 
-  /** Polls every due row once (in batches of `concurrency`). */
-  private async tickUploads(): Promise<number> {
+  /** Polls every due row once (in batches of `concurrency`), starting with `first`, already taken. */
+  private async tickUploads(first: PollRow[]): Promise<number> {
+    let taken: PollRow[] | undefined = first;
     return workDueInBatches(
-      () => this.takeDue(),
+      async () => {
+        const batch = taken ?? (await this.takeDue());
+        taken = undefined;
+        return batch;
+      },
       this.deps.settings.concurrency,
       (p) => this.poll(p),
       (err, p) =>
@@ -245,26 +277,35 @@ export class Poller {
     );
   }
 
-  private async takeDue(): Promise<PollRow[]> {
+  private dueParams(): unknown[] {
     const now = this.now();
-    const res: unknown[] = await this.deps.dataSource.query(
-      `UPDATE sii_polls SET next_poll_at = $2, version = version + 1, updated_at = $1
-        WHERE upload_id IN (
-          SELECT upload_id FROM sii_polls WHERE state = 'active' AND next_poll_at <= $1
-           ORDER BY next_poll_at LIMIT $3 FOR UPDATE SKIP LOCKED)
-        RETURNING upload_id, organization_id, rut_emisor, sii_env, certificate_id, track_id,
-                  dte_ids::text[] AS dte_ids, attempts, last_estado, version,
-                  (SELECT channel FROM sii_uploads WHERE sii_uploads.id = sii_polls.upload_id) AS channel`,
-      [now, new Date(now.getTime() + this.deps.settings.leaseMs), this.deps.settings.concurrency],
+    return [now, new Date(now.getTime() + this.deps.settings.leaseMs), this.deps.settings.concurrency];
+  }
+
+  private async takeDue(): Promise<PollRow[]> {
+    return returnedRows<PollRow>(await this.deps.dataSource.query(DUE_POLLS_SQL, this.dueParams()));
+  }
+
+  /** The first batch of due uploads and of due document checks, in one statement. */
+  private async takeBothDue(): Promise<{ polls: PollRow[]; checks: CheckRow[] }> {
+    const rows: { kind: 'poll' | 'check'; r: PollRow | CheckRow }[] = await this.deps.dataSource.query(
+      `WITH p AS (${DUE_POLLS_SQL}), c AS (${DUE_CHECKS_SQL})
+       SELECT 'poll' AS kind, to_jsonb(p) AS r FROM p
+       UNION ALL
+       SELECT 'check', to_jsonb(c) FROM c`,
+      this.dueParams(),
     );
-    return returnedRows<PollRow>(res);
+    return {
+      polls: rows.flatMap((x) => (x.kind === 'poll' ? [x.r as PollRow] : [])),
+      checks: rows.flatMap((x) => (x.kind === 'check' ? [x.r as CheckRow] : [])),
+    };
   }
 
   /** One poll of one upload, recorded (exported through tick for tests). */
   async poll(p: PollRow): Promise<void> {
     let result: PollResult;
     try {
-      const credential = await this.credentials.get(p.certificate_id);
+      const credential = await this.credentials.get(p.certificate_id, { seenLive: p.certificate_live });
       result =
         (p.channel ?? (await uploadChannel(this.deps.dataSource, p.upload_id))) === 'boleta'
           ? await pollBoletaUpload(this.deps.dataSource, this.deps.sii, credential, p)
@@ -374,60 +415,59 @@ export class Poller {
     lastEstado: string | null,
     publish: Publication[],
   ): Promise<void> {
-    await this.deps.dataSource.transaction(async (m) => {
-      // ONE statement: the outcome on the schedule row (unless it was re-armed or taken since:
-      // the version guard), sii_last_polled on its documents, locked in id order like every other
-      // batch writer of dtes (signer, uploader, projector), so two transactions over overlapping
-      // documents cannot deadlock, and the columns that name them in their messages
-      const docs: (DocRow & { polled: boolean })[] = await m.query(
-        `WITH p AS (
-           UPDATE sii_polls SET state = $3, attempts = $4, next_poll_at = $5, last_estado = $6, last_glosa = $7,
-                  updated_at = $8
-            WHERE upload_id = $1 AND version = $2 RETURNING upload_id
-         ), l AS MATERIALIZED (
-           SELECT id FROM dtes WHERE id = ANY($9::uuid[]) AND EXISTS (SELECT 1 FROM p) ORDER BY id FOR UPDATE
-         ), d AS (
-           UPDATE dtes SET sii_last_polled = $8 FROM l WHERE dtes.id = l.id
-           RETURNING dtes.id, dtes.organization_id, dtes.sii_env, dtes.tipo_dte, dtes.folio, dtes.request_id
-         )
-         SELECT true AS polled, d.* FROM d
-         UNION ALL
-         SELECT false, NULL, NULL, NULL, NULL, NULL, NULL FROM p WHERE NOT EXISTS (SELECT 1 FROM d)
-         ORDER BY id`,
-        [
-          p.upload_id,
-          p.version,
-          state,
-          attempts,
-          nextPollAt,
-          lastEstado,
-          publish.at(-1)?.glosa ?? null,
-          now,
-          p.dte_ids,
-        ],
-      );
-      if (docs.length === 0) return; // re-armed meanwhile: this answer is stale
-      if (publish.length === 0) return;
-      // the request id stored with the document: known even when this process never saw its dte.uploaded
-      const named = docs.filter((d) => d.polled);
-      for (const d of named) this.requestIds.remember(d.id, d.request_id ?? undefined);
-      const entries: PipelineOutboxEntry[] = publish.flatMap((pub) =>
-        named.map((d) => {
-          const own = pub.perDoc?.get(d.id);
-          return {
-            ...statusChangeEntry(statusDocRef(d), {
-              siiStatus: own?.estado ?? pub.estado,
-              glosa: own ? (own.glosa ?? null) : (pub.glosa ?? null),
-              trackId: p.track_id,
-              observedAt: new Date(now.getTime() + (pub.offsetMs ?? 0)),
-              source: SOURCE,
-            }),
-            headers: this.requestIds.headersFor(d.id),
-          };
-        }),
-      );
-      await writeOutbox(m, entries);
+    // the documents' names were read with the row; unknown (a row taken by an older process
+    // version or a test), they are read here
+    const named = p.docs ?? (p.docs === null ? [] : await loadDocs(this.deps.dataSource, p.dte_ids));
+    // the request id stored with the document: known even when this process never saw its dte.uploaded
+    for (const d of named) this.requestIds.remember(d.id, d.request_id ?? undefined);
+    const entries: PipelineOutboxEntry[] = publish.flatMap((pub) =>
+      named.map((d) => {
+        const own = pub.perDoc?.get(d.id);
+        return {
+          ...statusChangeEntry(statusDocRef(d), {
+            siiStatus: own?.estado ?? pub.estado,
+            glosa: own ? (own.glosa ?? null) : (pub.glosa ?? null),
+            trackId: p.track_id,
+            observedAt: new Date(now.getTime() + (pub.offsetMs ?? 0)),
+            source: SOURCE,
+          }),
+          headers: this.requestIds.headersFor(d.id),
+        };
+      }),
+    );
+    // ONE statement, atomic on its own: the outcome on the schedule row (unless it was re-armed
+    // or taken since: the version guard), sii_last_polled on its documents, locked in id order
+    // like every other batch writer of dtes (signer, uploader, projector), so two writers over
+    // overlapping documents cannot deadlock, and the messages of the documents it locked
+    const outbox = outboxInsertSql(entries, {
+      firstParam: 10,
+      onlyIf: `(p::jsonb ->> 'dte_id')::uuid IN (SELECT id FROM l)`,
     });
+    const done: { polled: boolean }[] = await this.deps.dataSource.query(
+      `WITH polled AS (
+         UPDATE sii_polls SET state = $3, attempts = $4, next_poll_at = $5, last_estado = $6, last_glosa = $7,
+                updated_at = $8
+          WHERE upload_id = $1 AND version = $2 RETURNING upload_id
+       ), l AS MATERIALIZED (
+         SELECT id FROM dtes WHERE id = ANY($9::uuid[]) AND EXISTS (SELECT 1 FROM polled) ORDER BY id FOR UPDATE
+       ), d AS (
+         UPDATE dtes SET sii_last_polled = $8 FROM l WHERE dtes.id = l.id
+       )${entries.length ? `, o AS (${outbox.sql})` : ''}
+       SELECT EXISTS (SELECT 1 FROM polled) AS polled`,
+      [
+        p.upload_id,
+        p.version,
+        state,
+        attempts,
+        nextPollAt,
+        lastEstado,
+        publish.at(-1)?.glosa ?? null,
+        now,
+        p.dte_ids,
+        ...(entries.length ? outbox.params : []),
+      ],
+    );
+    if (!done[0]?.polled) return; // re-armed meanwhile: this answer is stale
     if (publish.length > 0)
       this.deps.logger.debug(
         {

@@ -34,6 +34,13 @@ import { readDocCheck, type DocCheckReading } from './verdicts';
 
 const SOURCE = 'sii-poller';
 
+/** Takes (under a lease, `version` grows) up to $3 documents due at $1 for a check. */
+export const DUE_CHECKS_SQL = `UPDATE sii_doc_checks SET next_check_at = $2, version = version + 1, updated_at = $1
+        WHERE dte_id IN (
+          SELECT dte_id FROM sii_doc_checks WHERE state = 'active' AND next_check_at <= $1
+           ORDER BY next_check_at LIMIT $3 FOR UPDATE SKIP LOCKED)
+        RETURNING dte_id, upload_id, rut_emisor, sii_env, certificate_id, attempts, last_estado, version`;
+
 export interface ReconcilerDeps {
   dataSource: DataSource;
   logger: Logger;
@@ -43,7 +50,7 @@ export interface ReconcilerDeps {
   session: (certificateId: string) => Promise<SiiSession>;
 }
 
-interface CheckRow {
+export interface CheckRow {
   dte_id: string;
   upload_id: string;
   rut_emisor: string;
@@ -59,10 +66,18 @@ type CheckResult = DocCheckReading | { kind: 'unnamed' } | { kind: 'failed'; rea
 export class Reconciler {
   constructor(private readonly deps: ReconcilerDeps) {}
 
-  /** Checks every due document once (in batches of `concurrency`); returns how many. */
-  async tick(): Promise<number> {
+  /**
+   * Checks every due document once (in batches of `concurrency`), starting with `first` when the
+   * caller took the first batch already (the poller's tick takes it with its own); returns how many.
+   */
+  async tick(first?: CheckRow[]): Promise<number> {
+    let taken = first;
     return workDueInBatches(
-      () => this.takeDue(),
+      async () => {
+        const batch = taken ?? (await this.takeDue());
+        taken = undefined;
+        return batch;
+      },
       this.deps.settings.concurrency,
       (c) => this.check(c),
       (err, c) =>
@@ -75,14 +90,11 @@ export class Reconciler {
 
   private async takeDue(): Promise<CheckRow[]> {
     const now = this.deps.now();
-    const res: unknown[] = await this.deps.dataSource.query(
-      `UPDATE sii_doc_checks SET next_check_at = $2, version = version + 1, updated_at = $1
-        WHERE dte_id IN (
-          SELECT dte_id FROM sii_doc_checks WHERE state = 'active' AND next_check_at <= $1
-           ORDER BY next_check_at LIMIT $3 FOR UPDATE SKIP LOCKED)
-        RETURNING dte_id, upload_id, rut_emisor, sii_env, certificate_id, attempts, last_estado, version`,
-      [now, new Date(now.getTime() + this.deps.settings.leaseMs), this.deps.settings.concurrency],
-    );
+    const res: unknown[] = await this.deps.dataSource.query(DUE_CHECKS_SQL, [
+      now,
+      new Date(now.getTime() + this.deps.settings.leaseMs),
+      this.deps.settings.concurrency,
+    ]);
     return returnedRows<CheckRow>(res);
   }
 

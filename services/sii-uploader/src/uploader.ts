@@ -42,13 +42,13 @@
 import { createHash, randomUUID } from 'node:crypto';
 
 import {
+  outboxInsertSql,
   returnedRows,
   statusChangeEntry,
   statusDocRef,
-  writeOutbox,
   RequestIds,
   type PipelineOutboxEntry,
-  type StatusDocRef,
+  type StatusDocColumns,
 } from '@dte/database';
 import type { SigningCredential } from '@dte/engine';
 import {
@@ -61,7 +61,7 @@ import {
 import { StoredCredentials, UnusableCertificateError, type KeyWrapper } from '@dte/secrets';
 import { LoopPause, workDueInBatches, type Logger } from '@dte/service-runtime';
 import { SiiError, type SiiClient, type UploadOutcome } from '@dte/sii-client';
-import type { DataSource, EntityManager } from 'typeorm';
+import type { DataSource } from 'typeorm';
 
 import {
   BOLETA_PREDICATE,
@@ -95,10 +95,20 @@ interface UploadRow {
   channel: UploadChannel;
   dte_ids: string[];
   state: 'claimed' | 'sending' | 'accepted' | 'failed' | 'repeated' | 'unconfirmed';
-  envio_xml: Buffer | null;
+  /** the stored bytes: set by build, or read for a re-send (not read with the row) */
+  envio_xml?: Buffer | null;
   attempts: number;
   /** some attempt may have reached the SII (see the recovery rule) */
   maybe_registered: boolean;
+  /** its certificate's row exists and is not deleted (read with the row) */
+  certificate_live: boolean;
+  /** the company's SII resolution for the upload's environment (read with the row) */
+  nro_resol: number | null;
+  fch_resol: string | null;
+  /** the columns that name its documents in their messages (read with the row) */
+  docs: (StatusDocColumns & { request_id: string | null })[] | null;
+  /** set by build: the statement that stored the bytes opened this attempt too */
+  attemptOpened?: boolean;
 }
 
 /** How an upload ends: the state and what it publishes for its documents. */
@@ -110,6 +120,50 @@ class CannotBuild extends Error {}
 function pgArray(ids: string[]): string {
   return `{${ids.join(',')}}`;
 }
+
+/** A group of signed documents waiting for an envelope. */
+interface WaitingGroup {
+  company_id: string;
+  sii_env: 'cert' | 'prod';
+  certificate_id: string;
+  channel: UploadChannel;
+  n: number;
+  /** the oldest signed_at (a Date, or its JSON text) */
+  oldest: Date | string;
+}
+
+/** The signed documents without an upload, grouped per envelope they may form. */
+const WAITING_GROUPS_SQL = `SELECT company_id, sii_env, certificate_id,
+              CASE WHEN ${BOLETA_PREDICATE} THEN 'boleta' ELSE 'dte' END AS channel,
+              count(*)::int AS n, min(signed_at) AS oldest
+           FROM dtes WHERE upload_id IS NULL AND signed_xml IS NOT NULL
+          GROUP BY company_id, sii_env, certificate_id, 4`;
+
+/**
+ * Leases (until $2) up to $3 uploads due at $1, with everything working them needs but the stored
+ * bytes (read only for a re-send): whether the certificate is live, the company's resolution
+ * for the environment, and the names of the documents for their messages.
+ */
+const DUE_UPLOADS_SQL = `UPDATE sii_uploads SET lease_until = $2, updated_at = $1
+        WHERE id IN (
+          SELECT id FROM sii_uploads
+           WHERE state IN ('claimed', 'sending') AND next_attempt_at <= $1
+             AND (lease_until IS NULL OR lease_until <= $1)
+           ORDER BY next_attempt_at LIMIT $3 FOR UPDATE SKIP LOCKED)
+        RETURNING id, organization_id, company_id, sii_env, rut_emisor, certificate_id, channel,
+                  dte_ids::text[] AS dte_ids, state, attempts, maybe_registered,
+                  EXISTS (SELECT 1 FROM certificates c
+                           WHERE c.id = sii_uploads.certificate_id AND c.deleted_at IS NULL) AS certificate_live,
+                  (SELECT CASE WHEN sii_uploads.sii_env = 'cert' THEN co.resolucion_cert_numero
+                               ELSE co.resolucion_prod_numero END
+                     FROM companies co WHERE co.id = sii_uploads.company_id) AS nro_resol,
+                  (SELECT to_char(CASE WHEN sii_uploads.sii_env = 'cert' THEN co.resolucion_cert_fecha
+                                       ELSE co.resolucion_prod_fecha END, 'YYYY-MM-DD')
+                     FROM companies co WHERE co.id = sii_uploads.company_id) AS fch_resol,
+                  (SELECT json_agg(json_build_object('id', d.id, 'organization_id', d.organization_id,
+                            'sii_env', d.sii_env, 'tipo_dte', d.tipo_dte, 'folio', d.folio,
+                            'request_id', d.request_id) ORDER BY d.id)
+                     FROM dtes d WHERE d.id = ANY(sii_uploads.dte_ids)) AS docs`;
 
 export class Uploader {
   private readonly now: () => Date;
@@ -141,13 +195,23 @@ export class Uploader {
         fromBeginning: true,
         // a message only wakes the loop: one seen again wakes it again, nothing more
         commitIntervalMs: PIPELINE_COMMIT_INTERVAL_MS,
+        // a wake-up only hastens what the sweep would find anyway (a group leaves at its oldest
+        // document's signed_at + maxWaitMs, whenever it is seen): under load a fetch waits for
+        // 16 KiB or one sweep period, so it answers a few times per second, not per relay round
+        minBytes: 16 * 1024,
+        maxWaitTimeInMs: Math.min(this.deps.settings.sweepMs, 1000),
       });
-      await this.consumer.run<{ dte_id: string }>(async (msg) => {
-        // x-request-id: the api request that issued the document (passed on by the signer)
-        const requestId = msg.headers['x-request-id'];
-        if (msg.value && requestId) {
-          this.requestIds.remember(msg.value.dte_id, requestId);
-          this.deps.logger.debug({ dteId: msg.value.dte_id, requestId }, 'sii-uploader: document signed');
+      // one call per fetched batch: the batch wakes the loop once
+      await this.consumer.runBatch<{ dte_id: string }>(async (msgs) => {
+        const debug = this.deps.logger.isLevelEnabled('debug');
+        for (const msg of msgs) {
+          // x-request-id: the api request that issued the document (passed on by the signer)
+          const requestId = msg.headers['x-request-id'];
+          if (msg.value && requestId) {
+            this.requestIds.remember(msg.value.dte_id, requestId);
+            if (debug)
+              this.deps.logger.debug({ dteId: msg.value.dte_id, requestId }, 'sii-uploader: document signed');
+          }
         }
         this.poke();
       });
@@ -179,31 +243,35 @@ export class Uploader {
     }
   }
 
-  /** One pass: form due envelopes, then send due uploads. Returns ms until the next due group. */
+  /**
+   * One pass: form due envelopes, then send due uploads. Returns ms until the next due group.
+   * ONE statement reads the waiting groups and takes the due uploads (an idle pass is one round
+   * trip); the uploads are taken again after new envelopes were claimed.
+   */
   async tick(): Promise<number> {
-    const next = await this.formUploads();
-    await this.processDueUploads();
+    const rows: { kind: 'group' | 'upload'; r: WaitingGroup | UploadRow }[] =
+      await this.deps.dataSource.query(
+        `WITH due AS (${DUE_UPLOADS_SQL}), g AS (${WAITING_GROUPS_SQL})
+       SELECT 'group' AS kind, to_jsonb(g) AS r FROM g
+       UNION ALL
+       SELECT 'upload', to_jsonb(due) FROM due`,
+        this.dueParams(),
+      );
+    const groups = rows.flatMap((x) => (x.kind === 'group' ? [x.r as WaitingGroup] : []));
+    const taken = rows.flatMap((x) => (x.kind === 'upload' ? [x.r as UploadRow] : []));
+    const { next, claimed } = await this.formUploads(groups);
+    if (claimed > 0 || taken.length > 0) await this.processDueUploads(taken, claimed > 0);
     return next;
   }
 
-  /** Claims documents into new uploads for every group that is due; ms until the next one is. */
-  async formUploads(): Promise<number> {
+  /**
+   * Claims documents into new uploads for every group (of `groups`) that is due; ms until the
+   * next one is, and how many documents were claimed.
+   */
+  private async formUploads(groups: WaitingGroup[]): Promise<{ next: number; claimed: number }> {
     const { maxDocs, maxWaitMs } = this.deps.settings;
     const now = this.now();
-    const groups: {
-      company_id: string;
-      sii_env: 'cert' | 'prod';
-      certificate_id: string;
-      channel: UploadChannel;
-      n: number;
-      oldest: Date;
-    }[] = await this.deps.dataSource.query(
-      `SELECT company_id, sii_env, certificate_id,
-              CASE WHEN ${BOLETA_PREDICATE} THEN 'boleta' ELSE 'dte' END AS channel,
-              count(*)::int AS n, min(signed_at) AS oldest
-           FROM dtes WHERE upload_id IS NULL AND signed_xml IS NOT NULL
-          GROUP BY company_id, sii_env, certificate_id, 4`,
-    );
+    let claimedDocs = 0;
     let next = Number.POSITIVE_INFINITY;
     for (const g of groups) {
       const dueAt = new Date(g.oldest).getTime() + maxWaitMs;
@@ -215,10 +283,11 @@ export class Uploader {
       // a full group may hold several envelopes' worth
       for (;;) {
         const claimed = await this.claimGroup(g.company_id, g.sii_env, g.certificate_id, g.channel);
+        claimedDocs += claimed;
         if (claimed < groupMax) break;
       }
     }
-    return next;
+    return { next, claimed: claimedDocs };
   }
 
   private async claimGroup(
@@ -283,10 +352,20 @@ export class Uploader {
     });
   }
 
-  /** Takes the due uploads (their lease) and works each to its next state. */
-  async processDueUploads(): Promise<void> {
+  /**
+   * Takes the due uploads (their lease) and works each to its next state. `taken`: uploads
+   * leased already (by the tick's statement), worked first; with `takeMore` (envelopes were
+   * claimed since they were taken) the due uploads are taken again with them.
+   */
+  async processDueUploads(taken?: UploadRow[], takeMore = false): Promise<void> {
+    let first = taken;
     await workDueInBatches(
-      () => this.takeDue(),
+      async () => {
+        if (!first) return this.takeDue();
+        const batch = takeMore ? [...first, ...(await this.takeDue())] : first;
+        first = undefined;
+        return batch;
+      },
       this.deps.settings.concurrency,
       (u) => this.work(u),
       (err, u) =>
@@ -297,32 +376,26 @@ export class Uploader {
     );
   }
 
-  /** Leases up to `concurrency` due uploads. */
-  private async takeDue(): Promise<UploadRow[]> {
+  private dueParams(): unknown[] {
     const { concurrency, leaseMs } = this.deps.settings;
     const now = this.now();
-    const taken: unknown[] = await this.deps.dataSource.query(
-      `UPDATE sii_uploads SET lease_until = $2, updated_at = $1
-        WHERE id IN (
-          SELECT id FROM sii_uploads
-           WHERE state IN ('claimed', 'sending') AND next_attempt_at <= $1
-             AND (lease_until IS NULL OR lease_until <= $1)
-           ORDER BY next_attempt_at LIMIT $3 FOR UPDATE SKIP LOCKED)
-        RETURNING id, organization_id, company_id, sii_env, rut_emisor, certificate_id, channel, dte_ids::text[] AS dte_ids,
-                  state, envio_xml, attempts, maybe_registered`,
-      [now, new Date(now.getTime() + leaseMs), concurrency],
+    return [now, new Date(now.getTime() + leaseMs), concurrency];
+  }
+
+  /** Leases up to `concurrency` due uploads. */
+  private async takeDue(): Promise<UploadRow[]> {
+    return returnedRows<UploadRow>(await this.deps.dataSource.query(DUE_UPLOADS_SQL, this.dueParams())).map(
+      (r) => ({ ...r, dte_ids: typeof r.dte_ids === 'string' ? parsePgArray(r.dte_ids) : r.dte_ids }),
     );
-    return returnedRows<UploadRow>(taken).map((r) => ({
-      ...r,
-      dte_ids: typeof r.dte_ids === 'string' ? parsePgArray(r.dte_ids) : r.dte_ids,
-    }));
   }
 
   private async work(u: UploadRow): Promise<void> {
     let credential: SigningCredential;
     try {
-      credential = await this.credentials.get(u.certificate_id);
+      // the not-deleted check was made by the statement that took the upload
+      credential = await this.credentials.get(u.certificate_id, { seenLive: u.certificate_live });
       if (u.state === 'claimed') u.envio_xml = await this.build(u, credential);
+      else u.envio_xml = await this.storedEnvelope(u.id);
     } catch (err) {
       if (!(err instanceof CannotBuild) && !(err instanceof UnusableCertificateError)) throw err;
       await this.finish(u, 'failed', { outcome: 'build', glosa: err.message });
@@ -331,24 +404,23 @@ export class Uploader {
     await this.send(u, credential);
   }
 
+  /** The stored bytes of an upload in state `sending` (the same bytes go on every attempt). */
+  private async storedEnvelope(id: string): Promise<Buffer> {
+    const rows: { envio_xml: Buffer | null }[] = await this.deps.dataSource.query(
+      'SELECT envio_xml FROM sii_uploads WHERE id = $1',
+      [id],
+    );
+    const xml = rows[0]?.envio_xml;
+    if (!xml) throw new Error(`upload ${id} is sending without stored bytes`);
+    return xml;
+  }
+
   /** Builds the envelope and stores its bytes with state `sending` (before any DTEUpload). */
   private async build(u: UploadRow, credential: SigningCredential): Promise<Buffer> {
     const db = this.deps.dataSource;
-    const company: {
-      resolucion_cert_numero: number | null;
-      resolucion_cert_fecha: string | null;
-      resolucion_prod_numero: number | null;
-      resolucion_prod_fecha: string | null;
-    }[] = await db.query(
-      `SELECT resolucion_cert_numero, to_char(resolucion_cert_fecha, 'YYYY-MM-DD') AS resolucion_cert_fecha,
-              resolucion_prod_numero, to_char(resolucion_prod_fecha, 'YYYY-MM-DD') AS resolucion_prod_fecha
-         FROM companies WHERE id = $1`,
-      [u.company_id],
-    );
-    const c = company[0];
-    const nroResol = u.sii_env === 'cert' ? c?.resolucion_cert_numero : c?.resolucion_prod_numero;
-    const fchResol = u.sii_env === 'cert' ? c?.resolucion_cert_fecha : c?.resolucion_prod_fecha;
-    if (!c || nroResol == null || !fchResol)
+    // the company's resolution was read by the statement that took the upload
+    const { nro_resol: nroResol, fch_resol: fchResol } = u;
+    if (nroResol == null || !fchResol)
       throw new CannotBuild(`the company has no SII resolution for ${u.sii_env} (FchResol/NroResol)`);
     const docs: { id: string; signed_xml: string }[] = await db.query(
       'SELECT id, signed_xml FROM dtes WHERE id = ANY($1::uuid[])',
@@ -371,13 +443,20 @@ export class Uploader {
       throw new CannotBuild(`the EnvioDTE cannot be built: ${(err as Error).message}`);
     }
     const sha = createHash('sha256').update(xml).digest('hex');
+    // the bytes with state `sending` and the first attempt opened (see send) in ONE statement:
+    // both are on record before the request can leave
     const updated: unknown[] = await db.query(
-      `UPDATE sii_uploads SET state = 'sending', envio_xml = $2, envio_sha256 = $3, updated_at = $4
-        WHERE id = $1 AND state = 'claimed' RETURNING id`,
+      `UPDATE sii_uploads SET state = 'sending', envio_xml = $2, envio_sha256 = $3, updated_at = $4,
+              attempts = attempts + 1, maybe_registered = maybe_registered OR attempt_open, attempt_open = true
+        WHERE id = $1 AND state = 'claimed' RETURNING maybe_registered`,
       [u.id, xml, sha, this.now()],
     );
-    if (returnedRows(updated).length !== 1) throw new Error(`upload ${u.id} left state claimed under us`);
+    const opened = returnedRows<{ maybe_registered: boolean }>(updated);
+    if (opened.length !== 1) throw new Error(`upload ${u.id} left state claimed under us`);
     u.state = 'sending';
+    u.attempts += 1;
+    u.maybe_registered = opened[0]!.maybe_registered;
+    u.attemptOpened = true;
     return xml;
   }
 
@@ -386,14 +465,17 @@ export class Uploader {
     const db = this.deps.dataSource;
     // the attempt is on record before the request can leave; an attempt still open from before
     // (its process died during the call or before recording the answer) may have reached the SII
-    const opened: unknown[] = await db.query(
-      `UPDATE sii_uploads SET attempts = attempts + 1, maybe_registered = maybe_registered OR attempt_open,
-              attempt_open = true, updated_at = $2
-        WHERE id = $1 RETURNING maybe_registered`,
-      [u.id, this.now()],
-    );
-    u.attempts += 1;
-    u.maybe_registered = returnedRows<{ maybe_registered: boolean }>(opened)[0].maybe_registered;
+    // (opened already by build when it stored the bytes just now)
+    if (!u.attemptOpened) {
+      const opened: unknown[] = await db.query(
+        `UPDATE sii_uploads SET attempts = attempts + 1, maybe_registered = maybe_registered OR attempt_open,
+                attempt_open = true, updated_at = $2
+          WHERE id = $1 RETURNING maybe_registered`,
+        [u.id, this.now()],
+      );
+      u.attempts += 1;
+      u.maybe_registered = returnedRows<{ maybe_registered: boolean }>(opened)[0].maybe_registered;
+    }
     /** a refusal: emision_fallida, unless an earlier attempt may have reached the SII */
     const refuse = (r: { outcome: string; glosa: string }) =>
       this.finish(u, u.maybe_registered ? 'unconfirmed' : 'failed', r);
@@ -480,55 +562,93 @@ export class Uploader {
     r: { outcome: string; glosa?: string; trackId?: string },
   ): Promise<void> {
     const now = this.now();
-    await this.deps.dataSource.transaction(async (m) => {
-      const moved: unknown[] = await m.query(
-        `UPDATE sii_uploads SET state = $2, outcome = $3, outcome_glosa = $4, track_id = $5, lease_until = NULL,
-                attempt_open = false, uploaded_at = CASE WHEN $2 = 'accepted' THEN $6::timestamptz ELSE uploaded_at END, updated_at = $6
-          WHERE id = $1 AND state IN ('claimed', 'sending') RETURNING id`,
-        [u.id, state, r.outcome, r.glosa ?? null, r.trackId ?? null, now],
-      );
-      if (returnedRows(moved).length !== 1) return; // another instance finished it
-      // accepted: the track id on the documents (locked in id order) in the statement that reads them
-      const docs = await this.docRefs(m, u.dte_ids, state === 'accepted' ? r.trackId! : undefined);
-      const entries: PipelineOutboxEntry[] = [];
-      if (state === 'accepted') {
-        entries.push({
-          topic: PIPELINE_TOPICS.uploaded,
-          schema: PIPELINE_SCHEMAS[PIPELINE_TOPICS.uploaded],
-          key: u.id,
-          payload: {
-            event_id: randomUUID(),
-            upload_id: u.id,
-            organization_id: u.organization_id,
-            company_id: u.company_id,
-            rut_emisor: u.rut_emisor,
-            sii_env: u.sii_env,
-            certificate_id: u.certificate_id,
-            track_id: r.trackId!,
-            dte_ids: u.dte_ids,
-            uploaded_at: now.toISOString(),
-            refresh: false,
-          },
-          // an envelope covers several requests: their ids as one JSON header, never one x-request-id
-          headers: this.requestIds.headersForMany(u.dte_ids),
-        });
-      }
-      if (state === 'repeated' || state === 'unconfirmed') await scheduleReconciliation(m, u, now);
-      const status = STATUS_OF[state];
-      if (status)
-        for (const d of docs)
-          entries.push({
-            ...statusChangeEntry(d, {
-              siiStatus: status,
-              glosa: r.glosa ?? null,
-              trackId: r.trackId ?? null,
-              observedAt: now,
-              source: SOURCE,
-            }),
-            headers: this.requestIds.headersFor(d.id),
-          });
-      if (entries.length > 0) await writeOutbox(m, entries);
+    // the documents' names were read by the statement that took the upload
+    const docs = (u.docs ?? []).map((d) => {
+      // the request id stored with the document: known even when this process never saw its dte.signed
+      this.requestIds.remember(d.id, d.request_id ?? undefined);
+      return statusDocRef(d);
     });
+    const entries: PipelineOutboxEntry[] = [];
+    if (state === 'accepted') {
+      entries.push({
+        topic: PIPELINE_TOPICS.uploaded,
+        schema: PIPELINE_SCHEMAS[PIPELINE_TOPICS.uploaded],
+        key: u.id,
+        payload: {
+          event_id: randomUUID(),
+          upload_id: u.id,
+          organization_id: u.organization_id,
+          company_id: u.company_id,
+          rut_emisor: u.rut_emisor,
+          sii_env: u.sii_env,
+          certificate_id: u.certificate_id,
+          track_id: r.trackId!,
+          dte_ids: u.dte_ids,
+          uploaded_at: now.toISOString(),
+          refresh: false,
+        },
+        // an envelope covers several requests: their ids as one JSON header, never one x-request-id
+        headers: this.requestIds.headersForMany(u.dte_ids),
+      });
+    }
+    const status = STATUS_OF[state];
+    if (status)
+      for (const d of docs)
+        entries.push({
+          ...statusChangeEntry(d, {
+            siiStatus: status,
+            glosa: r.glosa ?? null,
+            trackId: r.trackId ?? null,
+            observedAt: now,
+            source: SOURCE,
+          }),
+          headers: this.requestIds.headersFor(d.id),
+        });
+    // ONE statement, atomic on its own: the upload's final state (unless another instance
+    // finished it), and only then: accepted, the track id on its documents (locked in id order,
+    // as every batch writer of dtes locks them); repeated or unconfirmed, its documents on the
+    // poller's reconciliation schedule; and the messages
+    const params: unknown[] = [u.id, state, r.outcome, r.glosa ?? null, r.trackId ?? null, now];
+    const arg = (v: unknown): string => `$${params.push(v)}`;
+    const parts = [
+      `moved AS (
+         UPDATE sii_uploads SET state = $2, outcome = $3, outcome_glosa = $4, track_id = $5, lease_until = NULL,
+                attempt_open = false, uploaded_at = CASE WHEN $2 = 'accepted' THEN $6::timestamptz ELSE uploaded_at END,
+                updated_at = $6
+          WHERE id = $1 AND state IN ('claimed', 'sending') RETURNING id
+       )`,
+    ];
+    if (state === 'accepted')
+      parts.push(
+        `l AS MATERIALIZED (
+           SELECT id FROM dtes WHERE id = ANY(${arg(u.dte_ids)}::uuid[]) AND EXISTS (SELECT 1 FROM moved)
+            ORDER BY id FOR UPDATE
+         )`,
+        'tracked AS (UPDATE dtes SET track_id = $5 FROM l WHERE dtes.id = l.id)',
+      );
+    if (state === 'repeated' || state === 'unconfirmed')
+      parts.push(
+        `scheduled AS (
+           INSERT INTO sii_doc_checks (dte_id, upload_id, organization_id, company_id, rut_emisor, sii_env,
+             certificate_id, state, attempts, next_check_at, created_at, updated_at)
+           SELECT d, $1, ${arg(u.organization_id)}, ${arg(u.company_id)}, ${arg(u.rut_emisor)}, ${arg(u.sii_env)},
+                  ${arg(u.certificate_id)}, 'active', 0, $6, $6, $6
+             FROM unnest(${arg(u.dte_ids)}::uuid[]) AS d WHERE EXISTS (SELECT 1 FROM moved)
+           ON CONFLICT (dte_id) DO NOTHING
+         )`,
+      );
+    if (entries.length) {
+      const outbox = outboxInsertSql(entries, {
+        firstParam: params.length + 1,
+        onlyIf: 'EXISTS (SELECT 1 FROM moved)',
+      });
+      params.push(...outbox.params);
+      parts.push(`written AS (${outbox.sql})`);
+    }
+    await this.deps.dataSource.query(
+      `WITH ${parts.join(', ')} SELECT EXISTS (SELECT 1 FROM moved) AS moved`,
+      params,
+    );
     const log = state === 'accepted' || state === 'repeated' ? this.deps.logger.info : this.deps.logger.warn;
     log.call(
       this.deps.logger,
@@ -543,35 +663,6 @@ export class Uploader {
       `sii-uploader: upload ${state}`,
     );
   }
-
-  /** The documents' references; with a track id, set on them (rows locked in id order) by the same statement. */
-  private async docRefs(m: EntityManager, ids: string[], trackId?: string): Promise<StatusDocRef[]> {
-    const rows: {
-      id: string;
-      organization_id: string;
-      sii_env: 'cert' | 'prod';
-      tipo_dte: number;
-      folio: string;
-      request_id: string | null;
-    }[] =
-      trackId === undefined
-        ? await m.query(
-            'SELECT id, organization_id, sii_env, tipo_dte, folio, request_id FROM dtes WHERE id = ANY($1::uuid[])',
-            [ids],
-          )
-        : returnedRows(
-            await m.query(
-              `UPDATE dtes SET track_id = $2
-                 FROM (SELECT id FROM dtes WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE) AS l
-                WHERE dtes.id = l.id
-               RETURNING dtes.id, dtes.organization_id, dtes.sii_env, dtes.tipo_dte, dtes.folio, dtes.request_id`,
-              [ids, trackId],
-            ),
-          );
-    // the request id stored with the document: known even when this process never saw its dte.signed
-    for (const r of rows) this.requestIds.remember(r.id, r.request_id ?? undefined);
-    return rows.map(statusDocRef);
-  }
 }
 
 /**
@@ -585,20 +676,6 @@ const STATUS_OF: Record<Ending, string | undefined> = {
   repeated: 'envio_repetido',
   unconfirmed: undefined,
 };
-
-/**
- * The documents of an upload the SII may hold go to the sii-poller's per-document QueryEstDte
- * schedule (sii_doc_checks), in the transaction that ends the upload.
- */
-async function scheduleReconciliation(m: EntityManager, u: UploadRow, now: Date): Promise<void> {
-  await m.query(
-    `INSERT INTO sii_doc_checks (dte_id, upload_id, organization_id, company_id, rut_emisor, sii_env,
-       certificate_id, state, attempts, next_check_at, created_at, updated_at)
-     SELECT d, $1, $2, $3, $4, $5, $6, 'active', 0, $8, $8, $8 FROM unnest($7::uuid[]) AS d
-     ON CONFLICT (dte_id) DO NOTHING`,
-    [u.id, u.organization_id, u.company_id, u.rut_emisor, u.sii_env, u.certificate_id, u.dte_ids, now],
-  );
-}
 
 function parsePgArray(text: string): string[] {
   const inner = text.replace(/^\{|\}$/g, '');
