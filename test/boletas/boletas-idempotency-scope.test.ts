@@ -68,6 +68,17 @@ describe('boletas: the Idempotency-Key is per company (issue 18)', function () {
       },
     });
 
+  /** company a's next boleta folio, read apart from the api */
+  const nextFolioOfA = async (): Promise<number> =>
+    Number(
+      (
+        await t.db.dataSource.query(
+          'SELECT next_folio FROM cafs WHERE company_id = $1 AND tipo_dte = 39 AND deleted_at IS NULL',
+          [a.companyId],
+        )
+      )[0].next_folio,
+    );
+
   it('two companies with one key get two boletas; each repeat returns its own', async () => {
     const idem = `shared-${randomUUID()}`;
     const first = await boleta(a, idem, 1190);
@@ -91,16 +102,7 @@ describe('boletas: the Idempotency-Key is per company (issue 18)', function () {
   });
 
   it("signs with its own company's certificates only: another company's answers cert_not_found, no folio used", async () => {
-    const folios = async (): Promise<number> =>
-      Number(
-        (
-          await t.db.dataSource.query(
-            'SELECT next_folio FROM cafs WHERE company_id = $1 AND tipo_dte = 39 AND deleted_at IS NULL',
-            [a.companyId],
-          )
-        )[0].next_folio,
-      );
-    const before = await folios();
+    const before = await nextFolioOfA();
     const json = {
       tipo_dte: 39,
       rut_emisor: a.rut,
@@ -121,20 +123,11 @@ describe('boletas: the Idempotency-Key is per company (issue 18)', function () {
     });
     expect(batch.status, batch.text).to.equal(404);
     expect(batch.body.code).to.equal('cert_not_found');
-    expect(await folios()).to.equal(before);
+    expect(await nextFolioOfA()).to.equal(before);
   });
 
-  it('eight requests with one key at once make one boleta with one folio; another body under it is a conflict', async () => {
-    const folioOf = async (): Promise<number> =>
-      Number(
-        (
-          await t.db.dataSource.query(
-            'SELECT next_folio FROM cafs WHERE company_id = $1 AND tipo_dte = 39 AND deleted_at IS NULL',
-            [a.companyId],
-          )
-        )[0].next_folio,
-      );
-    const before = await folioOf();
+  it('ten requests with one key at once make one boleta with one folio; those of another body under it are a conflict', async () => {
+    const before = await nextFolioOfA();
     const idem = `race-${randomUUID()}`;
     const answers = await Promise.all([
       ...Array.from({ length: 8 }, () => boleta(a, idem, 1190)),
@@ -161,6 +154,6 @@ describe('boletas: the Idempotency-Key is per company (issue 18)', function () {
     );
     expect(rows.map((r) => r.id)).to.deep.equal([id]);
     expect(Number(rows[0]!.folio)).to.equal(before);
-    expect(await folioOf()).to.equal(before + 1);
+    expect(await nextFolioOfA()).to.equal(before + 1);
   });
 });
