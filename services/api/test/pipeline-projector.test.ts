@@ -154,17 +154,15 @@ describe('pipeline (api side) on the real broker: outbox relay, dte-status proje
           )
         ).length === 0,
     );
-    await until(
-      'the projector to take the queued record',
-      async () =>
-        (
-          await t.db.dataSource.query('SELECT 1 FROM processed_events WHERE event_id = $1', [
-            st.value!.event_id,
-          ])
-        ).length > 0,
-    );
+    // the projector has read past the queued record (same partition) ...
+    await barrier(doc.id);
     const feed = await events(doc.id);
     expect(feed.map((e) => e.sii_status)).to.deep.equal(['queued']);
+    // ... and left it to the emission's statement, which wrote its feed row: no claim of its own
+    expect(feed[0]!.event_id).to.equal(st.value!.event_id);
+    expect(
+      await t.db.dataSource.query('SELECT 1 FROM processed_events WHERE event_id = $1', [st.value!.event_id]),
+    ).to.deep.equal([]);
   });
 
   it('applies out-of-order records without going backwards, and a replay adds nothing', async () => {

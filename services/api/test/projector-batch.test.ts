@@ -59,6 +59,32 @@ describe('projector: a batch of dte-status records in one transaction', function
     return { row, feed: feed.map((f) => f.sii_status) };
   };
 
+  it("leaves the api's own queued record to the statement that wrote the document: no claim, no lock, the same feed; the next status applies", async () => {
+    const d = await issue();
+    // the record as the relay publishes it, from the outbox row the emission wrote
+    const [row] = await t.db.dataSource.query(
+      `SELECT payload FROM outbox WHERE message_key = $1 AND topic = 'dte-status'`,
+      [d.id],
+    );
+    const queued = row.payload as DteStatusRecord;
+    expect(queued).to.include({ source: 'api', sii_status: 'queued' });
+    expect((await state(d.id)).feed).to.deep.equal(['queued']);
+    const results = await applyStatusRecords(t.db.dataSource, [
+      queued,
+      rec(d, 'signed', Date.now() + 1000, { source: 'signer' }),
+      queued,
+    ]);
+    expect(results).to.deep.equal(['not_applied', 'applied', 'not_applied']);
+    const after = await state(d.id);
+    expect(after.feed).to.deep.equal(['queued', 'signed']);
+    expect(after.row.sii_status).to.equal('signed');
+    const [claims] = await t.db.dataSource.query(
+      'SELECT count(*)::int AS n FROM processed_events WHERE event_id = $1',
+      [queued.event_id],
+    );
+    expect(claims.n).to.equal(0);
+  });
+
   it('gives the feed, read model and results of one-by-one application, for several documents at once', async () => {
     const a = await issue();
     const b = await issue();

@@ -13,3 +13,12 @@ export function statusOutboxEntry(
 ): PipelineOutboxEntry & { payload: DteStatusRecord } {
   return statusChangeEntry(doc, { ...change, source: 'api' });
 }
+
+/**
+ * The api's own `queued` record: the statement that writes its document also writes that record's
+ * feed row (same event id) and the document's `queued` status (dtes/folio-write.ts, the only
+ * place the api announces `queued`), so the projector has nothing to apply for it.
+ */
+export function writtenWithItsDocument(rec: Pick<DteStatusRecord, 'source' | 'sii_status'>): boolean {
+  return rec.source === 'api' && rec.sii_status === 'queued';
+}

@@ -3,7 +3,9 @@
  * columns of `dtes`) and the events feed (`dte_events`) in PostgreSQL.
  *
  * Records are applied a fetched batch at a time, in ONE transaction per batch (applyStatusRecords),
- * with the outcome of applying them one by one in order. Each record (1) claims its event_id in processed_events
+ * with the outcome of applying them one by one in order. The api's own `queued` records are
+ * skipped: the statement that wrote their documents wrote their feed rows and status
+ * (writtenWithItsDocument). Each other record (1) claims its event_id in processed_events
  * (consumer `api.projector`): a redelivery or replay finds it and changes nothing; (2) locks the
  * document row; (3) appends the change to the feed when it moves the
  * document, or when it is older than the document's current status (a late record of real
@@ -24,7 +26,7 @@ import {
 import type { Logger } from '@dte/service-runtime';
 import { shouldApply } from '@dte/status';
 import type { DataSource } from 'typeorm';
-import type { DteStatusRecord } from '../dtes/status-record';
+import { writtenWithItsDocument, type DteStatusRecord } from '../dtes/status-record';
 import { observeTransition } from './stage-metrics';
 
 export const PROJECTOR_CONSUMER = 'api.projector';
@@ -60,6 +62,14 @@ interface FeedEvent {
  * record's result, in order.
  */
 export async function applyStatusRecords(db: DataSource, recs: DteStatusRecord[]): Promise<ApplyResult[]> {
+  // the api's `queued` records were applied by the statement that wrote their documents: no
+  // claim, no lock, no feed read for them (one record of every document's four or five)
+  if (recs.some(writtenWithItsDocument)) {
+    const rest = recs.filter((r) => !writtenWithItsDocument(r));
+    const applied = await applyStatusRecords(db, rest);
+    let k = 0;
+    return recs.map((r) => (writtenWithItsDocument(r) ? 'not_applied' : applied[k++]!));
+  }
   if (recs.length === 0) return [];
   const observed = recs.map((rec) => {
     const d = new Date(rec.observed_at);
