@@ -2,7 +2,7 @@ import { catalogEntry } from '@dte/error-catalog';
 import type { RouteDef } from './context';
 import { loadHttpSchema, type JsonSchema } from './http/validate';
 import { responseLinks } from './openapi-links';
-import { MAX_IDEMPOTENCY_KEY_LENGTH } from './dtes/emission';
+import { MAX_IDEMPOTENCY_KEY_LENGTH } from './dtes/idempotency';
 
 const SCHEMA_SUFFIX = '.schema.json';
 

@@ -9,7 +9,7 @@ import type { Principal } from '../context';
 import { isUuid } from '../db/pg-errors';
 import { bodyHash } from '../dtes/canonical-json';
 import { loadCompanyProfile } from '../dtes/company-profile';
-import { MAX_IDEMPOTENCY_KEY_LENGTH } from '../dtes/emission';
+import { idempotencyKeyOf } from '../dtes/idempotency';
 import { ApiError } from '../http/api-error';
 
 export interface BheBody {
@@ -139,15 +139,7 @@ export async function issueBhe(
   req: { body: BheBody; idempotencyKey: string | undefined; certIdHeader: string | undefined },
   now: Date,
 ) {
-  const key = req.idempotencyKey?.trim();
-  if (!key)
-    throw new ApiError('idempotency_key_missing', 'Send an Idempotency-Key header with every emission.');
-  if (key.length > MAX_IDEMPOTENCY_KEY_LENGTH)
-    throw new ApiError('validation_failed', 'Idempotency-Key is too long.', {
-      issues: [
-        { path: 'Idempotency-Key', message: `must be at most ${MAX_IDEMPOTENCY_KEY_LENGTH} characters` },
-      ],
-    });
+  const key = idempotencyKeyOf(req.idempotencyKey);
   if (!principal.companyId) throw new ApiError('forbidden', 'Issuing needs an API key of a company.');
   const hash = bodyHash(req.body);
   const known = await byKey(d.db, principal, key);

@@ -12,9 +12,8 @@ import {
   type CompanyProfile,
 } from '../dtes/company-profile';
 import { DTE_COLUMNS, type DteRow } from '../dtes/dte-row';
-import { MAX_IDEMPOTENCY_KEY_LENGTH } from '../dtes/emission';
 import { emissionOutbox, writeWithFolio, type NewDocument } from '../dtes/folio-write';
-import { issueOrReplay } from '../dtes/idempotency';
+import { idempotencyKeyOf, issueOrReplay } from '../dtes/idempotency';
 import { ApiError } from '../http/api-error';
 import { enqueueOutbox, type OutboxEntry } from '../outbox/enqueue';
 import { productionIssueGate } from '../production-gates';
@@ -265,15 +264,7 @@ export async function emitBoleta(
   now: Date,
   opts: { backlog?: BacklogGate } = {},
 ): Promise<DteRow> {
-  const key = req.idempotencyKey?.trim();
-  if (!key)
-    throw new ApiError('idempotency_key_missing', 'Send an Idempotency-Key header with every emission.');
-  if (key.length > MAX_IDEMPOTENCY_KEY_LENGTH)
-    throw new ApiError('validation_failed', 'Idempotency-Key is too long.', {
-      issues: [
-        { path: 'Idempotency-Key', message: `must be at most ${MAX_IDEMPOTENCY_KEY_LENGTH} characters` },
-      ],
-    });
+  const key = idempotencyKeyOf(req.idempotencyKey);
   if (!principal.companyId) throw new ApiError('forbidden', 'Emission needs an API key of a company.');
   const hash = bodyHash(req.body);
   const scope = { ...principal, companyId: principal.companyId };

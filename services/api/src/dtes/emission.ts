@@ -24,12 +24,10 @@ import {
   type CompanyProfile,
 } from './company-profile';
 import { writeWithFolio, type NewDocument } from './folio-write';
-import { issueOrReplay } from './idempotency';
+import { idempotencyKeyOf, issueOrReplay } from './idempotency';
 import { enforceReferenceRules, lockReferenced, taxReferences, type RuleCodes } from './note-rules';
 import type { DteRow } from './dte-row';
 import type { ExchangeRateSource } from './exchange-rate';
-
-export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 
 export interface EmissionRequest {
   body: unknown;
@@ -164,17 +162,7 @@ export async function emitDte(
   now: Date,
   opts: { rates?: ExchangeRateSource; ruleCodes?: RuleCodes; backlog?: BacklogGate } = {},
 ): Promise<EmissionResult> {
-  const key = req.idempotencyKey?.trim();
-  if (!key) {
-    throw new ApiError('idempotency_key_missing', 'Send an Idempotency-Key header with every emission.');
-  }
-  if (key.length > MAX_IDEMPOTENCY_KEY_LENGTH) {
-    throw new ApiError('validation_failed', 'Idempotency-Key is too long.', {
-      issues: [
-        { path: 'Idempotency-Key', message: `must be at most ${MAX_IDEMPOTENCY_KEY_LENGTH} characters` },
-      ],
-    });
-  }
+  const key = idempotencyKeyOf(req.idempotencyKey);
   // an API key issues for its company; a dashboard session for the organization's company named
   // by rut_emisor (or its only company)
   const companyId = principal.companyId ?? (await sessionCompanyId(db, principal.organizationId, req.body));

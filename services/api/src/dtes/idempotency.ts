@@ -17,6 +17,25 @@ export interface IdempotencyScope {
   environment: 'cert' | 'prod';
 }
 
+export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
+
+/**
+ * The Idempotency-Key header of an emission (POST /dtes, /boletas, /bhe), trimmed: absent or
+ * blank is idempotency_key_missing, longer than MAX_IDEMPOTENCY_KEY_LENGTH validation_failed.
+ */
+export function idempotencyKeyOf(header: string | undefined): string {
+  const key = header?.trim();
+  if (!key)
+    throw new ApiError('idempotency_key_missing', 'Send an Idempotency-Key header with every emission.');
+  if (key.length > MAX_IDEMPOTENCY_KEY_LENGTH)
+    throw new ApiError('validation_failed', 'Idempotency-Key is too long.', {
+      issues: [
+        { path: 'Idempotency-Key', message: `must be at most ${MAX_IDEMPOTENCY_KEY_LENGTH} characters` },
+      ],
+    });
+  return key;
+}
+
 /**
  * An emission under an Idempotency-Key: `attempt` issues a new document (its INSERT carries the
  * key, so the unique index refuses a second one and that statement writes nothing, its folio
