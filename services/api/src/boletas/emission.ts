@@ -1,6 +1,12 @@
 import type { BacklogGate } from '../dtes/backlog-gate';
 import { randomUUID } from 'node:crypto';
-import { buildBoletaDocument, checkBoleta, normalizeRut, type BoletaInput } from '@dte/engine';
+import {
+  buildBoletaDocument,
+  checkBoleta,
+  normalizeRut,
+  type BoletaDocument,
+  type BoletaInput,
+} from '@dte/engine';
 import type { DataSource, EntityManager } from 'typeorm';
 import { allocateFolios, folioUnavailable, type AllocatedFolio } from '../caf/folio-allocator';
 import { chooseSigningCertificate, resolveSigningCertificate } from '../certificates/certificates';
@@ -107,15 +113,19 @@ export interface BoletaRecord {
   requestId?: string;
 }
 
-/** A boleta as a new document of the emission writers (folio-write.ts): its row's values. */
+/**
+ * A boleta as a new document of the emission writers (folio-write.ts): its row's values, the
+ * amounts from its built document's totals (checkBoleta's, already run by the build).
+ */
 function newBoleta(
   issuer: BoletaIssuer,
   input: BoletaInput,
   rec: BoletaRecord,
+  document: BoletaDocument,
   id: string,
   now: Date,
 ): NewDocument {
-  const t = checkBoleta(input);
+  const t = document.Encabezado.Totales;
   return {
     id,
     organizationId: issuer.principal.organizationId,
@@ -127,7 +137,7 @@ function newBoleta(
     rutReceptor: input.rut_receptor ? normalizeRut(input.rut_receptor) : null,
     razonSocialReceptor: input.razon_social_receptor ?? '',
     fechaEmision: input.fecha_emision,
-    amounts: { neto: t.montoNeto, exento: t.montoExento, iva: t.iva, total: t.montoTotal },
+    amounts: { neto: t.MntNeto ?? 0, exento: t.MntExe ?? 0, iva: t.IVA ?? 0, total: t.MntTotal },
     input: rec.body,
     idempotencyKey: rec.idempotencyKey,
     bodyHash: rec.bodyHash,
@@ -172,8 +182,8 @@ export async function insertBoletas(
   }
   const prepared = items.map((it, i) => {
     const { folio, cafId } = folios[i]!;
-    const doc = newBoleta(issuer, it.input, it.rec, randomUUID(), now);
     const document = buildBoletaDocument(it.input, { emisor: company.emisor, folio });
+    const doc = newBoleta(issuer, it.input, it.rec, document, randomUUID(), now);
     const params: unknown[] = [
       doc.id,
       doc.organizationId,
@@ -280,14 +290,15 @@ export async function emitBoleta(
       // backpressure: above the company's unsent backlog, 503 sii_unavailable before any folio
       await opts.backlog?.admit(db, { companyId: scope.companyId, environment: principal.environment });
       // the folio, the boleta, its feed row and outbox rows in one statement (folio-write.ts)
+      const draft = buildBoletaDocument(req.body, { emisor: issuer.company.emisor, folio: 0 });
       const doc = newBoleta(
         issuer,
         req.body,
         { idempotencyKey: key, bodyHash: hash, body: req.body, requestId: req.requestId },
+        draft,
         randomUUID(),
         now,
       );
-      const draft = buildBoletaDocument(req.body, { emisor: issuer.company.emisor, folio: 0 });
       const written = await writeWithFolio(db, doc, draft);
       if (written) return written;
       return folioUnavailable(db, {
