@@ -9,7 +9,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { call, startTestApi, type Answer, type TestApi } from '../../services/api/test/support/test-api';
-import { body, emit, orgWithCafs, today, type DteOrg } from '../../services/api/test/dtes-fixtures';
+import { body, boletaBody, emit, orgWithCafs, type DteOrg } from '../../services/api/test/dtes-fixtures';
 
 const POSTS = Number(process.env.POSTS ?? 50);
 const BOLETAS = process.env.POST_PATH === 'boletas';
@@ -18,16 +18,10 @@ const TIPO = BOLETAS ? 39 : 33;
 /** one emission of the measured path, `i` varying the amount */
 function post(t: TestApi, o: DteOrg, i: number): Promise<Answer> {
   if (!BOLETAS) return emit(t, o, body(33, o.rut, 1000 + i));
-  const precio = 1000 + i;
   return call(t.url, 'POST', '/boletas', {
     key: o.key,
     headers: { 'Idempotency-Key': randomUUID(), 'X-Cert-Id': o.certId },
-    json: {
-      tipo_dte: 39,
-      rut_emisor: o.rut,
-      fecha_emision: today(),
-      items: [{ nombre: 'Pan', cantidad: 1, precio_unitario: precio, exento: false, monto_item: precio }],
-    },
+    json: boletaBody(o.rut, 1000 + i),
   });
 }
 

@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { orgWithCafs, today, type DteOrg } from '../../services/api/test/dtes-fixtures';
+import { orgWithCafs, otherCompanyOf, today, type DteOrg } from '../../services/api/test/dtes-fixtures';
 import {
   call,
   newRut,
   startTestApi,
-  uploadCert,
   type Answer,
   type TestApi,
 } from '../../services/api/test/support/test-api';
@@ -89,18 +88,12 @@ describe('BHE behind BHE_ENABLED: issue with the legal retention, list, detail, 
   });
 
   it("signs with its own company's certificates only: another company's of the organization answers cert_not_found", async () => {
-    const orgName: string = (
-      await t.db.dataSource.query('SELECT name FROM organizations WHERE id = $1', [o.orgId])
-    )[0].name;
-    const rutB = newRut();
-    const other = await t.seed({ org: orgName, rut: rutB, signerRuts: [rutB] });
-    expect(other.organization_id).to.equal(o.orgId);
-    const certB = await uploadCert(t, other.api_key, rutB);
+    const other = await otherCompanyOf(t, o);
     const before = await count();
     const res = await call(t.url, 'POST', '/bhe', {
       key: o.key,
       json: bheBody(),
-      headers: { 'Idempotency-Key': randomUUID(), 'X-Cert-Id': certB.id },
+      headers: { 'Idempotency-Key': randomUUID(), 'X-Cert-Id': other.certId },
     });
     expect(res.status, res.text).to.equal(404);
     expect(res.body.code).to.equal('cert_not_found');

@@ -7,15 +7,8 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { createTestCaf, santiagoDate } from '@dte/engine';
-import { orgWithCafs, today, type DteOrg } from '../../services/api/test/dtes-fixtures';
-import {
-  cafForm,
-  call,
-  newRut,
-  startTestApi,
-  uploadCert,
-  type TestApi,
-} from '../../services/api/test/support/test-api';
+import { boletaBody, orgWithCafs, otherCompanyOf, type DteOrg } from '../../services/api/test/dtes-fixtures';
+import { cafForm, call, startTestApi, type TestApi } from '../../services/api/test/support/test-api';
 
 describe('boletas: the Idempotency-Key is per company (issue 18)', function () {
   this.timeout(120_000);
@@ -26,24 +19,15 @@ describe('boletas: the Idempotency-Key is per company (issue 18)', function () {
   before(async () => {
     t = await startTestApi({ env: { BOLETAS_ENABLED: 'cert' } });
     a = await orgWithCafs(t, { tipos: [39], hasta: 5 });
-    const orgName: string = (
-      await t.db.dataSource.query('SELECT name FROM organizations WHERE id = $1', [a.orgId])
-    )[0].name;
-    const rutB = newRut();
-    const s = await t.seed({
-      org: orgName,
-      rut: rutB,
-      signerRuts: [rutB],
+    b = await otherCompanyOf(t, a, {
       giro: 'Venta al por menor',
       direccion: 'Av. Providencia 1234',
       comuna: 'Providencia',
       actividadEconomica: 471100,
     });
-    expect(s.organization_id).to.equal(a.orgId);
-    const certB = await uploadCert(t, s.api_key, rutB);
     const caf = createTestCaf({
       siiKey: t.sim.siiKeys.cert!,
-      rutEmisor: rutB,
+      rutEmisor: b.rut,
       razonSocial: 'OTRA TIENDA',
       tipoDte: 39,
       desde: 1,
@@ -51,8 +35,7 @@ describe('boletas: the Idempotency-Key is per company (issue 18)', function () {
       fechaAutorizacion: santiagoDate(new Date()),
       keyBits: 512,
     });
-    expect((await call(t.url, 'POST', '/caf', { key: s.api_key, form: cafForm(caf) })).status).to.equal(201);
-    b = { key: s.api_key, rut: rutB, orgId: s.organization_id, companyId: s.company_id, certId: certB.id };
+    expect((await call(t.url, 'POST', '/caf', { key: b.key, form: cafForm(caf) })).status).to.equal(201);
   });
   after(async () => t?.close());
 
@@ -60,12 +43,7 @@ describe('boletas: the Idempotency-Key is per company (issue 18)', function () {
     call(t.url, 'POST', '/boletas', {
       key: o.key,
       headers: { 'Idempotency-Key': idem, 'X-Cert-Id': o.certId },
-      json: {
-        tipo_dte: 39,
-        rut_emisor: o.rut,
-        fecha_emision: today(),
-        items: [{ nombre: 'Pan', cantidad: 1, precio_unitario: precio, exento: false, monto_item: precio }],
-      },
+      json: boletaBody(o.rut, precio),
     });
 
   /** company a's next boleta folio, read apart from the api */
@@ -103,12 +81,7 @@ describe('boletas: the Idempotency-Key is per company (issue 18)', function () {
 
   it("signs with its own company's certificates only: another company's answers cert_not_found, no folio used", async () => {
     const before = await nextFolioOfA();
-    const json = {
-      tipo_dte: 39,
-      rut_emisor: a.rut,
-      fecha_emision: today(),
-      items: [{ nombre: 'Pan', cantidad: 1, precio_unitario: 990, exento: false, monto_item: 990 }],
-    };
+    const json = boletaBody(a.rut, 990);
     const res = await call(t.url, 'POST', '/boletas', {
       key: a.key,
       headers: { 'Idempotency-Key': randomUUID(), 'X-Cert-Id': b.certId },

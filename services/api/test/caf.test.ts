@@ -11,6 +11,7 @@ import {
   withoutRequestId,
   type TestApi,
 } from './support/test-api';
+import { otherCompanyOf } from './dtes-fixtures';
 
 const DAY = 86_400_000;
 const today = () => new Date().toISOString().slice(0, 10);
@@ -282,17 +283,11 @@ describe('CAF inventory over HTTP', function () {
     it("uses only its company's signers' certificates: another company's of the organization answers cert.not_found", async () => {
       const o = await org();
       await enrol(o.rut, o.rut);
-      const orgName: string = (
-        await t.db.dataSource.query('SELECT name FROM organizations WHERE id = $1', [o.orgId])
-      )[0].name;
-      const rutB = newRut();
-      const b = await t.seed({ org: orgName, rut: rutB, signerRuts: [rutB] });
-      expect(b.organization_id).to.equal(o.orgId);
-      const certB = await uploadCert(t, b.api_key, rutB);
+      const other = await otherCompanyOf(t, o);
       const res = await call(t.url, 'POST', '/caf/request', {
         key: o.key,
         json: { tipo_dte: 33, cantidad: 5 },
-        headers: { 'X-Cert-Id': certB.id },
+        headers: { 'X-Cert-Id': other.certId },
       });
       expect(res.status, res.text).to.equal(404);
       expect(res.body.code).to.equal('cert.not_found');

@@ -7,6 +7,7 @@ import { createDataSource } from '@dte/database';
 import { createTestCaf, santiagoDate } from '@dte/engine';
 import { testStack } from '../../../test/support/env';
 import { validateBody } from '../src/http/validate';
+import type { SeedInput } from '../src/seed';
 import { cafForm, call, newRut, uploadCert, type Answer, type TestApi } from './support/test-api';
 
 export interface DteOrg {
@@ -63,6 +64,26 @@ export async function orgWithCafs(
     if (res.status !== 201) throw new Error(`CAF upload failed: ${res.status} ${res.text}`);
   }
   return { key: s.api_key, rut, orgId: s.organization_id, companyId: s.company_id, certId };
+}
+
+/**
+ * Another company of `o`'s organization, with a certificate of its own signer (its RUT) and an
+ * API key of its own (no CAF): what a company-scoped key must never sign with.
+ */
+export async function otherCompanyOf(
+  t: TestApi,
+  o: Pick<DteOrg, 'orgId'>,
+  seed: Partial<SeedInput> = {},
+): Promise<DteOrg> {
+  const [{ name }]: { name: string }[] = await t.db.dataSource.query(
+    'SELECT name FROM organizations WHERE id = $1',
+    [o.orgId],
+  );
+  const rut = newRut();
+  const s = await t.seed({ ...seed, org: name, rut, signerRuts: [rut] });
+  if (s.organization_id !== o.orgId) throw new Error('the other company went to another organization');
+  const cert = await uploadCert(t, s.api_key, rut);
+  return { key: s.api_key, rut, orgId: s.organization_id, companyId: s.company_id, certId: cert.id };
 }
 
 export const today = () => santiagoDate(new Date());
@@ -151,6 +172,16 @@ export function body(tipo: number, rut: string, precio = 10000): Record<string, 
     default:
       return { ...base, tipo_dte: tipo, items: [item()] };
   }
+}
+
+/** A POST /boletas body: one taxable item of gross `precio`, dated today. */
+export function boletaBody(rut: string, precio = 1190): Record<string, unknown> {
+  return {
+    tipo_dte: 39,
+    rut_emisor: rut,
+    fecha_emision: today(),
+    items: [{ nombre: 'Pan', cantidad: 1, precio_unitario: precio, exento: false, monto_item: precio }],
+  };
 }
 
 /** POST /dtes with a fresh (or given) Idempotency-Key and the org's certificate. */
