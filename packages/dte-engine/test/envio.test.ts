@@ -1,8 +1,9 @@
 import { expect } from 'chai';
 
-import { buildEnvioDte, cutOutDtes, stampAndSignDte, validateEnvioSchema, verifyEnvioDte } from '../src';
-import { cafFor, SENDER_RUT, testCredentials, today } from './support/credentials';
-import { EMISOR_RUT, SIGNED_TYPES, sampleDocument } from './support/documents';
+import { cutOutDtes, validateEnvioSchema, verifyEnvioDte } from '../src';
+import { cafFor, SENDER_RUT, testCredentials } from './support/credentials';
+import { EMISOR_RUT, SIGNED_TYPES } from './support/documents';
+import { signedSampleEnvio } from './support/envelopes';
 import {
   ENVELOPE_SIGNATURE,
   opensslVerifyTed,
@@ -16,23 +17,7 @@ describe('EnvioDTE of every type, checked by xmllint, xmlsec1 and openssl', func
   let dtes: string[];
 
   before(function () {
-    const { credential } = testCredentials();
-    const timestamp = new Date();
-    dtes = SIGNED_TYPES.map((tipo, i) =>
-      stampAndSignDte(sampleDocument(tipo, 10 + i, today()), {
-        caf: cafFor(tipo).caf,
-        credential,
-        timestamp,
-      }),
-    );
-    envio = buildEnvioDte(dtes, {
-      rutEmisor: EMISOR_RUT,
-      rutEnvia: SENDER_RUT,
-      fchResol: '2014-08-22',
-      nroResol: 0,
-      credential,
-      timestamp,
-    });
+    ({ dtes, envio } = signedSampleEnvio(SIGNED_TYPES, 10));
   });
 
   it('is ISO-8859-1 with its declaration, and valid against EnvioDTE_v10.xsd (system xmllint)', function () {

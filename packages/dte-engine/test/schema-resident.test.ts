@@ -4,11 +4,11 @@ import path from 'node:path';
 
 import { expect } from 'chai';
 
-import { buildEnvioDte, schemasDir, stampAndSignDte, validateEnvioSchema } from '../src';
+import { schemasDir, validateEnvioSchema } from '../src';
 import { ResidentValidator } from '../src/schema-resident';
 import { stopResidentSchemaValidator } from '../src/schema';
-import { cafFor, SENDER_RUT, testCredentials, today } from './support/credentials';
-import { EMISOR_RUT, SIGNED_TYPES, sampleDocument } from './support/documents';
+import { SIGNED_TYPES } from './support/documents';
+import { signedSampleEnvio } from './support/envelopes';
 
 /** What `xmllint --noout --nonet --schema <xsd> -` answers for a file: exit code and stderr. */
 function xmllint(xsd: string, bytes: Buffer): { code: number; stderr: string } {
@@ -33,23 +33,7 @@ describe('resident schema validator (schemas compiled once) answers as xmllint d
   let validator: ResidentValidator;
 
   before(function () {
-    const { credential } = testCredentials();
-    const timestamp = new Date();
-    const dtes = SIGNED_TYPES.map((tipo, i) =>
-      stampAndSignDte(sampleDocument(tipo, 40 + i, today()), {
-        caf: cafFor(tipo).caf,
-        credential,
-        timestamp,
-      }),
-    );
-    valid = buildEnvioDte(dtes, {
-      rutEmisor: EMISOR_RUT,
-      rutEnvia: SENDER_RUT,
-      fchResol: '2014-08-22',
-      nroResol: 0,
-      credential,
-      timestamp,
-    });
+    valid = signedSampleEnvio(SIGNED_TYPES, 40).envio;
     const text = valid.toString('latin1');
     const edit = (from: string | RegExp, to: string) => Buffer.from(text.replace(from, to), 'latin1');
     corpus = [

@@ -1,14 +1,12 @@
 import { DOMParser, XMLSerializer } from '@xmldom/xmldom';
 import { expect } from 'chai';
 
-import { buildEnvioDte, stampAndSignDte } from '../src';
 import {
   installXmldomGrammarCache,
   uninstallXmldomGrammarCache,
   xmldomGrammarCacheInstalled,
 } from '../src/xml/xmldom-grammar-cache';
-import { cafFor, SENDER_RUT, testCredentials, today } from './support/credentials';
-import { EMISOR_RUT, sampleDocument } from './support/documents';
+import { signedSampleEnvio } from './support/envelopes';
 
 /** What a parse decides: the tree it builds (serialized) and every error or warning it reports. */
 function parseOutcome(text: string): { tree: string | null; reports: string[]; thrown: string | null } {
@@ -51,23 +49,7 @@ describe('xmldom grammar cache (end-tag RegExps built once)', function () {
   let envelope: string;
 
   before(function () {
-    const { credential } = testCredentials();
-    const timestamp = new Date();
-    const dtes = ([33, 33] as const).map((tipo, i) =>
-      stampAndSignDte(sampleDocument(tipo, 20 + i, today()), {
-        caf: cafFor(tipo).caf,
-        credential,
-        timestamp,
-      }),
-    );
-    envelope = buildEnvioDte(dtes, {
-      rutEmisor: EMISOR_RUT,
-      rutEnvia: SENDER_RUT,
-      fchResol: '2024-03-01',
-      nroResol: 0,
-      credential,
-      timestamp,
-    }).toString('latin1');
+    envelope = signedSampleEnvio([33, 33], 20, '2024-03-01').envio.toString('latin1');
   });
 
   after(function () {
