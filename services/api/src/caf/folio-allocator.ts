@@ -57,19 +57,46 @@ export async function allocateFolio(m: EntityManager, key: FolioKey, now: Date):
  * both commit or neither does). Returns at most one row (`id` of the CAF, `folio`); none when no
  * CAF can give one (then folioUnavailable says why).
  */
-export function takeFolioSql(
-  p: Record<'organizationId' | 'companyId' | 'environment' | 'tipoDte' | 'now', string>,
-): string {
+export function takeFolioSql(p: FolioKeySql): string {
   return `UPDATE cafs SET next_folio = next_folio + 1
-        WHERE id = (SELECT id FROM cafs
+        WHERE id = (${usableCafSql(p)})
+        RETURNING id, next_folio - 1 AS folio`;
+}
+
+/** Placeholders (or SQL expressions) for a folio key and the clock, e.g. `$2`. */
+export type FolioKeySql = Record<'organizationId' | 'companyId' | 'environment' | 'tipoDte' | 'now', string>;
+
+/**
+ * THE choice of the CAF that supplies the next folios: the usable CAF (not deleted, folios left,
+ * not expired) lowest in folio order, locked FOR UPDATE. A waiter on that lock sees the row as
+ * its holder committed it (READ COMMITTED re-checks the WHERE clause on the new version), so it
+ * moves on to the next CAF when this one ran out.
+ */
+function usableCafSql(p: FolioKeySql, columns = 'id'): string {
+  return `SELECT ${columns} FROM cafs
                      WHERE organization_id = ${p.organizationId} AND company_id = ${p.companyId}
                        AND environment = ${p.environment} AND tipo_dte = ${p.tipoDte}
                        AND deleted_at IS NULL AND next_folio <= hasta
                        AND (expires_at IS NULL OR expires_at > ${p.now})
                      ORDER BY desde
                      LIMIT 1
-                     FOR UPDATE)
-        RETURNING id, next_folio - 1 AS folio`;
+                     FOR UPDATE`;
+}
+
+/**
+ * Up to `count` consecutive folios of ONE CAF in one statement (the emission writer's batches:
+ * folio-write.ts), with takeFolioSql's choice and locking: returns at most one row (`id` of the
+ * CAF, `first` and `last` folio taken, last - first + 1 <= count; fewer when the CAF has fewer
+ * left, the rest then comes from the next CAF in another statement); none when no CAF can give
+ * one. `first` is next_folio as the lock returned it (SELECT … FOR UPDATE yields the newest
+ * version of the row it waited for), and the row cannot change between that lock and the
+ * UPDATE, so first..last are exactly the folios this statement moved next_folio past.
+ */
+export function takeFoliosSql(p: FolioKeySql & { count: string }): string {
+  return `UPDATE cafs c SET next_folio = LEAST(c.hasta + 1, l.next_folio + ${p.count})
+          FROM (${usableCafSql(p, 'id, next_folio')}) l
+         WHERE c.id = l.id
+        RETURNING c.id, l.next_folio AS first, c.next_folio - 1 AS last`;
 }
 
 /**
