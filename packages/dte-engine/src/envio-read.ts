@@ -14,9 +14,11 @@ import { childElements, firstChild, parseXml } from './xml/dom';
  *   - each placeholder came out as an element child of SetDTE, so each DTE text sits in element
  *     content (not in a comment, CDATA, processing instruction or attribute value) and the parser
  *     reads it there from its `<DTE` to its `</DTE>`, the same tokens it read standalone;
- *   - nothing in scope around a DTE can change how its text parses: the DTE texts use no
- *     namespace prefix (so no binding from the envelope applies) and the file has no DOCTYPE (so
- *     no entity but the predefined ones and character references exists, inside or outside).
+ *   - nothing in scope around a DTE can change how its text parses: a DTE text that parses
+ *     standalone binds every prefix it uses itself (xmldom refuses an unbound element or
+ *     attribute prefix), so the envelope's bindings never apply inside it; and the file has no
+ *     DOCTYPE, so no entity but the predefined ones and character references exists, inside or
+ *     outside.
  * When any of this does not hold, or any part fails to parse, the whole file is parsed as one
  * document instead (what was done before), so the answer (a tree, or the parser's error) never
  * depends on which way was taken. The test (test/envio-read.test.ts) compares both ways on good
@@ -43,8 +45,6 @@ export function cutOutDtes(envelopeText: string): string[] {
 
 /** A name no DTE text or envelope may contain (checked), so the placeholders are only ours. */
 const PLACEHOLDER = 'DTE.ReadStandalone';
-/** a prefixed element or attribute name, or a namespace prefix declaration (false positives only cost the fast way) */
-const PREFIXED = /<\/?[^\s>/:]*:|\s[^\s=<>"':]+:[^\s=<>"']*\s*=/;
 
 /**
  * Parses an EnvioDTE/EnvioBOLETA text. Throws exactly when parseXml(text) throws (not
@@ -61,7 +61,6 @@ function readInParts(text: string): ParsedEnvio | undefined {
   let last = 0;
   DTE_TEXT.lastIndex = 0;
   for (let m = DTE_TEXT.exec(text); m; m = DTE_TEXT.exec(text)) {
-    if (PREFIXED.test(m[0])) return undefined;
     dteTexts.push(m[0]);
     skeleton.push(text.slice(last, m.index), `<${PLACEHOLDER}/>`);
     last = m.index + m[0].length;

@@ -125,6 +125,20 @@ describe('readEnvio: the envelope read in parts decides as the whole parse', fun
         'whole',
       ],
       ['a DTE using an unbound prefix', good.replace(d0, d0.replace('<Folio>', '<x:y/><Folio>')), 'whole'],
+      [
+        'a DTE using an attribute prefix the envelope binds',
+        good
+          .replace('<EnvioDTE ', '<EnvioDTE xmlns:x="urn:x" ')
+          .replace(d0, d0.replace('<Folio>', '<Folio x:a="1">')),
+        'whole',
+      ],
+      [
+        'a DTE binding its own prefix, the envelope another',
+        good
+          .replace('<EnvioDTE ', '<EnvioDTE xmlns:x="urn:x" ')
+          .replace(d0, d0.replace('<Folio>', '<x:y xmlns:x="urn:y" x:a="1"/><Folio>')),
+        'parts',
+      ],
       ['a DTE with an undefined entity', good.replace(d0, d0.replace('<Folio>', '<Folio>&nope;')), 'whole'],
       [
         'a DOCTYPE defining an entity a DTE uses',
