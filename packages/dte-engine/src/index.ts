@@ -17,6 +17,8 @@ export type { StampAndSignOptions } from './dte-sign';
 export { buildEnvioDte, MAX_DTE_PER_ENVIO, MAX_TYPES_PER_ENVIO, SII_RUT } from './envio';
 export type { EnvioOptions } from './envio';
 export { verifyEnvioDte, verifyDte, xmlRootName, cutOutDtes } from './verify';
+export { readEnvio } from './envio-read';
+export type { ParsedEnvio } from './envio-read';
 export { checkTotalsArithmetic } from './totals-check';
 export type { EnvioVerification, EnvioDocumentVerification, EnvioVerifyOptions } from './verify';
 export { validateEnvioSchema, schemasDir } from './schema';

@@ -1,4 +1,4 @@
-import { Document, Element } from '@xmldom/xmldom';
+import { Element } from '@xmldom/xmldom';
 
 import { CertificateInfo } from './crypto/certificate';
 import { publicKeyFromPem, rsaSha1Verify } from './crypto/keys';
@@ -10,6 +10,7 @@ import { verifyTedElement } from './ted';
 import { checkTotalsArithmetic } from './totals-check';
 import { decodeXml } from './xml/decode';
 import { childElements, childText, firstChild, flatSerialize, parseXml } from './xml/dom';
+import { cutOutDtes, ParsedEnvio } from './envio-read';
 
 export interface EnvioDocumentVerification {
   id: string;
@@ -58,11 +59,12 @@ export interface EnvioVerifyOptions {
   siiPublicKeys?: Record<string, string>;
   /**
    * The envelope as the caller already parsed it (a receiver checks it is XML before verifying),
-   * so it is not parsed twice: `document` must be what a strict parse (no error, only warnings)
-   * made of `text`. It is used only when `text` is exactly the text decoded here from `xml`;
-   * otherwise the envelope is parsed again.
+   * so it is not parsed twice: what readEnvio(text) returned (envio-read.ts: the DTEs parsed
+   * standalone once, the envelope without them), or `{text, document}` with `document` what a
+   * strict parse (no error, only warnings) made of `text`. It is used only when `text` is exactly
+   * the text decoded here from `xml`; otherwise the envelope is parsed again.
    */
-  parsed?: { text: string; document: Document };
+  parsed?: ParsedEnvio;
 }
 
 /**
@@ -73,8 +75,8 @@ export interface EnvioVerifyOptions {
  */
 export function verifyEnvioDte(xml: Buffer | string, opts: EnvioVerifyOptions = {}): EnvioVerification {
   const text = decodeXml(xml);
-  const root = (opts.parsed && opts.parsed.text === text ? opts.parsed.document : parseXml(text))
-    .documentElement;
+  const parsed = opts.parsed && opts.parsed.text === text ? opts.parsed : undefined;
+  const root = (parsed ? parsed.document : parseXml(text)).documentElement;
   if (!root || (root.localName !== 'EnvioDTE' && root.localName !== 'EnvioBOLETA'))
     throw new Error('the document is not an EnvioDTE or EnvioBOLETA');
   const set = firstChild(root, 'SetDTE');
@@ -97,9 +99,11 @@ export function verifyEnvioDte(xml: Buffer | string, opts: EnvioVerifyOptions = 
     ? pick(verifySignatureElement(text, envSig, `#${setId}`, C14N_ALG, envelopeTexts(text, setId)))
     : { valid: false, error: 'the EnvioDTE has no Signature' };
 
-  const documents = cutOutDtes(text).map((dteText, i) => {
+  // the DTEs as readEnvio parsed them standalone, else cut out here (parsed in verifyOneDte)
+  const dtes: { text: string; root?: Element }[] = parsed?.dtes ?? cutOutDtes(text).map((t) => ({ text: t }));
+  const documents = dtes.map((dte, i) => {
     try {
-      return verifyOneDte(dteText, opts.siiPublicKeys);
+      return verifyOneDte(dte.text, opts.siiPublicKeys, dte.root);
     } catch (err) {
       return unreadableDocument(i, (err as Error).message);
     }
@@ -191,17 +195,16 @@ function unreadableDocument(index: number, message: string): EnvioDocumentVerifi
   };
 }
 
-/** The literal text of every <DTE>…</DTE> element (DTEs do not nest). */
-export function cutOutDtes(envelopeText: string): string[] {
-  return envelopeText.match(/<DTE(?=[\s>])[\s\S]*?<\/DTE>/g) ?? [];
-}
+export { cutOutDtes };
 
 function verifyOneDte(
   dteText: string,
   siiKeys: Record<string, string> | undefined,
+  /** the standalone tree of `dteText`, when readEnvio already made it */
+  parsedRoot?: Element,
 ): EnvioDocumentVerification {
   // the DTE's text is parsed once, standalone; its signature, TED and arithmetic read this tree
-  const dte = parseXml(dteText).documentElement as Element;
+  const dte = parsedRoot ?? (parseXml(dteText).documentElement as Element);
   const documento = childElements(dte).find((c) => c.localName !== 'Signature');
   const enc = documento ? firstChild(documento, 'Encabezado') : undefined;
   const id = documento?.getAttribute('ID') ?? '';
@@ -248,13 +251,31 @@ function verifyOneDte(
       out.cafSignatureValid = false;
       out.cafError = `no SII public key for IDK ${out.caf.idk}`;
     } else {
-      out.cafSignatureValid = rsaSha1Verify(
-        Buffer.from(flatSerialize(daEl), 'latin1'),
-        frma,
-        publicKeyFromPem(keyPem),
-      );
+      out.cafSignatureValid = cafFrmaVerifies(flatSerialize(daEl), frma, keyPem);
       if (!out.cafSignatureValid) out.cafError = `FRMA does not verify with the SII key ${out.caf.idk}`;
     }
   }
   return out;
+}
+
+/**
+ * FRMA over the flattened DA with the SII key. Every document stamped from one CAF carries the
+ * same DA and FRMA: a verification that succeeded is remembered by its exact inputs (the DA's
+ * bytes, the FRMA, the key's PEM), so the same CAF is not verified again for each document. Only
+ * successes are kept (a failure is recomputed), bounded like the key caches.
+ */
+const verifiedCafs = new Set<string>();
+const MAX_VERIFIED_CAFS = 256;
+
+function cafFrmaVerifies(flatDa: string, frma: string, keyPem: string): boolean {
+  const sig = frma.replace(/\s+/g, '');
+  const key = `${keyPem.length}:${keyPem}${sig.length}:${sig}${flatDa}`; // lengths: no two inputs alike
+  if (verifiedCafs.has(key)) return true;
+  const ok = rsaSha1Verify(Buffer.from(flatDa, 'latin1'), frma, publicKeyFromPem(keyPem));
+  if (ok) {
+    if (verifiedCafs.size >= MAX_VERIFIED_CAFS)
+      verifiedCafs.delete(verifiedCafs.values().next().value as string);
+    verifiedCafs.add(key);
+  }
+  return ok;
 }

@@ -16,8 +16,7 @@
  * The signature, TED, CAF and schema rules themselves are @dte/engine's.
  */
 import { cafExpiryDate } from '@dte/engine';
-import type { Document } from '@xmldom/xmldom';
-import { validateEnvioSchema, verifyEnvioDte, type EnvioVerification } from './engine';
+import { validateEnvioSchema, verifyEnvioDte, type EnvioVerification, type ParsedEnvio } from './engine';
 import { chileDate } from './chile-time';
 import { normalizeRut } from './rut';
 import type { Company, DocumentResult, EnvelopeVerdict, SiiEnv } from './types';
@@ -27,8 +26,8 @@ export interface CheckInput {
   env: SiiEnv;
   /** the uploaded file, as received (the engine decodes it as its declaration says) */
   file: Buffer;
-  /** the file as the route already decoded and parsed it (to read it once; see verifyEnvioDte) */
-  parsed?: { text: string; document: Document };
+  /** the file as the route already decoded and read it (readEnvio: each part parsed once) */
+  parsed?: ParsedEnvio;
   /** RUT of the authenticated user (the token's certificate) */
   senderRut: string;
   /** the form's rutCompany-dvCompany */

@@ -5,6 +5,7 @@
  */
 export {
   verifyEnvioDte,
+  readEnvio,
   validateEnvioSchema,
   verifySeedDocument,
   createTestSiiKey,
@@ -13,4 +14,4 @@ export {
   computeBheRetencion,
   bheAnnulmentDeadline,
 } from '@dte/engine';
-export type { EnvioVerification, SiiKey, CertificateInfo } from '@dte/engine';
+export type { EnvioVerification, ParsedEnvio, SiiKey, CertificateInfo } from '@dte/engine';

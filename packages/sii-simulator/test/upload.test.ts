@@ -256,6 +256,33 @@ describe('sii-simulator: DTEUpload and the verdicts of QueryEstUp / QueryEstDte'
     expect(st.estado).to.equal('RSC');
   });
 
+  it('answers 7 for a file broken only inside a DTE (each DTE is parsed once, standalone), 0 for a well-formed one that hides a DTE in a comment', async () => {
+    const dte = signDte(factura(nextFolio()), caf);
+    const other = signDte(factura(nextFolio()), caf);
+    const file = envelope([dte, other]).toString('latin1');
+    const variants = {
+      'mismatched end tag in a DTE': file.replace(/<\/Folio>/, '</Folo>'),
+      'a DTE in a comment holding --': file.replace(dte, `<!-- ${dte.replace('<Folio>', '<Folio>--')} -->`),
+      'a DTE in an attribute value': file
+        .replace(dte, '')
+        .replace('<Caratula version="1.0">', `<Caratula version="1.0" x="${dte}">`),
+      'an unbound prefix in a DTE': file.replace(dte, dte.replace('<Folio>', '<x:y/><Folio>')),
+      'a DTE in a comment': file.replace(dte, `<!-- ${dte} -->`),
+    };
+    const statuses: Record<string, string | undefined> = {};
+    for (const [what, text] of Object.entries(variants)) {
+      expect(text, what).to.not.equal(file);
+      statuses[what] = (await send(Buffer.from(text, 'latin1'))).status;
+    }
+    expect(statuses).to.deep.equal({
+      'mismatched end tag in a DTE': '7',
+      'a DTE in a comment holding --': '7',
+      'a DTE in an attribute value': '7',
+      'an unbound prefix in a DTE': '7',
+      'a DTE in a comment': '0',
+    });
+  });
+
   it('answers the upload STATUS codes: 5 token, 1 sender, 6 company, 2 empty, 7 unreadable, 99 repeated', async () => {
     const file = envelope([signDte(factura(nextFolio()), caf)]);
     expect((await upload(base(), { sender: SENDER, company: COMPANY, file })).status).to.equal('5');

@@ -20,8 +20,14 @@ export function childElements(node: Element): Element[] {
   return out;
 }
 
+/** The first child element with this local name (what childElements(node).find(...) gives, without the array). */
 export function firstChild(node: Element, localName: string): Element | undefined {
-  return childElements(node).find((c) => c.localName === localName);
+  const kids = node.childNodes;
+  for (let i = 0; i < kids.length; i++) {
+    const k = kids[i];
+    if (k && k.nodeType === Node.ELEMENT_NODE && (k as Element).localName === localName) return k as Element;
+  }
+  return undefined;
 }
 
 /** Text of the child element at `path` (local names), or undefined when it is absent. */
@@ -69,5 +75,7 @@ function writeFlat(node: Element, out: string[]): void {
 }
 
 function hasElementSibling(parent: Element): boolean {
-  return childElements(parent).length > 0;
+  const kids = parent.childNodes;
+  for (let i = 0; i < kids.length; i++) if (kids[i]?.nodeType === Node.ELEMENT_NODE) return true;
+  return false;
 }

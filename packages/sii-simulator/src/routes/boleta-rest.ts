@@ -42,8 +42,8 @@
 import { createHash } from 'node:crypto';
 import type { Router } from '@koa/router';
 import type { Context } from 'koa';
-import type { Document } from '@xmldom/xmldom';
 import { checkEnvelope } from '../checks';
+import { readEnvio, type ParsedEnvio } from '../engine';
 import { chileDateTime } from '../chile-time';
 import { applyFault, cookieToken, readBody, xmlReply } from '../http';
 import { uploadState } from '../progress';
@@ -51,7 +51,6 @@ import { joinRut, normalizeRut } from '../rut';
 import { authorize, checkToken, type Sim } from '../sim';
 import { elements, siiRespuesta } from '../soap';
 import { SII_ENVS, type SiiEnv } from '../types';
-import { parseXml } from '../xml';
 import { tokenFromSignedSeed } from './auth';
 import { decodeXmlFile, parseForm, recordUpload } from './upload';
 
@@ -135,13 +134,13 @@ async function envio(sim: Sim, env: SiiEnv, ctx: Context): Promise<void> {
     if (trigger?.kind === 'repeated' || previous)
       return jsonReply(ctx, 409, { codigo: 99, error: 'envío repetido', trackid: Number(previous ?? 0) });
     const xml = decodeXmlFile(file.data);
-    let document: Document;
+    let parsed: ParsedEnvio;
     try {
-      document = parseXml(xml);
+      parsed = readEnvio(xml);
     } catch {
       return jsonReply(ctx, 400, { codigo: 7, error: 'el archivo no es XML' });
     }
-    const root = document.documentElement?.localName ?? undefined;
+    const root = parsed.document.documentElement?.localName ?? undefined;
     if (root !== 'EnvioBOLETA')
       return jsonReply(ctx, 400, { codigo: 7, error: `el archivo es ${root}, se esperaba EnvioBOLETA` });
     const c = e.companies.get(company)!;
@@ -149,7 +148,7 @@ async function envio(sim: Sim, env: SiiEnv, ctx: Context): Promise<void> {
     const outcome = await checkEnvelope({
       env,
       file: file.data,
-      parsed: { text: xml, document },
+      parsed,
       senderRut: sender,
       companyRut: company,
       company: c,
@@ -172,7 +171,7 @@ async function envio(sim: Sim, env: SiiEnv, ctx: Context): Promise<void> {
       fileName: file.name,
       sha256,
       xml,
-      document,
+      parsed,
       now,
       outcome,
       trigger,

@@ -10,10 +10,10 @@
  * Carátula, documents) is reported later by QueryEstUp, as the real SII does.
  */
 import { createHash } from 'node:crypto';
-import type { Document } from '@xmldom/xmldom';
 import busboy from 'busboy';
 import type { Context } from 'koa';
 import { checkEnvelope, type CheckOutcome } from '../checks';
+import { readEnvio, type ParsedEnvio } from '../engine';
 import { chileDateTime } from '../chile-time';
 import { applyFault, cookieToken, xmlReply } from '../http';
 import { joinRut } from '../rut';
@@ -21,7 +21,6 @@ import { authorize, checkToken, type Sim } from '../sim';
 import { elements } from '../soap';
 import type { UploadTrigger } from '../triggers';
 import type { Company, DocumentRecord, SiiEnv, UploadRecord } from '../types';
-import { parseXml } from '../xml';
 import { readTotals } from './totals';
 
 interface Form {
@@ -136,20 +135,20 @@ export async function receiveEnvioDte(
   const { sender, company, file, sha256, trigger, now } = r;
   const e = sim.state.env[env];
   const xml = decodeXmlFile(file.data);
-  let document: Document;
+  let parsed: ParsedEnvio;
   try {
-    document = parseXml(xml);
+    parsed = readEnvio(xml);
   } catch {
     return { status: 7 };
   }
-  if (document.documentElement?.localName !== 'EnvioDTE') return { status: 7 };
+  if (parsed.document.documentElement?.localName !== 'EnvioDTE') return { status: 7 };
 
   const c = e.companies.get(company)!;
   const adoptResolution = sim.options.autoEnrol && c.fchResol === '';
   const outcome: CheckOutcome = await checkEnvelope({
     env,
     file: file.data,
-    parsed: { text: xml, document },
+    parsed,
     senderRut: sender,
     companyRut: company,
     company: c,
@@ -166,7 +165,7 @@ export async function receiveEnvioDte(
     fileName: file.name,
     sha256,
     xml,
-    document,
+    parsed,
     now,
     outcome,
     trigger,
@@ -192,8 +191,8 @@ export function recordUpload(
     fileName: string;
     sha256: string;
     xml: string;
-    /** `xml` parsed (parseXml), shared with the checks so the envelope is read once */
-    document: Document;
+    /** `xml` read (readEnvio), shared with the checks so the envelope is read once */
+    parsed: ParsedEnvio;
     /** the simulator clock's instant (ms) */
     now: number;
     outcome: CheckOutcome;
@@ -205,7 +204,7 @@ export function recordUpload(
   const { outcome, trigger, now } = u;
   if (trigger?.kind === 'verdict') applyForcedVerdict(outcome, trigger.verdict);
   const trackId = e.newTrackId();
-  const totals = outcome.verdict === 'EPR' ? readTotals(u.document) : new Map();
+  const totals = outcome.verdict === 'EPR' ? readTotals(u.parsed) : new Map();
   const documents: DocumentRecord[] = outcome.documents.map((d) => ({
     env,
     trackId,
