@@ -59,8 +59,14 @@ transaction.state.log.num.partitions=4
 # Topics are created by the project (ensureTopics) with explicit partitions and configs.
 auto.create.topics.enable=false
 group.initial.rebalance.delay.ms=0
-num.network.threads=2
-num.io.threads=4
+# Threads and timers sized for a 2-core dev machine (issue 13, ARCHITECTURE "Kafka broker CPU"):
+# each request hops from a network thread to an io thread and back, and every extra thread is one
+# more to wake on 2 shared cores; the controller's no-op metadata record (KIP-835, every 500 ms
+# by default: a raft append and a metadata publish, the largest part of the idle broker's CPU)
+# only detects stale brokers, of which a single node has none.
+num.network.threads=${KAFKA_NETWORK_THREADS:-1}
+num.io.threads=${KAFKA_IO_THREADS:-2}
+metadata.max.idle.interval.ms=${KAFKA_METADATA_IDLE_MS:-5000}
 log.retention.hours=168
 CONF
   cat >"$KAFKA_HOME/log4j.properties" <<'CONF'

@@ -9,6 +9,7 @@
  * unless `onDecodeError` takes it (for example to a dead-letter topic). Nothing is skipped silently.
  */
 import type { Consumer, IHeaders, Kafka } from 'kafkajs';
+import { registerIdleFetch, type IdleFetchPolicy } from './idle-fetch';
 import type { SchemaCatalog } from './schemas';
 
 export interface IncomingMessage<T> {
@@ -52,6 +53,14 @@ export interface ConsumerOptions {
    * fewer, larger batches under load at the price of up to maxWaitTimeInMs of latency; 1 by default
    */
   minBytes?: number;
+  /**
+   * after a fetch that brought nothing, the next one asks for 1 byte and waits up to this long
+   * (idle-fetch.ts): an idle consumer sends one fetch per idle wait instead of one per
+   * maxWaitTimeInMs, and the first record after a quiet spell comes at once; the next fetch after
+   * records uses minBytes/maxWaitTimeInMs again. DEFAULT_IDLE_WAIT_MS by default (never less than
+   * maxWaitTimeInMs); 0 turns it off. Like maxWaitTimeInMs it bounds how long disconnect waits.
+   */
+  idleWaitTimeInMs?: number;
   /** partitions handled at once (order is kept within a partition); 1 by default */
   partitionsConsumedConcurrently?: number;
   /** runBatch: most messages handed to one handler call (a fetched batch is cut); 500 by default */
@@ -78,6 +87,9 @@ export interface ConsumerOptions {
  * consumer instead of one per fetched batch.
  */
 export const PIPELINE_COMMIT_INTERVAL_MS = 1000;
+
+/** ConsumerOptions.idleWaitTimeInMs by default: kafkajs' fetch wait of our consumers by default */
+export const DEFAULT_IDLE_WAIT_MS = 1000;
 
 function headersOf(h: IHeaders | undefined): Record<string, string> {
   const out: Record<string, string> = {};
@@ -147,9 +159,19 @@ class CommitPacer {
   }
 }
 
+/** the idle long-poll of a consumer, or none when it would change nothing (or is turned off) */
+function idleFetchPolicy(options: ConsumerOptions): IdleFetchPolicy | undefined {
+  const minBytes = options.minBytes ?? 1;
+  const maxWaitTimeInMs = options.maxWaitTimeInMs ?? DEFAULT_IDLE_WAIT_MS;
+  const idle = options.idleWaitTimeInMs ?? DEFAULT_IDLE_WAIT_MS;
+  if (idle <= 0 || (minBytes <= 1 && idle <= maxWaitTimeInMs)) return undefined;
+  return { minBytes, maxWaitTimeInMs, idleWaitTimeInMs: Math.max(idle, maxWaitTimeInMs), paused: false };
+}
+
 export class AvroConsumer {
   private readonly joined: Promise<void>;
   private readonly pacer: CommitPacer | undefined;
+  private readonly idle: { policy: IdleFetchPolicy; unregister: () => void } | undefined;
 
   private constructor(
     private readonly consumer: Consumer,
@@ -169,6 +191,8 @@ export class AvroConsumer {
       this.pacer = pacer;
       consumer.on(consumer.events.GROUP_JOIN, (e) => pacer.keepOnly(e.payload.memberAssignment));
     }
+    const policy = idleFetchPolicy(options);
+    if (policy) this.idle = { policy, unregister: registerIdleFetch(options.groupId, policy) };
   }
 
   static async connect(
@@ -182,7 +206,7 @@ export class AvroConsumer {
       groupId: options.groupId,
       sessionTimeout: options.sessionTimeout ?? 30000,
       heartbeatInterval: options.heartbeatInterval ?? 3000,
-      maxWaitTimeInMs: options.maxWaitTimeInMs ?? 1000,
+      maxWaitTimeInMs: options.maxWaitTimeInMs ?? DEFAULT_IDLE_WAIT_MS,
       minBytes: options.minBytes ?? 1,
       allowAutoTopicCreation: false,
     });
@@ -318,11 +342,13 @@ export class AvroConsumer {
    * service whose in-memory work is full pauses its consumers until it drained.
    */
   pause(): void {
+    if (this.idle) this.idle.policy.paused = true;
     this.consumer.pause(this.options.topics.map((t) => ({ topic: this.topicName(t) })));
   }
 
   /** Fetches again after pause(), from the next uncommitted offset. */
   resume(): void {
+    if (this.idle) this.idle.policy.paused = false;
     this.consumer.resume(this.options.topics.map((t) => ({ topic: this.topicName(t) })));
   }
 
@@ -339,5 +365,6 @@ export class AvroConsumer {
     this.pacer?.stop();
     await this.pacer?.flush();
     await this.consumer.disconnect();
+    this.idle?.unregister();
   }
 }

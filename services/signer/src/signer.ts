@@ -393,9 +393,11 @@ export async function startSigner(
     topics: [PIPELINE_TOPICS.commands],
     fromBeginning: true,
     partitionsConsumedConcurrently: deps.concurrency ?? 3,
-    // under load a fetch waits up to 50 ms for 16 KiB, so a batch (one transaction) holds more
+    // under load a fetch waits up to 100 ms for 16 KiB, so a batch (one transaction) holds more
+    // and the broker answers 10 fetches a second, not 20 (each ~1 ms of its CPU); when idle the
+    // consumer long-polls (@dte/messaging idleWaitTimeInMs) and a command is fetched at once
     minBytes: 16 * 1024,
-    maxWaitTimeInMs: 50,
+    maxWaitTimeInMs: 100,
     // a redelivered command finds its claim (processed_events)
     commitIntervalMs: PIPELINE_COMMIT_INTERVAL_MS,
   });
