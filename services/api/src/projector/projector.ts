@@ -110,7 +110,10 @@ export async function applyStatusRecords(db: DataSource, recs: DteStatusRecord[]
     let nextId = 0;
     if (docs.size > 0) {
       // the feed is read after the locks are held (a statement of its own, so its snapshot
-      // holds what a projector transaction that held a lock before us committed)
+      // holds what a projector transaction that held a lock before us committed), document by
+      // document through dte_events_dte_idx (OFFSET 0 keeps the planner from turning the lateral
+      // read into a hash join): `dte_id = ANY(…)` let a table without statistics (a new schema,
+      // before autovacuum's first ANALYZE) be read whole for every batch
       const events: {
         id: string;
         dte_id: string;
@@ -118,7 +121,10 @@ export async function applyStatusRecords(db: DataSource, recs: DteStatusRecord[]
         sii_status: string;
         observed_at: Date;
       }[] = await tx.query(
-        `SELECT id, dte_id, event_id, sii_status, observed_at FROM dte_events WHERE dte_id = ANY($1::uuid[])`,
+        `SELECT e.id, e.dte_id, e.event_id, e.sii_status, e.observed_at
+           FROM unnest($1::uuid[]) AS d(id)
+           CROSS JOIN LATERAL (SELECT id, dte_id, event_id, sii_status, observed_at FROM dte_events
+                                WHERE dte_id = d.id OFFSET 0) AS e`,
         [[...docs.keys()]],
       );
       for (const e of events) {
