@@ -25,12 +25,38 @@ export function sqlLiteral(value: string | null | (string | null)[]): string {
 /** A pooled node-postgres connection, as queryPrepared reaches it (typeorm's driver `master`). */
 interface PgPoolClient {
   query(text: string): Promise<PgResult | PgResult[]>;
-  query(config: { text: string; values: unknown[] }): Promise<PgResult>;
+  query(config: { name?: string; text: string; values: unknown[] }): Promise<PgResult>;
   release(err?: Error | boolean): void;
 }
 interface PgResult {
   rows: unknown[];
 }
+
+/**
+ * A statement a connection PREPAREs once (`PREPARE name(types) AS sql`) and then runs as
+ * `EXECUTE name(…)` inside a simple-protocol query: parsed, analysed and (after PostgreSQL's first
+ * custom plans) planned once per connection, as queryPrepared's named statements are, while still
+ * sharing its round trip with BEGIN or COMMIT. For statements whose plan is fixed by unique or
+ * exact-match indexes (see queryPrepared).
+ */
+export interface PreparedSql {
+  /** the prepared statement's name: unique in the process */
+  name: string;
+  /** the parameters' types, in order (`text`, `uuid[]` …) */
+  types: string[];
+  /** the statement, with its parameters $1…$n */
+  sql: string;
+}
+
+/** `EXECUTE` of a PreparedSql with these values (as sqlLiteral, in the order of its types). */
+export function executeSql(stmt: PreparedSql, values: (string | null | (string | null)[])[]): string {
+  if (values.length !== stmt.types.length)
+    throw new Error(`${stmt.name}: ${values.length} values for ${stmt.types.length} parameters`);
+  return `EXECUTE ${stmt.name}(${values.map(sqlLiteral).join(', ')})`;
+}
+
+/** the PreparedSql names each connection holds */
+const preparedOn = new WeakMap<PgPoolClient, Set<string>>();
 
 /**
  * One pooled connection taken from a typeorm DataSource's pool for a transaction driven by hand,
@@ -49,6 +75,26 @@ export class SimpleClient {
     return new SimpleClient(await pool.connect());
   }
 
+  /**
+   * PREPAREs the statement on this connection unless it holds it already (a round trip of its
+   * own, once per connection; outside any transaction, so no rollback can undo it).
+   */
+  async prepare(stmt: PreparedSql): Promise<void> {
+    const held = preparedOn.get(this.client) ?? new Set<string>();
+    preparedOn.set(this.client, held);
+    if (held.has(stmt.name)) return;
+    try {
+      await this.client.query(`PREPARE ${stmt.name}(${stmt.types.join(', ')}) AS ${stmt.sql}`);
+    } catch (err) {
+      // 42P05 duplicate_prepared_statement: the connection has it already
+      if ((err as { code?: string }).code !== '42P05') {
+        logFailedQuery(err, stmt.sql);
+        throw err;
+      }
+    }
+    held.add(stmt.name);
+  }
+
   /** Runs the statements as one simple query; returns the rows of each, in order. */
   async run<T = Record<string, unknown>>(template: string, ...statements: string[]): Promise<T[][]> {
     try {
@@ -60,10 +106,13 @@ export class SimpleClient {
     }
   }
 
-  /** One parameterized statement (extended protocol). */
-  async query<T = Record<string, unknown>>(text: string, values: unknown[]): Promise<T[]> {
+  /**
+   * One parameterized statement (extended protocol); with a `name`, a named statement that
+   * node-postgres prepares once on each connection.
+   */
+  async query<T = Record<string, unknown>>(text: string, values: unknown[], name?: string): Promise<T[]> {
     try {
-      return (await this.client.query({ text, values })).rows as T[];
+      return (await this.client.query(name ? { name, text, values } : { text, values })).rows as T[];
     } catch (err) {
       logFailedQuery(err, text);
       throw err;

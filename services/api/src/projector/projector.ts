@@ -25,7 +25,7 @@ import {
 } from '@dte/messaging';
 import type { Logger } from '@dte/service-runtime';
 import { shouldApply } from '@dte/status';
-import { SimpleClient, sqlLiteral } from '@dte/database';
+import { SimpleClient, executeSql, type PreparedSql } from '@dte/database';
 import type { DataSource } from 'typeorm';
 import { writtenWithItsDocument, type DteStatusRecord } from '../dtes/status-record';
 import { observeTransition } from './stage-metrics';
@@ -85,12 +85,14 @@ export async function applyStatusRecords(db: DataSource, recs: DteStatusRecord[]
   try {
     // ONE statement claims the event ids and locks (in id order) the documents of the records
     // it claimed: the claimed event ids come back as rows without a document id
+    await tx.prepare(CLAIM);
+    await tx.prepare(WRITE);
     const [, claimRows] = await tx.run<
       Omit<DocState, 'dirty'> & { id: string | null; claimed: string | null }
     >(
-      CLAIM_SQL,
+      CLAIM.sql,
       'BEGIN',
-      fillLiterals(CLAIM_SQL, [PROJECTOR_CONSUMER, recs.map((r) => r.event_id), recs.map((r) => r.dte_id)]),
+      executeSql(CLAIM, [PROJECTOR_CONSUMER, recs.map((r) => r.event_id), recs.map((r) => r.dte_id)]),
     );
     const claimed = new Set<string>();
     const docs = new Map<string, DocState>();
@@ -126,6 +128,7 @@ export async function applyStatusRecords(db: DataSource, recs: DteStatusRecord[]
            CROSS JOIN LATERAL (SELECT id, dte_id, event_id, sii_status, observed_at FROM dte_events
                                 WHERE dte_id = d.id OFFSET 0) AS e`,
         [[...docs.keys()]],
+        'projector_feed',
       );
       for (const e of events) {
         const list = feed.get(e.dte_id) ?? [];
@@ -211,8 +214,8 @@ export async function applyStatusRecords(db: DataSource, recs: DteStatusRecord[]
     if (inserts.length > 0 || dirty.length > 0)
       // the feed's new events and the read model's changes in ONE statement, with the COMMIT
       await tx.run(
-        WRITE_SQL,
-        fillLiterals(WRITE_SQL, [
+        WRITE.sql,
+        executeSql(WRITE, [
           inserts.map((x) => x.rec.dte_id),
           inserts.map((x) => x.rec.event_id),
           inserts.map((x) => x.rec.sii_status),
@@ -238,7 +241,10 @@ export async function applyStatusRecords(db: DataSource, recs: DteStatusRecord[]
 }
 
 /** The claim of a batch's event ids with the locking read of their documents (see above). */
-const CLAIM_SQL = `WITH claimed AS (
+const CLAIM: PreparedSql = {
+  name: 'projector_claim',
+  types: ['text', 'text[]', 'uuid[]'],
+  sql: `WITH claimed AS (
    INSERT INTO processed_events (consumer, event_id) SELECT $1, e FROM unnest($2::text[]) AS e
    ON CONFLICT (consumer, event_id) DO NOTHING RETURNING event_id
  ), locked AS MATERIALIZED (
@@ -250,10 +256,27 @@ const CLAIM_SQL = `WITH claimed AS (
  SELECT NULL::uuid AS id, NULL AS sii_status, NULL AS sii_glosa, NULL::timestamptz AS observed_at,
         NULL AS track_id, event_id AS claimed FROM claimed
  UNION ALL
- SELECT id, sii_status, sii_glosa, observed_at, track_id, NULL FROM locked`;
+ SELECT id, sii_status, sii_glosa, observed_at, track_id, NULL FROM locked`,
+};
 
 /** The feed's new events and the read model's changes (see above). */
-const WRITE_SQL = `WITH feed AS (
+const WRITE: PreparedSql = {
+  name: 'projector_write',
+  types: [
+    'uuid[]',
+    'text[]',
+    'text[]',
+    'text[]',
+    'text[]',
+    'text[]',
+    'timestamptz[]',
+    'uuid[]',
+    'text[]',
+    'text[]',
+    'timestamptz[]',
+    'text[]',
+  ],
+  sql: `WITH feed AS (
    INSERT INTO dte_events (dte_id, event_id, sii_status, glosa, track_id, source, observed_at)
    SELECT d, e, s, g, t, src, o
      FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[])
@@ -263,12 +286,8 @@ const WRITE_SQL = `WITH feed AS (
  )
  UPDATE dtes SET sii_status = v.s, sii_glosa = v.g, observed_at = v.o, track_id = v.t
    FROM unnest($8::uuid[], $9::text[], $10::text[], $11::timestamptz[], $12::text[]) AS v(id, s, g, o, t)
-  WHERE dtes.id = v.id`;
-
-/** `sql` with its parameters $1…$n replaced by the values' literals (sqlLiteral). */
-function fillLiterals(sql: string, values: (string | (string | null)[])[]): string {
-  return sql.replace(/\$(\d+)/g, (_, n: string) => sqlLiteral(values[Number(n) - 1]!));
-}
+  WHERE dtes.id = v.id`,
+};
 
 export interface Projector {
   consumer: AvroConsumer;
