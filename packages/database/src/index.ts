@@ -10,3 +10,4 @@ export * from './pipeline-outbox';
 export * from './returning';
 export { DTES_IDEMPOTENCY_KEY_CONSTRAINT } from './sql-error-logger';
 export * from './prepared';
+export * from './simple-query';

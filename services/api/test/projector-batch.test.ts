@@ -126,4 +126,45 @@ describe('projector: a batch of dte-status records in one transaction', function
     expect(new Set(again)).to.deep.equal(new Set(['duplicate']));
     expect((await state(b.id)).feed).to.deep.equal(sb.feed);
   });
+
+  it('stores glosas and track ids with quotes, backslashes, braces, commas, NULL and line breaks exactly; a refused batch claims nothing', async () => {
+    const d = await issue();
+    const base = Date.now() + 1000;
+    const glosa = `O'Brien \\ "rechazo" {a,b} NULL, ñandú\n$1 ''; DROP TABLE dtes; --`;
+    const track = `7'7\\"{}`;
+    // a NUL cannot be stored: the whole batch is refused, no claim is left behind
+    const bad = rec(d, 'RCH', base + 50, { sii_glosa: 'a\u0000b' });
+    let refused: unknown;
+    try {
+      await applyStatusRecords(t.db.dataSource, [rec(d, 'signed', base, { source: 'signer' }), bad]);
+    } catch (err) {
+      refused = err;
+    }
+    expect(refused).to.be.an('error');
+    const [none] = await t.db.dataSource.query(
+      'SELECT count(*)::int AS n FROM processed_events WHERE event_id = $1',
+      [bad.event_id],
+    );
+    expect(none.n).to.equal(0);
+    expect((await state(d.id)).feed).to.deep.equal(['queued']);
+
+    const results = await applyStatusRecords(t.db.dataSource, [
+      rec(d, 'sending', base, { track_id: track, source: 'sii-uploader' }),
+      rec(d, 'RCH', base + 100, { sii_glosa: glosa }),
+    ]);
+    expect(results).to.deep.equal(['applied', 'applied']);
+    const s = await state(d.id);
+    expect(s.feed).to.deep.equal(['queued', 'sending', 'RCH']);
+    expect(s.row).to.include({ sii_status: 'RCH', sii_glosa: glosa, track_id: track });
+    const [event] = await t.db.dataSource.query(
+      `SELECT glosa, track_id FROM dte_events WHERE dte_id = $1 AND sii_status = 'RCH'`,
+      [d.id],
+    );
+    expect(event).to.deep.equal({ glosa, track_id: null });
+    const [sending] = await t.db.dataSource.query(
+      `SELECT track_id FROM dte_events WHERE dte_id = $1 AND sii_status = 'sending'`,
+      [d.id],
+    );
+    expect(sending.track_id).to.equal(track);
+  });
 });
