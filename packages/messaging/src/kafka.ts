@@ -3,6 +3,7 @@
  * creates topics, Avro producers and Avro consumers, all under the configured topic prefix, and
  * disconnects everything it made.
  */
+import './request-queue-timer';
 import { Kafka, logLevel as LogLevel, type Admin, type LogEntry, type SASLOptions } from 'kafkajs';
 import { metrics, onScrape } from '@dte/service-runtime';
 import {
