@@ -22,6 +22,18 @@ interface KeyRow {
 /** last_used_at is written at most once a minute per key, so reads stay cheap. */
 const LAST_USED_RESOLUTION_MS = 60_000;
 
+const BEARER = /^Bearer[ ]+(\S+)\s*$/i;
+
+/**
+ * The hash of the API key an `Authorization: Bearer <key>` header presents (what its api_keys row
+ * is found by), or undefined when the header holds no well-formed key (authenticateApiKey then
+ * answers why).
+ */
+export function presentedKeyHash(header: string | undefined): string | undefined {
+  const m = header ? BEARER.exec(header) : null;
+  return m && parseApiKey(m[1]!) ? hashApiKey(m[1]!) : undefined;
+}
+
 /**
  * Resolves `Authorization: Bearer <key>` to its key, with the spec's 401 codes; `preload` is read
  * in the same statement (Principal.preloaded).
@@ -32,7 +44,7 @@ export async function authenticateApiKey(
   now: Date,
   preload?: PrincipalPreload,
 ): Promise<Principal> {
-  const m = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
+  const m = BEARER.exec(header);
   if (!m) {
     throw new ApiError('unauthorized', 'Send the API key as Authorization: Bearer <API_KEY>.', {
       hint: 'The Authorization header must use the Bearer scheme.',

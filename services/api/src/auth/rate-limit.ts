@@ -17,10 +17,58 @@ export async function enforceRateLimit(
   limit: { max: number; windowSec: number },
   now: Date,
 ): Promise<void> {
-  const count = await slidingCount(redis, `rl:${actorId}`, limit.windowSec, now, true);
+  applyRateLimit(ctx, await slidingCount(redis, `rl:${actorId}`, limit.windowSec, now, true), limit, now);
+}
+
+/** The caller's count in its window as RateLimit headers, and 429 rate_limit when over the limit. */
+export function applyRateLimit(
+  ctx: Context,
+  count: number,
+  limit: { max: number; windowSec: number },
+  now: Date,
+): void {
   ctx.set('RateLimit-Limit', String(limit.max));
   ctx.set('RateLimit-Remaining', String(Math.max(0, Math.floor(limit.max - count))));
   if (count > limit.max) throw tooMany(limit, now);
+}
+
+/**
+ * refuseAddressAfterFailures and enforceRateLimit's count for a request that presents an API key,
+ * in ONE round trip before the key is looked up (every API request pays it): the client address's
+ * failures are read and, unless they refuse it (429 rate_limit, the key is not counted, as
+ * before), the request is counted against the key. The key is named by its hash (`kh:<sha-256>`,
+ * one key as its id is), known before the lookup. Returns the key's count, for applyRateLimit once
+ * the key is authenticated.
+ */
+export async function admitApiKeyRequest(
+  redis: Redis,
+  address: string,
+  keyHash: string,
+  authFailureMax: number,
+  limit: { max: number; windowSec: number },
+  now: Date,
+): Promise<number> {
+  const failures = windowOf(`af:${address}`, AUTH_FAILURE_WINDOW_SEC, now);
+  const key = windowOf(`rl:kh:${keyHash}`, limit.windowSec, now);
+  let res: [number, number | string | null, string | null] | [number];
+  try {
+    res = await withSlidingCount(redis).dteAdmitKey(
+      failures.current,
+      failures.previous,
+      key.current,
+      key.previous,
+      String(1 - failures.elapsed),
+      String(authFailureMax),
+      limit.windowSec * 2 + 1,
+    );
+  } catch (err) {
+    throw redisDown(err);
+  }
+  if (!Array.isArray(res)) throw redisDown(new Error('rate limit counter failed'));
+  if (res[0] === 0) {
+    throw tooMany({ max: authFailureMax, windowSec: AUTH_FAILURE_WINDOW_SEC }, now, 'failed authentications');
+  }
+  return Number(res[2] ?? 0) * (1 - key.elapsed) + Number(res[1] ?? 0);
 }
 
 /** The window of failed authentications per client address (the count is AUTH_FAILURE_MAX, 20 by default). */
@@ -89,7 +137,30 @@ else
 end
 return {current, redis.call('GET', KEYS[2])}`;
 
+/**
+ * admitApiKeyRequest's one command. KEYS: the address's failures (current, previous window), the
+ * key's counter (current, previous); ARGV: the weight of the previous failures window, the
+ * failures that refuse, the key counter's expiry. Answers {0} when the address is refused
+ * (nothing counted), else {1, key current, key previous}.
+ */
+const ADMIT_KEY_LUA = `
+local failures = tonumber(redis.call('GET', KEYS[2]) or '0') * tonumber(ARGV[1])
+  + tonumber(redis.call('GET', KEYS[1]) or '0')
+if failures >= tonumber(ARGV[2]) then return {0} end
+local current = redis.call('INCR', KEYS[3])
+redis.call('EXPIRE', KEYS[3], ARGV[3])
+return {1, current, redis.call('GET', KEYS[4])}`;
+
 type SlidingCountRedis = Redis & {
+  dteAdmitKey(
+    failuresCurrent: string,
+    failuresPrevious: string,
+    keyCurrent: string,
+    keyPrevious: string,
+    previousWeight: string,
+    failureMax: string,
+    expirySec: number,
+  ): Promise<[number, number | string | null, string | null] | [number]>;
   dteSlidingCount(
     current: string,
     previous: string,
@@ -103,6 +174,7 @@ function withSlidingCount(redis: Redis): SlidingCountRedis {
   const r = redis as SlidingCountRedis;
   if (typeof r.dteSlidingCount !== 'function') {
     redis.defineCommand('dteSlidingCount', { numberOfKeys: 2, lua: SLIDING_COUNT_LUA });
+    redis.defineCommand('dteAdmitKey', { numberOfKeys: 4, lua: ADMIT_KEY_LUA });
   }
   return r;
 }
@@ -114,13 +186,12 @@ async function slidingCount(
   now: Date,
   increment: boolean,
 ): Promise<number> {
-  const nowSec = now.getTime() / 1000;
-  const window = Math.floor(nowSec / windowSec);
+  const w = windowOf(prefix, windowSec, now);
   let res: [number | string | null, string | null];
   try {
     res = await withSlidingCount(redis).dteSlidingCount(
-      `${prefix}:${window}`,
-      `${prefix}:${window - 1}`,
+      w.current,
+      w.previous,
       increment ? '1' : '0',
       windowSec * 2 + 1,
     );
@@ -130,8 +201,22 @@ async function slidingCount(
   if (!Array.isArray(res)) throw redisDown(new Error('rate limit counter failed'));
   const current = Number(res[0] ?? 0);
   const previous = Number(res[1] ?? 0);
-  const elapsed = (nowSec - window * windowSec) / windowSec;
-  return previous * (1 - elapsed) + current;
+  return previous * (1 - w.elapsed) + current;
+}
+
+/** The counters of `prefix` for the window `now` falls in and the one before, and how far into it `now` is (0-1). */
+function windowOf(
+  prefix: string,
+  windowSec: number,
+  now: Date,
+): { current: string; previous: string; elapsed: number } {
+  const nowSec = now.getTime() / 1000;
+  const window = Math.floor(nowSec / windowSec);
+  return {
+    current: `${prefix}:${window}`,
+    previous: `${prefix}:${window - 1}`,
+    elapsed: (nowSec - window * windowSec) / windowSec,
+  };
 }
 
 /** Redis is down or refused the command: the catalog's transient 503 (the spec has no Redis code). */

@@ -1,9 +1,15 @@
 import type { Context, Middleware } from 'koa';
 import type { ApiDeps, Principal, RouteDef } from '../context';
-import { authenticate, authorize } from '../auth/authenticate';
+import { authenticate, authorize, presentedKeyHash } from '../auth/authenticate';
 import { checkSessionCsrf } from '../auth/csrf';
 import { accountStores, readSessionCookie } from '../auth/session';
-import { enforceRateLimit, recordAuthFailure, refuseAddressAfterFailures } from '../auth/rate-limit';
+import {
+  admitApiKeyRequest,
+  applyRateLimit,
+  enforceRateLimit,
+  recordAuthFailure,
+  refuseAddressAfterFailures,
+} from '../auth/rate-limit';
 import { ApiError } from '../http/api-error';
 
 /** answers that count as a failed authentication of the client address */
@@ -29,9 +35,16 @@ export function createRouteKit(deps: ApiDeps): RouteKit {
     if (def.auth !== 'none') {
       out.push(async (ctx, next) => {
         const at = now();
-        // an address that keeps failing is refused before any key lookup
-        await refuseAddressAfterFailures(deps.redis, ctx.ip, deps.config.authFailureMax, at);
         const sessionOnly = def.auth === 'session' || def.auth === 'session_user';
+        const limit = { max: deps.config.rateLimitMax, windowSec: deps.config.rateLimitWindowSec };
+        // an address that keeps failing is refused before any key lookup; a request with an API
+        // key is also counted against that key in the same round trip to Redis
+        const keyHash = sessionOnly ? undefined : presentedKeyHash(ctx.get('Authorization') || undefined);
+        const keyCount = keyHash
+          ? await admitApiKeyRequest(deps.redis, ctx.ip, keyHash, deps.config.authFailureMax, limit, at)
+          : await refuseAddressAfterFailures(deps.redis, ctx.ip, deps.config.authFailureMax, at).then(
+              () => undefined,
+            );
         const principal = await authenticate(ctx, deps.dataSource, {
           allowBearer: !sessionOnly,
           allowSession: def.auth !== 'bearer',
@@ -47,13 +60,8 @@ export function createRouteKit(deps: ApiDeps): RouteKit {
           throw err;
         });
         ctx.state.principal = principal;
-        await enforceRateLimit(
-          ctx,
-          deps.redis,
-          principal.actorId,
-          { max: deps.config.rateLimitMax, windowSec: deps.config.rateLimitWindowSec },
-          at,
-        );
+        if (keyCount !== undefined && principal.kind === 'api_key') applyRateLimit(ctx, keyCount, limit, at);
+        else await enforceRateLimit(ctx, deps.redis, principal.actorId, limit, at);
         if (principal.kind === 'session') checkSessionCsrf(ctx, deps.config.dashboardOrigins);
         authorize(principal, def.scope, def.roles);
         await next();
