@@ -26,6 +26,7 @@ import { DtesStatusNotify1763812100000 } from './1763812100000-dtes-status-notif
 import { WebhookSubscriptionsCompany1763812200000 } from './1763812200000-webhook-subscriptions-company';
 import { DtesUnsentIndex1763813000000 } from './1763813000000-dtes-unsent-index';
 import { DtesRequestId1795539900000 } from './1795539900000-dtes-request-id';
+import { ToastLz41795565000000 } from './1795565000000-toast-lz4';
 
 export const migrations: (new () => MigrationInterface)[] = [
   ProcessedEvents1763780000000,
@@ -53,4 +54,5 @@ export const migrations: (new () => MigrationInterface)[] = [
   WebhookSubscriptionsCompany1763812200000,
   DtesUnsentIndex1763813000000,
   DtesRequestId1795539900000,
+  ToastLz41795565000000,
 ];
