@@ -42,12 +42,19 @@ export function parentOf(pid: number): number | undefined {
 
 /** The live children of a pid (e.g. the SII simulator's resident schema validator). */
 export function childrenOf(pid: number): number[] {
-  const out: number[] = [];
-  for (const name of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    if (parentOf(Number(name)) === pid) out.push(Number(name));
+  // the kernel's list of the process's children (CONFIG_PROC_CHILDREN): one read, where scanning
+  // every /proc/<pid>/stat at each sample cost the bench client ~0.1 ms per document
+  try {
+    const text = fs.readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim();
+    return text ? text.split(/\s+/).map(Number) : [];
+  } catch {
+    const out: number[] = [];
+    for (const name of fs.readdirSync('/proc')) {
+      if (!/^\d+$/.test(name)) continue;
+      if (parentOf(Number(name)) === pid) out.push(Number(name));
+    }
+    return out;
   }
-  return out;
 }
 
 interface TcpSocket {
@@ -203,11 +210,5 @@ export async function postgresAuxiliary(
   const clients = new Set(
     (await backends()).filter((b) => b.backend_type === 'client backend').map((b) => b.pid),
   );
-  const out: number[] = [];
-  for (const d of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(d)) continue;
-    const pid = Number(d);
-    if (!clients.has(pid) && parentOf(pid) === postmaster) out.push(pid);
-  }
-  return out;
+  return childrenOf(postmaster).filter((pid) => !clients.has(pid));
 }
