@@ -5,15 +5,7 @@
 import { expect } from 'chai';
 import type { IncomingMessage } from '@dte/messaging';
 import { testMessaging, testStack, type TestMessaging, type TestStack } from '../support/env';
-import type { FoundationDemo as Demo } from '../support/foundation-demo';
-
-const demo = (i: number): Demo => ({
-  id: `doc-${i}`,
-  amount: i,
-  kind: 'CREATED',
-  note: null,
-  observed_at: new Date(1763780000000 + i),
-});
+import { demo, until, type FoundationDemo as Demo } from '../support/foundation-demo';
 
 /** The group's committed offsets of the topic, partition → offset (-1: none), from the broker. */
 async function committed(stack: TestStack, groupId: string, topic: string): Promise<Record<number, string>> {
@@ -25,14 +17,6 @@ async function committed(stack: TestStack, groupId: string, topic: string): Prom
     return Object.fromEntries(t!.partitions.map((p) => [p.partition, p.offset]));
   } finally {
     await admin.disconnect();
-  }
-}
-
-async function until(cond: () => boolean, ms = 30000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 50));
   }
 }
 

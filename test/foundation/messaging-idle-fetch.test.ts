@@ -6,23 +6,8 @@
 import { expect } from 'chai';
 import { idleFetchInstalled } from '@dte/messaging/src/idle-fetch';
 import { testMessaging, type TestMessaging } from '../support/env';
-import type { FoundationDemo as Demo } from '../support/foundation-demo';
+import { demo, until, type FoundationDemo as Demo } from '../support/foundation-demo';
 
-const demo = (i: number): Demo => ({
-  id: `doc-${i}`,
-  amount: i,
-  kind: 'CREATED',
-  note: null,
-  observed_at: new Date(1763780000000 + i),
-});
-
-async function until(cond: () => boolean, ms = 30000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** counts the Fetch requests kafkajs sends from this process */

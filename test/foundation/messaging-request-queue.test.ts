@@ -5,24 +5,9 @@
 import { expect } from 'chai';
 import { requestQueueTimerFixed } from '@dte/messaging/src/request-queue-timer';
 import { testMessaging, type TestMessaging } from '../support/env';
-import type { FoundationDemo as Demo } from '../support/foundation-demo';
+import { demo, until, type FoundationDemo as Demo } from '../support/foundation-demo';
 
-const demo = (i: number): Demo => ({
-  id: `doc-${i}`,
-  amount: i,
-  kind: 'CREATED',
-  note: null,
-  observed_at: new Date(1763780000000 + i),
-});
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until(cond: () => boolean, ms = 30000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await sleep(50);
-  }
-}
 
 /** counts how often kafkajs' request queues of this process check their pending requests */
 function checkCounter(): { count(): number; restore(): void } {
