@@ -9,7 +9,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
+import { createDataSource } from '@dte/database';
 import { createTestCaf, santiagoDate } from '@dte/engine';
+import type { DataSource } from 'typeorm';
+import { testStack } from '../../../test/support/env';
+import { writeManyWithFolios, type NewDocument } from '../src/dtes/folio-write';
 import { call, cafForm, type Answer, type TestApi, startTestApi } from './support/test-api';
 import { body, emit, holdCompanyFolios, nextFolio, orgWithCafs, type DteOrg } from './dtes-fixtures';
 
@@ -68,6 +72,22 @@ describe('concurrent emissions of one company and type, written together', funct
     }[];
   }
 
+  /** A second CAF of type 33 (folios desde..hasta) for `o`, uploaded over HTTP. */
+  async function uploadCaf(o: DteOrg, desde: number, hasta: number): Promise<void> {
+    const xml = createTestCaf({
+      siiKey: t.sim.siiKeys.cert,
+      rutEmisor: o.rut,
+      razonSocial: 'EMPRESA DE PRUEBA',
+      tipoDte: 33,
+      desde,
+      hasta,
+      fechaAutorizacion: santiagoDate(new Date()),
+      keyBits: 512,
+    });
+    const up = await call(t.url, 'POST', '/caf', { key: o.key, form: cafForm(xml) });
+    expect(up.status, up.text).to.equal(201);
+  }
+
   const cafIds = async (o: DteOrg): Promise<{ id: string; desde: number; hasta: number }[]> =>
     t.db.dataSource.query(
       'SELECT id, desde::int AS desde, hasta::int AS hasta FROM cafs WHERE company_id = $1 ORDER BY desde',
@@ -76,18 +96,7 @@ describe('concurrent emissions of one company and type, written together', funct
 
   it('gives each document its own folio, contiguous across CAFs, in its XML, feed and messages, with fewer transactions than documents', async () => {
     const o = await orgWithCafs(t, { tipos: [33], hasta: 10 });
-    const second = createTestCaf({
-      siiKey: t.sim.siiKeys.cert,
-      rutEmisor: o.rut,
-      razonSocial: 'EMPRESA DE PRUEBA',
-      tipoDte: 33,
-      desde: 11,
-      hasta: 40,
-      fechaAutorizacion: santiagoDate(new Date()),
-      keyBits: 512,
-    });
-    const up = await call(t.url, 'POST', '/caf', { key: o.key, form: cafForm(second) });
-    expect(up.status, up.text).to.equal(201);
+    await uploadCaf(o, 11, 40);
 
     const answers = await emitHeld(
       o,
@@ -172,5 +181,78 @@ describe('concurrent emissions of one company and type, written together', funct
     );
     expect(n).to.equal(5);
     expect(await nextFolio(t, o, 33)).to.equal(6);
+  });
+
+  it('several api replicas writing batches at once: every folio once, none skipped, across CAFs', async () => {
+    const o = await orgWithCafs(t, { tipos: [33], hasta: 37 });
+    await uploadCaf(o, 38, 200);
+    // four "api replicas": pools of their own on the test's schema, each writing batches of 5
+    const replicas: DataSource[] = await Promise.all(
+      [0, 1, 2, 3].map(async () =>
+        createDataSource({
+          url: (await testStack()).databaseUrl,
+          schema: t.db.schema,
+          poolSize: 3,
+          entities: [],
+          migrations: [],
+        }).initialize(),
+      ),
+    );
+    try {
+      const doc = (i: number): { doc: NewDocument; draft: unknown } => ({
+        doc: {
+          id: randomUUID(),
+          organizationId: o.orgId,
+          companyId: o.companyId,
+          environment: 'cert',
+          tipoDte: 33,
+          certificateId: o.certId,
+          rutEmisor: o.rut,
+          rutReceptor: null,
+          razonSocialReceptor: 'CLIENTE',
+          fechaEmision: santiagoDate(new Date()),
+          amounts: { neto: 100, exento: 0, iva: 19, total: 119 },
+          input: { n: i },
+          idempotencyKey: randomUUID(),
+          bodyHash: `h${i}`,
+          now: new Date(),
+        },
+        draft: { Encabezado: { IdDoc: { Folio: 0 } } },
+      });
+      // 4 replicas × 6 rounds × 5 documents = 120, with the first CAF's 37 folios running out midway
+      const byReplica = await Promise.all(
+        replicas.map(async (r, k) => {
+          const rows = [];
+          for (let round = 0; round < 6; round++) {
+            let batch = Array.from({ length: 5 }, (_, j) => doc(k * 100 + round * 10 + j));
+            while (batch.length > 0) {
+              const got = await writeManyWithFolios(r, batch);
+              expect(got.length, 'a statement gave no folio while folios were left').to.be.above(0);
+              rows.push(...got);
+              const done = new Set(got.map((g) => g.id));
+              batch = batch.filter((b) => !done.has(b.doc.id));
+            }
+          }
+          return rows;
+        }),
+      );
+      const folios = byReplica.flat().map((r) => Number(r.folio));
+      expect(folios.sort((a, b) => a - b)).to.deep.equal(Array.from({ length: 120 }, (_, i) => i + 1));
+      const rows = await written(o);
+      expect(rows.map((r) => r.folio)).to.deep.equal(Array.from({ length: 120 }, (_, i) => i + 1));
+      const [a, b] = await cafIds(o);
+      for (const r of rows) {
+        expect(r.caf_id).to.equal(r.folio <= 37 ? a!.id : b!.id);
+        expect(r.document_folio).to.equal(r.folio);
+        for (const m of r.messages) expect(m.folio).to.equal(r.folio);
+      }
+      const counters: { next_folio: string }[] = await t.db.dataSource.query(
+        'SELECT next_folio FROM cafs WHERE company_id = $1 ORDER BY desde',
+        [o.companyId],
+      );
+      expect(counters.map((c) => Number(c.next_folio))).to.deep.equal([38, 121]);
+    } finally {
+      await Promise.all(replicas.map((r) => r.destroy()));
+    }
   });
 });
