@@ -14,7 +14,7 @@ import inspector from 'node:inspector';
 import os from 'node:os';
 import { startTestApi } from '../../services/api/test/support/test-api';
 import { body, emit, orgWithCafs } from '../../services/api/test/dtes-fixtures';
-import { clientPortsOf, cpuSecondsOf } from './process-cpu';
+import { ownBackends } from './process-cpu';
 
 const POSTS = Number(process.env.POSTS ?? 1000);
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 8);
@@ -48,15 +48,8 @@ async function main(): Promise<void> {
       await Promise.all(
         Array.from({ length: CONCURRENCY }, (_, j) => emit(t, o, body(33, o.rut, 100 + i + j))),
       );
-    const db = t.db.dataSource;
     // this process's connections to PostgreSQL (the test api's pool sets no application_name)
-    const port = Number(new URL(process.env.DATABASE_URL!.replace(/^postgres(ql)?:/, 'http:')).port);
-    const mine = new Set(clientPortsOf(process.pid, port));
-    const rows: { pid: number; client_port: number | null }[] = await db.query(
-      `SELECT pid, client_port FROM pg_stat_activity WHERE client_port IS NOT NULL`,
-    );
-    const pgPids = rows.filter((r) => mine.has(r.client_port!)).map((r) => r.pid);
-    const pgCpu = () => pgPids.reduce((s, p) => s + (cpuSecondsOf(p) ?? 0), 0);
+    const { pids: pgPids, cpuSeconds: pgCpu } = await ownBackends(t.db.dataSource, process.env.DATABASE_URL!);
     const stopProfile = PROFILE ? startProfile(PROFILE) : undefined;
     const c0 = process.cpuUsage();
     const pg0 = pgCpu();

@@ -129,6 +129,23 @@ export function clientPortsOf(pid: number, remotePort: number): number[] {
     .map((s) => s.localPort);
 }
 
+/**
+ * The PostgreSQL backends serving THIS process's open connections to `databaseUrl` (its client
+ * ports matched in pg_stat_activity, read through `db`), and the sum of their CPU seconds now: the
+ * database side of an in-process benchmark. Open the pool's connections before calling it.
+ */
+export async function ownBackends(
+  db: { query(sql: string, params?: unknown[]): Promise<unknown> },
+  databaseUrl: string,
+): Promise<{ pids: number[]; cpuSeconds(): number }> {
+  const ports = clientPortsOf(process.pid, Number(new URL(databaseUrl).port || 5432));
+  const rows = (await db.query(`SELECT pid FROM pg_stat_activity WHERE client_port = ANY($1::int[])`, [
+    ports,
+  ])) as { pid: number }[];
+  const pids = rows.map((r) => r.pid);
+  return { pids, cpuSeconds: () => pids.reduce((s, pid) => s + (cpuSecondsOf(pid) ?? 0), 0) };
+}
+
 export type BackendQuery = () => Promise<
   { pid: number; application_name: string | null; backend_type: string }[]
 >;

@@ -15,7 +15,7 @@ import { startTestApi } from '../../services/api/test/support/test-api';
 import { body, emit, orgWithCafs } from '../../services/api/test/dtes-fixtures';
 import { applyStatusRecords } from '../../services/api/src/projector/projector';
 import type { DteStatusRecord } from '../../services/api/src/dtes/status-record';
-import { clientPortsOf, cpuSecondsOf } from './process-cpu';
+import { ownBackends } from './process-cpu';
 
 const DOCS = Number(process.env.DOCS ?? 1500);
 const BATCH = Number(process.env.BATCH ?? 40);
@@ -69,14 +69,7 @@ async function main(): Promise<void> {
     };
     // warm-up: 100 documents, so the pool and the JIT are ready
     await run(docs.slice(0, 100));
-    const db = t.db.dataSource;
-    const port = Number(new URL(process.env.DATABASE_URL!.replace(/^postgres(ql)?:/, 'http:')).port);
-    const mine = new Set(clientPortsOf(process.pid, port));
-    const rows: { pid: number; client_port: number | null }[] = await db.query(
-      `SELECT pid, client_port FROM pg_stat_activity WHERE client_port IS NOT NULL`,
-    );
-    const pgPids = rows.filter((r) => mine.has(r.client_port!)).map((r) => r.pid);
-    const pgCpu = () => pgPids.reduce((s, p) => s + (cpuSecondsOf(p) ?? 0), 0);
+    const { pids: pgPids, cpuSeconds: pgCpu } = await ownBackends(t.db.dataSource, process.env.DATABASE_URL!);
     // node-postgres queries (round trips) during the measured run
     let queries = 0;
     // eslint-disable-next-line @typescript-eslint/no-require-imports

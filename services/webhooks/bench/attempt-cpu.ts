@@ -11,7 +11,7 @@
 import { fork, spawnSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import { localKeyWrapper } from '@dte/secrets';
-import { clientPortsOf, cpuSecondsOf } from '../../../scripts/bench/process-cpu';
+import { ownBackends } from '../../../scripts/bench/process-cpu';
 import { migratedDatabase } from '../../../test/support/env';
 import { systemClock } from '../src/clock';
 import { Dispatcher } from '../src/dispatcher';
@@ -139,13 +139,7 @@ async function worker() {
     await runAll(await insert(200)); // warm-up: connections, JIT, the signing key
     const ids = await insert(n);
     // the backends of this process's pool connections, by their client ports
-    const ports = clientPortsOf(process.pid, Number(new URL(process.env.DATABASE_URL!).port || 5432));
-    const backends = (
-      (await ds.query(`SELECT pid FROM pg_stat_activity WHERE client_port = ANY($1::int[])`, [ports])) as {
-        pid: number;
-      }[]
-    ).map((r) => r.pid);
-    const pgCpu = () => backends.reduce((s, pid) => s + (cpuSecondsOf(pid) ?? 0), 0);
+    const { pids: backends, cpuSeconds: pgCpu } = await ownBackends(ds, process.env.DATABASE_URL!);
     // statements sent from here on (the store's, through ds.query)
     let statements = 0;
     const query = ds.query.bind(ds);
