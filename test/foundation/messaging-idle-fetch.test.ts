@@ -5,23 +5,11 @@
 // are counted at kafkajs' broker client (every request this process sends), against the real broker.
 import { expect } from 'chai';
 import { idleFetchInstalled } from '@dte/messaging/src/idle-fetch';
+import { countKafkajsCalls } from '../support/kafkajs-calls';
 import { testMessaging, type TestMessaging } from '../support/env';
 import { demo, until, type FoundationDemo as Demo } from '../support/foundation-demo';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** counts the Fetch requests kafkajs sends from this process */
-function fetchCounter(): { count(): number; restore(): void } {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const Broker = require('kafkajs/src/broker') as { prototype: { fetch: (...a: unknown[]) => unknown } };
-  const original = Broker.prototype.fetch;
-  let n = 0;
-  Broker.prototype.fetch = function (...args: unknown[]) {
-    n += 1;
-    return original.apply(this, args);
-  };
-  return { count: () => n, restore: () => void (Broker.prototype.fetch = original) };
-}
 
 describe('foundation: an idle consumer long-polls (idleWaitTimeInMs)', function () {
   this.timeout(120000);
@@ -53,7 +41,7 @@ describe('foundation: an idle consumer long-polls (idleWaitTimeInMs)', function 
       maxWaitTimeInMs: 50,
       ...(idleWaitTimeInMs === undefined ? {} : { idleWaitTimeInMs }),
     });
-    const counter = fetchCounter();
+    const counter = countKafkajsCalls('kafkajs/src/broker', 'fetch');
     try {
       await consumer.runBatch<Demo>(async (msgs) => {
         calls += 1;

@@ -4,25 +4,11 @@
 // still flow: records produced and consumed through a real broker, before and after a quiet spell.
 import { expect } from 'chai';
 import { requestQueueTimerFixed } from '@dte/messaging/src/request-queue-timer';
+import { countKafkajsCalls } from '../support/kafkajs-calls';
 import { testMessaging, type TestMessaging } from '../support/env';
 import { demo, until, type FoundationDemo as Demo } from '../support/foundation-demo';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** counts how often kafkajs' request queues of this process check their pending requests */
-function checkCounter(): { count(): number; restore(): void } {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const RequestQueue = require('kafkajs/src/network/requestQueue') as {
-    prototype: { checkPendingRequests: (...a: unknown[]) => unknown };
-  };
-  const original = RequestQueue.prototype.checkPendingRequests;
-  let n = 0;
-  RequestQueue.prototype.checkPendingRequests = function (...args: unknown[]) {
-    n += 1;
-    return original.apply(this, args);
-  };
-  return { count: () => n, restore: () => void (RequestQueue.prototype.checkPendingRequests = original) };
-}
 
 describe('foundation: kafkajs request queues keep no timer when nothing waits', function () {
   this.timeout(120000);
@@ -50,7 +36,7 @@ describe('foundation: kafkajs request queues keep no timer when nothing waits', 
       fromBeginning: true,
     });
     const producer = await messaging.createProducer();
-    const counter = checkCounter();
+    const counter = countKafkajsCalls('kafkajs/src/network/requestQueue', 'checkPendingRequests');
     try {
       await consumer.runBatch<Demo>(async (msgs) => {
         for (const m of msgs) seen.push(m.value!.id);
