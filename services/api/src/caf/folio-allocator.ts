@@ -21,7 +21,7 @@ export interface AllocatedFolio {
  * roll back together (a rollback gives the folio back: no gap).
  *
  * Atomicity: the CAF row that supplies the folio is locked with SELECT … FOR UPDATE and its
- * next_folio advanced in the same statement (the SELECT is the UPDATE's sub-query: one round trip). Concurrent allocators (any number of api
+ * next_folio advanced in the same statement (takeFoliosSql: one round trip). Concurrent allocators (any number of api
  * replicas) queue on that row lock; when the lock holder commits, PostgreSQL re-checks the
  * waiter's WHERE clause against the new row version (READ COMMITTED), so a waiter whose CAF ran
  * out moves on to the next CAF in folio order. Folios therefore come out unique and, across
@@ -40,27 +40,9 @@ export async function allocateFolio(m: EntityManager, key: FolioKey, now: Date):
     throw new Error('allocateFolio must run inside dataSource.transaction(m => …)');
   }
   // one round trip: the SELECT … FOR UPDATE that picks (and locks) the CAF, and the advance
-  const taken = returnedRows<{ id: string; folio: string }>(
-    await m.query(
-      takeFolioSql({ organizationId: '$1', companyId: '$2', environment: '$3', tipoDte: '$4', now: '$5' }),
-      [key.organizationId, key.companyId, key.environment, key.tipoDte, now],
-    ),
-  );
-  if (taken[0]) return { folio: Number(taken[0].folio), cafId: taken[0].id };
+  const taken = await takeFolios(m, key, 1, now);
+  if (taken) return { folio: taken.first, cafId: taken.cafId };
   return folioUnavailable(m, key);
-}
-
-/**
- * THE folio-taking statement, as SQL over the caller's parameter placeholders (e.g. `$2`), for
- * allocateFolio and for a caller that takes the folio inside a larger statement (a
- * data-modifying CTE: the emission takes its folio and writes its document in one statement, so
- * both commit or neither does). Returns at most one row (`id` of the CAF, `folio`); none when no
- * CAF can give one (then folioUnavailable says why).
- */
-export function takeFolioSql(p: FolioKeySql): string {
-  return `UPDATE cafs SET next_folio = next_folio + 1
-        WHERE id = (${usableCafSql(p)})
-        RETURNING id, next_folio - 1 AS folio`;
 }
 
 /** Placeholders (or SQL expressions) for a folio key and the clock, e.g. `$2`. */
@@ -72,8 +54,8 @@ export type FolioKeySql = Record<'organizationId' | 'companyId' | 'environment' 
  * its holder committed it (READ COMMITTED re-checks the WHERE clause on the new version), so it
  * moves on to the next CAF when this one ran out.
  */
-function usableCafSql(p: FolioKeySql, columns = 'id'): string {
-  return `SELECT ${columns} FROM cafs
+function usableCafSql(p: FolioKeySql): string {
+  return `SELECT id, next_folio FROM cafs
                      WHERE organization_id = ${p.organizationId} AND company_id = ${p.companyId}
                        AND environment = ${p.environment} AND tipo_dte = ${p.tipoDte}
                        AND deleted_at IS NULL AND next_folio <= hasta
@@ -84,8 +66,8 @@ function usableCafSql(p: FolioKeySql, columns = 'id'): string {
 }
 
 /**
- * Up to `count` consecutive folios of ONE CAF in one statement (the emission writer's batches:
- * folio-write.ts), with takeFolioSql's choice and locking: returns at most one row (`id` of the
+ * Up to `count` consecutive folios of ONE CAF in one statement (allocateFolio and allocateFolios,
+ * and the emission's one-statement writes: folio-write.ts), with THE choice of the CAF (usableCafSql) and its lock: returns at most one row (`id` of the
  * CAF, `first` and `last` folio taken, last - first + 1 <= count; fewer when the CAF has fewer
  * left, the rest then comes from the next CAF in another statement); none when no CAF can give
  * one. `first` is next_folio as the lock returned it (SELECT … FOR UPDATE yields the newest
@@ -94,7 +76,7 @@ function usableCafSql(p: FolioKeySql, columns = 'id'): string {
  */
 export function takeFoliosSql(p: FolioKeySql & { count: string }): string {
   return `UPDATE cafs c SET next_folio = LEAST(c.hasta + 1, l.next_folio + ${p.count})
-          FROM (${usableCafSql(p, 'id, next_folio')}) l
+          FROM (${usableCafSql(p)}) l
          WHERE c.id = l.id
         RETURNING c.id, l.next_folio AS first, c.next_folio - 1 AS last`;
 }
@@ -152,31 +134,37 @@ export async function allocateFolios(
   }
   const out: AllocatedFolio[] = [];
   while (out.length < count) {
-    const usable: { id: string }[] = await m.query(
-      `SELECT id FROM cafs
-        WHERE organization_id = $1 AND company_id = $2 AND environment = $3 AND tipo_dte = $4
-          AND deleted_at IS NULL AND next_folio <= hasta AND (expires_at IS NULL OR expires_at > $5)
-        ORDER BY desde
-        LIMIT 1
-        FOR UPDATE`,
-      [key.organizationId, key.companyId, key.environment, key.tipoDte, now],
-    );
-    if (!usable[0]) {
+    const taken = await takeFolios(m, key, count - out.length, now);
+    if (!taken) {
       // raises the answer of an empty inventory (or, if a CAF appeared meanwhile, takes a folio of it)
       out.push(await allocateFolio(m, key, now));
       continue;
     }
-    const rows = returnedRows<{ first: string; last: string }>(
-      await m.query(
-        `WITH old AS (SELECT id, next_folio, hasta FROM cafs WHERE id = $1)
-         UPDATE cafs c SET next_folio = LEAST(old.hasta + 1, old.next_folio + $2)
-           FROM old WHERE c.id = old.id
-         RETURNING old.next_folio AS first, c.next_folio - 1 AS last`,
-        [usable[0].id, count - out.length],
-      ),
-    );
-    for (let f = Number(rows[0]!.first); f <= Number(rows[0]!.last); f++)
-      out.push({ folio: f, cafId: usable[0].id });
+    for (let f = taken.first; f <= taken.last; f++) out.push({ folio: f, cafId: taken.cafId });
   }
   return out;
+}
+
+/** takeFoliosSql in the caller's transaction: the CAF and the folios first..last taken, if any. */
+async function takeFolios(
+  m: EntityManager,
+  key: FolioKey,
+  count: number,
+  now: Date,
+): Promise<{ cafId: string; first: number; last: number } | undefined> {
+  const rows = returnedRows<{ id: string; first: string; last: string }>(
+    await m.query(
+      takeFoliosSql({
+        organizationId: '$1',
+        companyId: '$2',
+        environment: '$3',
+        tipoDte: '$4',
+        now: '$5',
+        count: '$6::int',
+      }),
+      [key.organizationId, key.companyId, key.environment, key.tipoDte, now, count],
+    ),
+  );
+  const r = rows[0];
+  return r ? { cafId: r.id, first: Number(r.first), last: Number(r.last) } : undefined;
 }

@@ -3,7 +3,7 @@ import { DOCUMENT_FOLIO_PATH } from '@dte/engine';
 import { outboxInsertSql, queryPrepared } from '@dte/database';
 import { PIPELINE_SCHEMAS, PIPELINE_TOPICS } from '@dte/messaging';
 import { DataSource, type EntityManager } from 'typeorm';
-import { takeFolioSql, takeFoliosSql } from '../caf/folio-allocator';
+import { takeFoliosSql } from '../caf/folio-allocator';
 import type { OutboxEntry } from '../outbox/enqueue';
 import { DTE_COLUMNS, type DteRow } from './dte-row';
 import { statusOutboxEntry } from './status-record';
@@ -129,12 +129,11 @@ async function flushEmissions(
   db: DataSource,
   items: PendingEmission[],
 ): Promise<Outcome<DteRow | undefined>[]> {
-  if (items.length === 1)
-    return [await outcomeOf(() => writeOneWithFolio(db, items[0]!.doc, items[0]!.draft))];
   let rows: DteRow[];
   try {
     rows = await writeManyWithFolios(db, items);
-  } catch {
+  } catch (err) {
+    if (items.length === 1) return [{ err }];
     const out: Outcome<DteRow | undefined>[] = [];
     for (const it of items) out.push(await outcomeOf(() => writeOneWithFolio(db, it.doc, it.draft)));
     return out;
@@ -156,97 +155,35 @@ async function outcomeOf<T>(f: () => Promise<T>): Promise<Outcome<T>> {
 }
 
 /**
- * ONE statement takes the document's folio (THE allocator's takeFolioSql) and writes the document
- * with it (`draft`: the document built with folio 0; the database sets DOCUMENT_FOLIO_PATH), its
- * first feed row (the feed shows `queued` at once; the projector's later copy of the same event is
- * a no-op) and its dte.commands and dte-status outbox rows (folio and CAF set by the database):
- * they all commit or none does, and no folio is ever taken without its document. The key's unique
- * index refuses a second document under one Idempotency-Key (issueOrReplay answers it).
- * Undefined when no CAF could give a folio (nothing was written; folioUnavailable says why).
- * Outside a transaction it is a named prepared statement: its text is the same for every
- * emission and indexes fix its plan.
+ * ONE statement takes the document's folio (THE allocator) and writes the document with it
+ * (`draft`: the document built with folio 0; the database sets DOCUMENT_FOLIO_PATH), its first
+ * feed row (the feed shows `queued` at once; the projector's later copy of the same event is a
+ * no-op) and its dte.commands and dte-status outbox rows (folio and CAF set by the database): they
+ * all commit or none does, and no folio is ever taken without its document. The key's unique index
+ * refuses a second document under one Idempotency-Key (issueOrReplay answers it). Undefined when
+ * no CAF could give a folio (nothing was written; folioUnavailable says why). It is
+ * writeManyWithFolios with one document.
  */
 export async function writeOneWithFolio(
   q: DataSource | EntityManager,
   doc: NewDocument,
   draft: unknown,
 ): Promise<DteRow | undefined> {
-  const { entries, queuedEventId } = emissionOutbox(doc);
-  const params: unknown[] = [];
-  const $ = (v: unknown) => `$${params.push(v)}`;
-  const [pId, pOrg, pCompany, pEnv, pTipo, pNow] = [
-    doc.id,
-    doc.organizationId,
-    doc.companyId,
-    doc.environment,
-    doc.tipoDte,
-    doc.now,
-  ].map($);
-  const values = [
-    pId,
-    pOrg,
-    pCompany,
-    pEnv,
-    pTipo,
-    'f.folio',
-    'f.id',
-    $(doc.certificateId),
-    $(doc.rutEmisor),
-    $(doc.rutReceptor),
-    $(doc.razonSocialReceptor),
-    $(doc.fechaEmision),
-    $(Math.round(doc.amounts.neto)),
-    $(Math.round(doc.amounts.exento)),
-    $(Math.round(doc.amounts.iva)),
-    $(Math.round(doc.amounts.total)),
-    $(JSON.stringify(doc.input)),
-    `jsonb_set(${$(JSON.stringify(draft))}::jsonb, '{${DOCUMENT_FOLIO_PATH.join(',')}}', to_jsonb(f.folio))`,
-    `'queued'`,
-    pNow,
-    $(doc.idempotencyKey),
-    $(doc.bodyHash),
-    pNow,
-    $(doc.requestId ?? null),
-  ];
-  const pEvent = $(queuedEventId);
-  const outbox = outboxInsertSql(entries, {
-    firstParam: params.length + 1,
-    onlyIf: 'EXISTS (SELECT 1 FROM d)',
-    // the folio and CAF the statement took (jsonb_set without create: caf_id only where it is)
-    payload: (p) =>
-      `jsonb_set(jsonb_set(${p}::jsonb, '{folio}', to_jsonb((SELECT folio FROM d))),
-                 '{caf_id}', to_jsonb((SELECT caf_id FROM d)), false)`,
-  });
-  params.push(...outbox.params);
-  const sql = `WITH f AS (${takeFolioSql({ organizationId: pOrg, companyId: pCompany, environment: pEnv, tipoDte: pTipo, now: pNow })}),
-     d AS (
-       INSERT INTO dtes (id, organization_id, company_id, sii_env, tipo_dte, folio, caf_id, certificate_id,
-           rut_emisor, rut_receptor, razon_social_receptor, fecha_emision, monto_neto, monto_exento, iva,
-           monto_total, input, document, sii_status, observed_at, idempotency_key, body_hash, created_at,
-           request_id)
-       SELECT ${values.join(', ')} FROM f
-       RETURNING ${DTE_COLUMNS}),
-     e AS (
-       INSERT INTO dte_events (dte_id, event_id, sii_status, glosa, track_id, source, observed_at)
-       SELECT ${pId}, ${pEvent}, 'queued', NULL, NULL, 'api', ${pNow} FROM d),
-     o AS (${outbox.sql})
-     SELECT * FROM d`;
-  const rows: DteRow[] =
-    q instanceof DataSource ? await queryPrepared<DteRow>(q, sql, params) : await q.query(sql, params);
-  return rows[0];
+  return (await writeManyWithFolios(q, [{ doc, draft }]))[0];
 }
 
 /**
- * writeOneWithFolio for several documents of ONE key (organization, company, environment, type)
- * in one statement: THE allocator's takeFoliosSql takes up to one folio per document from one CAF,
- * in the order given, and the documents that got one are written exactly as writeOneWithFolio
- * writes one (document with its folio, first feed row, dte.commands and dte-status outbox rows
- * with folio and CAF set by the database). Returns the rows written: all of them, the first k
- * (the CAF had k folios left) or none (no CAF could give a folio). All or nothing on error.
- * One text for any number of documents (arrays, unnest), so it is one prepared statement.
+ * The documents of ONE key (organization, company, environment, type) in one statement: THE
+ * allocator's takeFoliosSql takes up to one folio per document from one CAF, in the order given,
+ * and each document that got one is written with it (see writeOneWithFolio: the document, its
+ * first feed row, its dte.commands and dte-status outbox rows with folio and CAF set by the
+ * database). Returns the rows written: all of them, the first k (the CAF had k folios left) or
+ * none (no CAF could give a folio). All or nothing on error. One text for any number of documents
+ * (arrays, unnest): outside a transaction it is one named prepared statement, and indexes fix its
+ * plan.
  */
 export async function writeManyWithFolios(
-  db: DataSource,
+  q: DataSource | EntityManager,
   items: { doc: NewDocument; draft: unknown }[],
 ): Promise<DteRow[]> {
   const first = items[0]!.doc;
@@ -322,5 +259,5 @@ export async function writeManyWithFolios(
        SELECT d.id, nd.queued_event, 'queued', NULL, NULL, 'api', nd.created_at FROM d JOIN nd ON nd.id = d.id),
      o AS (${outboxSql.sql})
      SELECT * FROM d`;
-  return queryPrepared<DteRow>(db, sql, params);
+  return q instanceof DataSource ? queryPrepared<DteRow>(q, sql, params) : q.query(sql, params);
 }
