@@ -17,7 +17,7 @@ export async function enforceRateLimit(
   limit: { max: number; windowSec: number },
   now: Date,
 ): Promise<void> {
-  applyRateLimit(ctx, await slidingCount(redis, `rl:${actorId}`, limit.windowSec, now, true), limit, now);
+  applyRateLimit(ctx, await slidingCount(redis, `rl:${actorId}`, limit.windowSec, now), limit, now);
 }
 
 /** The caller's count in its window as RateLimit headers, and 429 rate_limit when over the limit. */
@@ -48,18 +48,37 @@ export async function admitApiKeyRequest(
   limit: { max: number; windowSec: number },
   now: Date,
 ): Promise<number> {
-  const failures = windowOf(`af:${address}`, AUTH_FAILURE_WINDOW_SEC, now);
   const key = windowOf(`rl:kh:${keyHash}`, limit.windowSec, now);
-  let res: [number, number | string | null, string | null] | [number];
+  const res = await admit(redis, address, authFailureMax, now, {
+    ...key,
+    expirySec: limit.windowSec * 2 + 1,
+  });
+  return slidingEstimate(key, res[1], res[2]);
+}
+
+/**
+ * THE address check (refuseAddressAfterFailures, admitApiKeyRequest) in one command: 429
+ * rate_limit when the address's failed authentications in the window reach `authFailureMax`;
+ * otherwise, with `key`, the request counted against it, whose counters come back.
+ */
+async function admit(
+  redis: Redis,
+  address: string,
+  authFailureMax: number,
+  now: Date,
+  key?: { current: string; previous: string; expirySec: number },
+): Promise<[number, (number | string | null)?, (string | null)?]> {
+  const failures = windowOf(`af:${address}`, AUTH_FAILURE_WINDOW_SEC, now);
+  let res: [number, (number | string | null)?, (string | null)?];
   try {
-    res = await withSlidingCount(redis).dteAdmitKey(
+    res = await withSlidingCount(redis).dteAdmit(
+      key ? 4 : 2,
       failures.current,
       failures.previous,
-      key.current,
-      key.previous,
+      ...(key ? [key.current, key.previous] : []),
       String(1 - failures.elapsed),
       String(authFailureMax),
-      limit.windowSec * 2 + 1,
+      key?.expirySec ?? 0,
     );
   } catch (err) {
     throw redisDown(err);
@@ -68,7 +87,7 @@ export async function admitApiKeyRequest(
   if (res[0] === 0) {
     throw tooMany({ max: authFailureMax, windowSec: AUTH_FAILURE_WINDOW_SEC }, now, 'failed authentications');
   }
-  return Number(res[2] ?? 0) * (1 - key.elapsed) + Number(res[1] ?? 0);
+  return res;
 }
 
 /** The window of failed authentications per client address (the count is AUTH_FAILURE_MAX, 20 by default). */
@@ -85,15 +104,12 @@ export async function refuseAddressAfterFailures(
   max: number,
   now: Date,
 ): Promise<void> {
-  const count = await slidingCount(redis, `af:${address}`, AUTH_FAILURE_WINDOW_SEC, now, false);
-  if (count >= max) {
-    throw tooMany({ max, windowSec: AUTH_FAILURE_WINDOW_SEC }, now, 'failed authentications');
-  }
+  await admit(redis, address, max, now);
 }
 
 /** Counts one failed authentication of that client address. */
 export async function recordAuthFailure(redis: Redis, address: string, now: Date): Promise<void> {
-  await slidingCount(redis, `af:${address}`, AUTH_FAILURE_WINDOW_SEC, now, true);
+  await slidingCount(redis, `af:${address}`, AUTH_FAILURE_WINDOW_SEC, now);
 }
 
 /**
@@ -107,7 +123,7 @@ export async function enforceNamedLimit(
   now: Date,
   what: string,
 ): Promise<void> {
-  const count = await slidingCount(redis, `nl:${name}`, limit.windowSec, now, true);
+  const count = await slidingCount(redis, `nl:${name}`, limit.windowSec, now);
   if (count > limit.max) throw tooMany(limit, now, what);
 }
 
@@ -122,49 +138,40 @@ function tooMany(limit: { max: number; windowSec: number }, now: Date, what = 'r
 }
 
 /**
- * One round trip and one command: the current window's counter (incremented, with its expiry,
- * or only read) and the previous window's, atomically as the MULTI of before was, without the
- * five commands and replies of a MULTI … EXEC per count. KEYS: current, previous; ARGV:
- * increment (1/0), expiry seconds. Answers [current, previous] (nil when a counter is absent).
+ * One round trip and one command: the current window's counter incremented, with its expiry, and
+ * the previous window's, atomically as the MULTI of before was, without the five commands and
+ * replies of a MULTI … EXEC per count. KEYS: current, previous; ARGV: expiry seconds. Answers
+ * [current, previous] (nil when the previous counter is absent).
  */
 const SLIDING_COUNT_LUA = `
-local current
-if ARGV[1] == '1' then
-  current = redis.call('INCR', KEYS[1])
-  redis.call('EXPIRE', KEYS[1], ARGV[2])
-else
-  current = redis.call('GET', KEYS[1])
-end
+local current = redis.call('INCR', KEYS[1])
+redis.call('EXPIRE', KEYS[1], ARGV[1])
 return {current, redis.call('GET', KEYS[2])}`;
 
 /**
- * admitApiKeyRequest's one command. KEYS: the address's failures (current, previous window), the
- * key's counter (current, previous); ARGV: the weight of the previous failures window, the
+ * admit's one command. KEYS: the address's failures (current, previous window) and, when counting
+ * a key, its counter (current, previous); ARGV: the weight of the previous failures window, the
  * failures that refuse, the key counter's expiry. Answers {0} when the address is refused
- * (nothing counted), else {1, key current, key previous}.
+ * (nothing counted), {1} when admitted without a key, else {1, key current, key previous}.
  */
-const ADMIT_KEY_LUA = `
+const ADMIT_LUA = `
 local failures = tonumber(redis.call('GET', KEYS[2]) or '0') * tonumber(ARGV[1])
   + tonumber(redis.call('GET', KEYS[1]) or '0')
 if failures >= tonumber(ARGV[2]) then return {0} end
+if #KEYS < 4 then return {1} end
 local current = redis.call('INCR', KEYS[3])
 redis.call('EXPIRE', KEYS[3], ARGV[3])
 return {1, current, redis.call('GET', KEYS[4])}`;
 
 type SlidingCountRedis = Redis & {
-  dteAdmitKey(
-    failuresCurrent: string,
-    failuresPrevious: string,
-    keyCurrent: string,
-    keyPrevious: string,
-    previousWeight: string,
-    failureMax: string,
-    expirySec: number,
-  ): Promise<[number, number | string | null, string | null] | [number]>;
+  /** ADMIT_LUA, the number of keys (2 or 4) first */
+  dteAdmit(
+    numberOfKeys: 2 | 4,
+    ...keysThenArgs: (string | number)[]
+  ): Promise<[number, (number | string | null)?, (string | null)?]>;
   dteSlidingCount(
     current: string,
     previous: string,
-    increment: '1' | '0',
     expirySec: number,
   ): Promise<[number | string | null, string | null]>;
 };
@@ -174,34 +181,32 @@ function withSlidingCount(redis: Redis): SlidingCountRedis {
   const r = redis as SlidingCountRedis;
   if (typeof r.dteSlidingCount !== 'function') {
     redis.defineCommand('dteSlidingCount', { numberOfKeys: 2, lua: SLIDING_COUNT_LUA });
-    redis.defineCommand('dteAdmitKey', { numberOfKeys: 4, lua: ADMIT_KEY_LUA });
+    // no numberOfKeys: each call says how many keys it passes
+    redis.defineCommand('dteAdmit', { lua: ADMIT_LUA });
   }
   return r;
 }
 
-async function slidingCount(
-  redis: Redis,
-  prefix: string,
-  windowSec: number,
-  now: Date,
-  increment: boolean,
-): Promise<number> {
+/** Counts one more in `prefix`'s window; answers the sliding estimate (slidingEstimate). */
+async function slidingCount(redis: Redis, prefix: string, windowSec: number, now: Date): Promise<number> {
   const w = windowOf(prefix, windowSec, now);
   let res: [number | string | null, string | null];
   try {
-    res = await withSlidingCount(redis).dteSlidingCount(
-      w.current,
-      w.previous,
-      increment ? '1' : '0',
-      windowSec * 2 + 1,
-    );
+    res = await withSlidingCount(redis).dteSlidingCount(w.current, w.previous, windowSec * 2 + 1);
   } catch (err) {
     throw redisDown(err);
   }
   if (!Array.isArray(res)) throw redisDown(new Error('rate limit counter failed'));
-  const current = Number(res[0] ?? 0);
-  const previous = Number(res[1] ?? 0);
-  return previous * (1 - w.elapsed) + current;
+  return slidingEstimate(w, res[0], res[1]);
+}
+
+/** `previous × (time left of the previous window inside the last window) + current`. */
+function slidingEstimate(
+  w: { elapsed: number },
+  current: number | string | null | undefined,
+  previous: number | string | null | undefined,
+): number {
+  return Number(previous ?? 0) * (1 - w.elapsed) + Number(current ?? 0);
 }
 
 /** The counters of `prefix` for the window `now` falls in and the one before, and how far into it `now` is (0-1). */
