@@ -258,6 +258,48 @@ describe('webhooks tenant isolation over real Kafka, PostgreSQL and https (issue
     });
   });
 
+  describe('an organization whose backlog outgrows its share while its endpoint answers', () => {
+    const s = new Stack();
+    let fast: Receiver;
+    before(async () => {
+      await s.start('wh_refill', {
+        WEBHOOKS_TIMEOUT: '10s',
+        WEBHOOKS_CONCURRENCY: '8',
+        WEBHOOKS_ORG_CONCURRENCY: '8',
+        WEBHOOKS_ENDPOINT_CONCURRENCY: '4',
+        WEBHOOKS_QUEUE_MAX: '1000',
+        WEBHOOKS_ORG_QUEUE_SHARE: '20',
+        // the overdue sweep does not run during the test: only the refill can take the refused back
+        WEBHOOKS_SWEEP_INTERVAL: '1h',
+      });
+      fast = await new Receiver(s.pki, () => ({ status: 200, delayMs: 5 })).start();
+    });
+    after(async () => {
+      await fast?.close();
+      await s.stop();
+    });
+
+    it('takes its refused deliveries back from PostgreSQL as its share frees, not at the sweep’s pace, each once', async () => {
+      const org = await s.org('Burst');
+      await s.subscribe(org, fast.url('/burst'));
+      const dtes = await s.publish(org, 300); // 300 deliveries to one endpoint, 15 times the share
+      await until('the burst recorded', async () => (await s.deliveries(org)) === 300);
+      await fast.waitFor(300, 30_000);
+      await until(
+        'every delivery recorded as delivered',
+        async () => (await s.deliveries(org, 'delivered')) === 300,
+      );
+      await new Promise((r) => setTimeout(r, 500)); // nothing more may arrive (no duplicates)
+
+      expect(s.service.runner.refused, 'attempts refused beyond the share').to.be.greaterThan(0);
+      expect(s.service.runner.queue.peakWaiting).to.be.at.most(20);
+      const got = fast.received.map((r) => dataOf(r).data.dte_id);
+      expect(got).to.have.length(300);
+      expect(new Set(got)).to.deep.equal(new Set(dtes));
+      expect(s.service.runner.backlogged).to.deep.equal([]);
+    });
+  });
+
   describe('a queue that fills up', () => {
     const s = new Stack();
     let slow: Receiver;

@@ -117,6 +117,10 @@ export interface DeliveryStore {
     perOrganization?: number;
     /** claims the rows returned until then, so no other sweep queues them meanwhile */
     queuedUntil?: Date;
+    /** only this organization's rows (a refill of its refused attempts) */
+    organizationId?: string;
+    /** not these deliveries (those waiting in memory already) */
+    exclude?: string[];
   }): Promise<DueAttempt[]>;
   /** gives back the sweep's claim of rows the in-memory queue did not take */
   releaseQueued?(deliveryIds: string[]): Promise<void>;

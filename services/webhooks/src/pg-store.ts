@@ -381,6 +381,8 @@ export class PgWebhookStore implements DeliveryStore, IngestStore {
     limit: number;
     perOrganization?: number;
     queuedUntil?: Date;
+    organizationId?: string;
+    exclude?: string[];
   }): Promise<DueAttempt[]> {
     const res: unknown = await this.ds.query(
       `WITH candidates AS (
@@ -390,7 +392,9 @@ export class PgWebhookStore implements DeliveryStore, IngestStore {
           WHERE d.state = 'pending'
             AND d.next_attempt_at <= CASE WHEN d.attempts = 0 THEN $1::timestamptz ELSE $2::timestamptz END
             AND (d.lease_until IS NULL OR d.lease_until <= $3)
-            AND (d.queued_until IS NULL OR d.queued_until <= $3)),
+            AND (d.queued_until IS NULL OR d.queued_until <= $3)
+            AND ($7::uuid IS NULL OR s.organization_id = $7)
+            AND d.id <> ALL($8::uuid[])),
        picked AS (
          SELECT id FROM candidates WHERE rn <= $5 ORDER BY next_attempt_at LIMIT $4),
        free AS (
@@ -401,7 +405,16 @@ export class PgWebhookStore implements DeliveryStore, IngestStore {
         WHERE d.id = p.id AND s.id = d.subscription_id
           AND d.state = 'pending' AND (d.queued_until IS NULL OR d.queued_until <= $3)
         RETURNING d.id, d.subscription_id, d.attempts, d.next_attempt_at, s.organization_id`,
-      [o.firstBefore, o.retryBefore, o.now, o.limit, o.perOrganization ?? o.limit, o.queuedUntil ?? o.now],
+      [
+        o.firstBefore,
+        o.retryBefore,
+        o.now,
+        o.limit,
+        o.perOrganization ?? o.limit,
+        o.queuedUntil ?? o.now,
+        o.organizationId ?? null,
+        o.exclude ?? [],
+      ],
     );
     return rowsOf(res)
       .map((r) => ({

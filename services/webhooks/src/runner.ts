@@ -58,6 +58,13 @@ export class DeliveryRunner {
   private readonly waitingDue = new Map<string, DueAttempt>();
   /** how many of an endpoint's waiting attempts are claimed ahead when one starts */
   private readonly prefetch: number;
+  /**
+   * organizations with attempts refused (left pending in the database) and not yet taken back,
+   * with the instant of the last refusal: the refill takes their rows due until then
+   */
+  private readonly backlog = new Map<string, number>();
+  /** the refill running now (one at a time) */
+  private refilling = false;
 
   constructor(
     private readonly dispatcher: Dispatcher,
@@ -102,10 +109,65 @@ export class DeliveryRunner {
       // (sharing its statement with the claims of the attempts that take the freed slots)
       const { result, recorded } = await this.dispatcher.attempt(due);
       this.track(recorded.then(() => metrics.webhookDeliveries.inc({ outcome: result })));
+      this.refillIfRoom(org);
     });
     if (r === 'queued') this.waitingDue.set(due.delivery_id, due);
-    if (r === 'org_full' || r === 'full') this.refused++;
+    if (r === 'org_full' || r === 'full') {
+      this.refused++;
+      this.backlog.set(org, this.clock.now());
+    }
     return r;
+  }
+
+  /** organizations whose refused attempts wait in the database for a refill */
+  get backlogged(): string[] {
+    return [...this.backlog.keys()];
+  }
+
+  /**
+   * Takes an organization's refused attempts back from the database as soon as half its share of
+   * the queue is free (checked each time one of its attempts ends), so that a backlog larger than
+   * the share drains at its endpoints' pace instead of the overdue sweep's (at most `limit` rows
+   * every WEBHOOKS_SWEEP_INTERVAL). It reads the organization's pending rows due until its last
+   * refusal that nobody holds (not leased, not queued by a sweep, not waiting here), oldest first;
+   * when fewer come back than there was room for, the backlog is drained. The overdue sweep stays
+   * the safety net (a failed refill, another replica's refusals).
+   */
+  private refillIfRoom(org: string): void {
+    const since = this.backlog.get(org);
+    if (since === undefined || this.refilling) return;
+    const { orgShare, maxWaiting } = this.queue.limits;
+    const { waiting } = this.queue.orgLoad(org);
+    const room = Math.min(orgShare - waiting, maxWaiting - this.queue.waitingCount);
+    if (waiting > orgShare / 2 || room <= 0) return;
+    this.refilling = true;
+    this.refill(org, since, room)
+      .catch((err) => this.onError(err))
+      .finally(() => {
+        this.refilling = false;
+        for (const o of this.backlog.keys()) this.refillIfRoom(o);
+      });
+  }
+
+  private async refill(org: string, since: number, room: number): Promise<void> {
+    const now = this.clock.now();
+    const due = await this.store.findOverdue({
+      firstBefore: new Date(since),
+      retryBefore: new Date(since),
+      now: new Date(now),
+      limit: room,
+      queuedUntil: new Date(now + this.sweepHoldMs),
+      organizationId: org,
+      exclude: this.queue.waitingIds(org),
+    });
+    const giveBack: string[] = [];
+    for (const d of due) {
+      const r = this.enqueue(d);
+      if (r !== 'queued' && r !== 'duplicate') giveBack.push(d.delivery_id);
+    }
+    if (giveBack.length > 0) await this.store.releaseQueued?.(giveBack);
+    // every row refused until `since` came back, and nothing was refused since
+    if (due.length < room && this.backlog.get(org) === since) this.backlog.delete(org);
   }
 
   /**

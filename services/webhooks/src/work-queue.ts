@@ -104,6 +104,13 @@ export class FairWorkQueue {
     return this.running < this.limits.global && (this.orgs.get(org)?.running ?? 0) < this.limits.perOrg;
   }
 
+  /** ids of the organization's jobs waiting in memory (not those running) */
+  waitingIds(org: string): string[] {
+    const ids: string[] = [];
+    for (const e of this.orgs.get(org)?.endpoints.values() ?? []) for (const j of e.jobs) ids.push(j.id);
+    return ids;
+  }
+
   /** waiting and running jobs of one organization */
   orgLoad(org: string): { running: number; waiting: number } {
     const o = this.orgs.get(org);

@@ -140,12 +140,18 @@ export class MemoryStore implements DeliveryStore, IngestStore {
     retryBefore: Date;
     now: Date;
     limit: number;
+    organizationId?: string;
+    exclude?: string[];
   }): Promise<DueAttempt[]> {
     const { now, limit } = o;
+    const excluded = new Set(o.exclude ?? []);
     return [...this.deliveries.values()]
       .filter(
         (d) =>
           d.state === 'pending' &&
+          !excluded.has(d.id) &&
+          (o.organizationId === undefined ||
+            this.subscriptions.get(d.subscription_id)?.organization_id === o.organizationId) &&
           d.next_attempt_at !== null &&
           d.next_attempt_at <= (d.attempts === 0 ? o.firstBefore : o.retryBefore) &&
           (!d.lease_until || d.lease_until <= now),
