@@ -37,6 +37,10 @@
  * status_changed EPR) arrived and the subscription has no pending delivery, and prints the
  * deliveries received, per document, POST → dte.accepted delivery p50/p99 and EPR observed →
  * dte.accepted delivery p50/p99. BENCH_WEBHOOKS=0 runs the pipeline without them.
+ * BENCH_WEBHOOKS=unsubscribed runs the webhooks service with no subscription, as a deployment
+ * that has not registered one yet (what `npm start` brings up): it still reads every dte-status
+ * record and keeps each document's last state; the window closes once it has taken in the
+ * measured documents' EPR, and the bench's environment stays production (no NODE_ENV=test).
  * BENCH_NICE=<n> (0): after the warm-up, every process but the api (HTTP) and the PostgreSQL
  * backends serving them run at nice n: on one shared host the batch side (relay, projector,
  * signer, uploader, poller, webhooks, the simulator) yields the CPU to the latency-bound api, as
@@ -105,7 +109,13 @@ const REPLICAS = new Map<ServiceName, number>(
       return [name as ServiceName, Number(n)];
     }),
 );
-const WEBHOOKS = process.env.BENCH_WEBHOOKS !== '0';
+const WEBHOOKS_MODE = process.env.BENCH_WEBHOOKS ?? '1';
+if (!['0', '1', 'unsubscribed'].includes(WEBHOOKS_MODE))
+  throw new Error(`BENCH_WEBHOOKS: 1, 0 or unsubscribed, not ${WEBHOOKS_MODE}`);
+/** the webhooks service runs, with one subscription to BENCH_WEBHOOK_EVENTS and a receiver */
+const WEBHOOKS = WEBHOOKS_MODE === '1';
+/** the webhooks service runs without any subscription */
+const WEBHOOKS_UNSUBSCRIBED = WEBHOOKS_MODE === 'unsubscribed';
 const WEBHOOK_EVENT_TYPES = ['dte.emitted', 'dte.status_changed', 'dte.accepted', 'dte.rejected'];
 const WEBHOOK_EVENTS = (process.env.BENCH_WEBHOOK_EVENTS ?? WEBHOOK_EVENT_TYPES.join(','))
   .split(',')
@@ -164,6 +174,7 @@ async function main(): Promise<void> {
     partitions: PARTITIONS,
     env: workerEnv,
     ...(webhooksEnv ? { withWebhooks: { env: webhooksEnv } } : {}),
+    ...(WEBHOOKS_UNSUBSCRIBED ? { withWebhooks: { env: {} } } : {}),
   }).catch(async (err) => {
     await rx?.close();
     throw err;
@@ -269,6 +280,19 @@ async function main(): Promise<void> {
         await sleep(100);
       }
     };
+    /** whether the webhooks service took in the EPR of every one of `docs` within `ms` (no subscription) */
+    const statesIn = async (docs: string[], ms: number) => {
+      const until = Date.now() + ms;
+      for (;;) {
+        const [r] = (await db.query(
+          `SELECT count(*)::int AS n FROM webhook_document_states WHERE dte_id = ANY($1::uuid[]) AND sii_status = 'EPR'`,
+          [docs],
+        )) as { n: number }[];
+        if (r!.n === docs.length) return true;
+        if (Date.now() > until) return false;
+        await sleep(100);
+      }
+    };
     // node:http with a keep-alive agent: fetch (undici) cost the bench client 0.3-0.46 ms of CPU
     // per POST against 0.06-0.11 ms, on the cores the measured system runs on
     const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
@@ -340,8 +364,11 @@ async function main(): Promise<void> {
     // The webhooks service logs "ready" before its dte-status consumer joined its group, and a
     // new group starts at the latest offset: records produced before the join are never
     // delivered. Warm-up rounds until one's deliveries all arrived prove it consumes.
-    for (let round = 1; rx; round++) {
-      if (await deliveriesIn(warmIds, 30_000)) break;
+    // Without a subscription, the documents' states it keeps prove the same.
+    for (let round = 1; rx || WEBHOOKS_UNSUBSCRIBED; round++) {
+      if (WEBHOOKS_UNSUBSCRIBED) {
+        if (await statesIn(warmIds, 30_000)) break;
+      } else if (await deliveriesIn(warmIds, 30_000)) break;
       if (round === WARMUP_ROUNDS)
         throw new Error(
           `webhooks: the deliveries of ${WARMUP_ROUNDS} warm-up rounds did not arrive (log ${p.webhooks?.logFile})`,
@@ -485,7 +512,11 @@ async function main(): Promise<void> {
     }
     const eprAt = Date.now();
     // the delivery tail: the CPU window stays open until the webhooks of these documents are in
-    const tailComplete = rx ? await deliveriesIn(ids, WEBHOOK_TAIL_MS) : true;
+    const tailComplete = rx
+      ? await deliveriesIn(ids, WEBHOOK_TAIL_MS)
+      : WEBHOOKS_UNSUBSCRIBED
+        ? await statesIn(ids, WEBHOOK_TAIL_MS)
+        : true;
     const endAt = Date.now();
     sampling = false;
     await sampler;
@@ -541,7 +572,9 @@ async function main(): Promise<void> {
     console.log(
       rx
         ? `  webhooks: services/webhooks ×1 (defaults: WEBHOOKS_CONCURRENCY 64, 4 per endpoint; + WEBHOOKS_HEALTH_PORT=0 ${WEBHOOKS_TRUST === 'test-ca' ? 'WEBHOOKS_TEST_CA_FILE' : 'NODE_EXTRA_CA_CERTS'}=<test CA>: BENCH_WEBHOOKS_TRUST=${WEBHOOKS_TRUST}); one subscription by POST /webhooks for ${WEBHOOK_EVENTS.join(', ')} to an https receiver on loopback in the bench client (answers 200 at once); the CPU window runs to the last delivery`
-        : '  webhooks: off (BENCH_WEBHOOKS=0)',
+        : WEBHOOKS_UNSUBSCRIBED
+          ? "  webhooks: services/webhooks ×1 with no subscription (BENCH_WEBHOOKS=unsubscribed): it reads every dte-status record and keeps each document's state; the CPU window runs until it took in every measured EPR"
+          : '  webhooks: off (BENCH_WEBHOOKS=0)',
     );
     console.log(
       `  machine: ${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'}), ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}; load average (1 min) ${load0.toFixed(1)} at start, ${load1.toFixed(1)} at end`,
@@ -561,6 +594,11 @@ async function main(): Promise<void> {
       `  per document POST → EPR (created_at → EPR observed_at): p50 ${fmt(percentile(e2eMs, 50))}, p99 ${fmt(percentile(e2eMs, 99))}`,
     );
     console.log(`  envelopes: ${uploads[0]!.n} for ${uploads[0]!.docs} documents`);
+    if (WEBHOOKS_UNSUBSCRIBED)
+      console.log(
+        `  webhooks service (no subscription): took in the measured documents' EPR ${((endAt - eprAt) / 1000).toFixed(1)} s after the last one was observed` +
+          (tailComplete ? '' : `; INCOMPLETE after ${WEBHOOK_TAIL_MS / 1000} s`),
+      );
     if (rx) {
       scanDeliveries();
       const measured = new Set(ids);
@@ -599,7 +637,7 @@ async function main(): Promise<void> {
     }
     const window = (endAt - t0) / 1000;
     console.log(
-      `  CPU per document (ms), over the measured run (${window.toFixed(1)} s: first POST → last EPR${rx ? ' → last webhook delivery' : ''}):`,
+      `  CPU per document (ms), over the measured run (${window.toFixed(1)} s: first POST → last EPR${rx ? ' → last webhook delivery' : WEBHOOKS_UNSUBSCRIBED ? ' → taken in by the webhooks service' : ''}):`,
     );
     let system = 0;
     let simulator = 0;
