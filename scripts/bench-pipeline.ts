@@ -39,8 +39,8 @@
  * dte.accepted delivery p50/p99. BENCH_WEBHOOKS=0 runs the pipeline without them.
  * BENCH_WEBHOOKS=unsubscribed runs the webhooks service with no subscription, as a deployment
  * that has not registered one yet (what `npm start` brings up): it still reads every dte-status
- * record and keeps each document's last state; the window closes once it has taken in the
- * measured documents' EPR, and the bench's environment stays production (no NODE_ENV=test).
+ * record (and records nothing for an organization without a subscription); the window closes once
+ * its consumer group has no lag, and the bench's environment stays production (no NODE_ENV=test).
  * BENCH_NICE=<n> (0): after the warm-up, every process but the api (HTTP) and the PostgreSQL
  * backends serving them run at nice n: on one shared host the batch side (relay, projector,
  * signer, uploader, poller, webhooks, the simulator) yields the CPU to the latency-bound api, as
@@ -71,6 +71,10 @@ import {
   startPipelineProcesses,
   type ServiceName,
 } from '../test/support/pipeline-harness';
+import { Kafka, logLevel, type Admin } from 'kafkajs';
+import { PIPELINE_TOPICS } from '@dte/messaging';
+import { consumerGroupLag } from '../packages/messaging/src/lag';
+import { STATUS_GROUP } from '../services/webhooks/src/kafka-side';
 import { testStack } from '../test/support/env';
 import { makeTestPki } from '../services/webhooks/test/support/test-ca';
 import { Receiver } from '../services/webhooks/test/support/receiver';
@@ -280,15 +284,28 @@ async function main(): Promise<void> {
         await sleep(100);
       }
     };
-    /** whether the webhooks service took in the EPR of every one of `docs` within `ms` (no subscription) */
-    const statesIn = async (docs: string[], ms: number) => {
+    /**
+     * whether the webhooks service consumed and committed every dte-status record produced so far
+     * within `ms` (its consumer group's lag is 0): with no subscription it records nothing, so this
+     * is what proves it consumes (a group that has not joined yet has committed nothing: lag > 0)
+     */
+    let lagAdmin: Admin | undefined;
+    const webhooksCaughtUp = async (ms: number) => {
+      if (!lagAdmin) {
+        lagAdmin = new Kafka({
+          clientId: 'bench-webhooks-lag',
+          brokers: String(p.env.KAFKA_BROKERS).split(','),
+          logLevel: logLevel.NOTHING,
+        }).admin();
+        await lagAdmin.connect();
+      }
+      const prefix = String(p.env.KAFKA_TOPIC_PREFIX ?? '');
       const until = Date.now() + ms;
       for (;;) {
-        const [r] = (await db.query(
-          `SELECT count(*)::int AS n FROM webhook_document_states WHERE dte_id = ANY($1::uuid[]) AND sii_status = 'EPR'`,
-          [docs],
-        )) as { n: number }[];
-        if (r!.n === docs.length) return true;
+        const lag = await consumerGroupLag(lagAdmin, `${prefix}${STATUS_GROUP}`, [
+          `${prefix}${PIPELINE_TOPICS.status}`,
+        ]);
+        if ([...lag.values()].every((n) => n === 0) && lag.size > 0) return true;
         if (Date.now() > until) return false;
         await sleep(100);
       }
@@ -364,10 +381,10 @@ async function main(): Promise<void> {
     // The webhooks service logs "ready" before its dte-status consumer joined its group, and a
     // new group starts at the latest offset: records produced before the join are never
     // delivered. Warm-up rounds until one's deliveries all arrived prove it consumes.
-    // Without a subscription, the documents' states it keeps prove the same.
+    // Without a subscription, its consumer group's lag falling to 0 proves the same.
     for (let round = 1; rx || WEBHOOKS_UNSUBSCRIBED; round++) {
       if (WEBHOOKS_UNSUBSCRIBED) {
-        if (await statesIn(warmIds, 30_000)) break;
+        if (await webhooksCaughtUp(30_000)) break;
       } else if (await deliveriesIn(warmIds, 30_000)) break;
       if (round === WARMUP_ROUNDS)
         throw new Error(
@@ -515,8 +532,9 @@ async function main(): Promise<void> {
     const tailComplete = rx
       ? await deliveriesIn(ids, WEBHOOK_TAIL_MS)
       : WEBHOOKS_UNSUBSCRIBED
-        ? await statesIn(ids, WEBHOOK_TAIL_MS)
+        ? await webhooksCaughtUp(WEBHOOK_TAIL_MS)
         : true;
+    await lagAdmin?.disconnect();
     const endAt = Date.now();
     sampling = false;
     await sampler;
@@ -573,7 +591,7 @@ async function main(): Promise<void> {
       rx
         ? `  webhooks: services/webhooks ×1 (defaults: WEBHOOKS_CONCURRENCY 64, 4 per endpoint; + WEBHOOKS_HEALTH_PORT=0 ${WEBHOOKS_TRUST === 'test-ca' ? 'WEBHOOKS_TEST_CA_FILE' : 'NODE_EXTRA_CA_CERTS'}=<test CA>: BENCH_WEBHOOKS_TRUST=${WEBHOOKS_TRUST}); one subscription by POST /webhooks for ${WEBHOOK_EVENTS.join(', ')} to an https receiver on loopback in the bench client (answers 200 at once); the CPU window runs to the last delivery`
         : WEBHOOKS_UNSUBSCRIBED
-          ? "  webhooks: services/webhooks ×1 with no subscription (BENCH_WEBHOOKS=unsubscribed): it reads every dte-status record and keeps each document's state; the CPU window runs until it took in every measured EPR"
+          ? '  webhooks: services/webhooks ×1 with no subscription (BENCH_WEBHOOKS=unsubscribed): it reads every dte-status record (and records nothing for an organization with no subscription); the CPU window runs until its consumer group has no lag'
           : '  webhooks: off (BENCH_WEBHOOKS=0)',
     );
     console.log(
@@ -596,7 +614,7 @@ async function main(): Promise<void> {
     console.log(`  envelopes: ${uploads[0]!.n} for ${uploads[0]!.docs} documents`);
     if (WEBHOOKS_UNSUBSCRIBED)
       console.log(
-        `  webhooks service (no subscription): took in the measured documents' EPR ${((endAt - eprAt) / 1000).toFixed(1)} s after the last one was observed` +
+        `  webhooks service (no subscription): consumed every dte-status record ${((endAt - eprAt) / 1000).toFixed(1)} s after the last one was observed` +
           (tailComplete ? '' : `; INCOMPLETE after ${WEBHOOK_TAIL_MS / 1000} s`),
       );
     if (rx) {
@@ -637,7 +655,7 @@ async function main(): Promise<void> {
     }
     const window = (endAt - t0) / 1000;
     console.log(
-      `  CPU per document (ms), over the measured run (${window.toFixed(1)} s: first POST → last EPR${rx ? ' → last webhook delivery' : WEBHOOKS_UNSUBSCRIBED ? ' → taken in by the webhooks service' : ''}):`,
+      `  CPU per document (ms), over the measured run (${window.toFixed(1)} s: first POST → last EPR${rx ? ' → last webhook delivery' : WEBHOOKS_UNSUBSCRIBED ? ' → consumed by the webhooks service' : ''}):`,
     );
     let system = 0;
     let simulator = 0;

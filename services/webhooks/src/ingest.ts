@@ -52,11 +52,16 @@ export interface IngestTx {
   /**
    * claims the records' event ids (a redelivery or replay finds its id taken) and reads the
    * documents' states, locked until the transaction ends; returns the ids claimed by this call and
-   * the states (a document never seen, or seen with nothing to remember, is absent)
+   * the states (a document never seen, or seen with nothing to remember, is absent). Only for
+   * organizations that have a webhook subscription (any, active or not, read in the same
+   * statement): the events of an organization without one are not claimed and its documents get
+   * no state, so it costs one read and leaves nothing behind. Its first subscription hears each
+   * document from the next status on (with `dte.emitted` then, for a document with a track id, as
+   * for any document first seen).
    */
   claimEvents(
-    eventIds: string[],
-    dteIds: string[],
+    events: OrganizationItem[],
+    documents: OrganizationItem[],
     /**
      * the audiences of the records that may produce an event: a store may read their active
      * subscriptions in the same statement and return them as `audiences` (in the keys' order), so
@@ -77,6 +82,12 @@ export interface IngestTx {
   activeSubscriptions(keys: AudienceKey[]): Promise<Subscription[][]>;
   /** inserts the rows not already there (unique per subscription and event id); returns those inserted */
   insertDeliveries(rows: NewDelivery[]): Promise<NewDelivery[]>;
+}
+
+/** an event id or a document id, with its organization */
+export interface OrganizationItem {
+  id: string;
+  organization_id: string;
 }
 
 export interface IngestStore {
@@ -150,8 +161,13 @@ export async function ingestStatuses(
       states,
       audiences: read,
     } = await tx.claimEvents(
-      [...new Set(live.map((r) => r.event_id))],
-      [...new Set(live.map((r) => r.dte_id))].sort(),
+      [...new Map(live.map((r) => [r.event_id, r.organization_id]))].map(([id, org]) => ({
+        id,
+        organization_id: org,
+      })),
+      [...new Map(live.map((r) => [r.dte_id, r.organization_id]))]
+        .map(([id, org]) => ({ id, organization_id: org }))
+        .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)),
       [...keys.values()],
     );
     // a duplicate within the batch is handled once: at its first occurrence

@@ -5,6 +5,7 @@ import type { WebhookEventType } from '@dte/status';
 import {
   STATUS_CONSUMER,
   type AudienceKey,
+  type OrganizationItem,
   type DocumentWebhookState,
   type IngestStore,
   type IngestTx,
@@ -475,21 +476,34 @@ function ingestTx(m: EntityManager): IngestTx & { flush(): Promise<void> } {
             AS v(id, s, o, e)
       WHERE w.dte_id = v.id`;
   return {
-    async claimEvents(eventIds: string[], dteIds: string[], audiences?: AudienceKey[]) {
+    async claimEvents(events: OrganizationItem[], documents: OrganizationItem[], audiences?: AudienceKey[]) {
       const states = new Map<string, DocumentWebhookState>();
-      if (eventIds.length === 0) return { claimed: new Set<string>(), states };
+      if (events.length === 0) return { claimed: new Set<string>(), states };
       // the subscriptions that hear the audiences come with the claim (a third part of its result)
       const asked = (audiences ?? []).map((k, i) => ({ k, i })).filter(({ k }) => isUuid(k.organization_id));
-      const ids = [...new Set(dteIds.map((id) => id.toLowerCase()))].sort();
+      const docs = [...new Map(documents.map((d) => [d.id.toLowerCase(), d.organization_id] as const))].sort(
+        ([a], [b]) => (a < b ? -1 : a > b ? 1 : 0),
+      );
+      const sortedEvents = [...events].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+      // the organizations that have a subscription (an id that is not a uuid has none)
+      const orgs = [...new Set(events.map((e) => e.organization_id).filter(isUuid))];
       // event ids sorted, so two members claiming overlapping batches (a rebalance) take the keys in
       // one order; each document's row made if missing, and locked, in the id order (an upsert
-      // reads the latest committed row, also one another transaction made meanwhile)
+      // reads the latest committed row, also one another transaction made meanwhile); only for
+      // the organizations that have a subscription
       const rows: Row[] = await m.query(
-        `WITH e AS (
-           INSERT INTO processed_events (consumer, event_id) SELECT $1, e FROM unnest($2::text[]) AS e
+        `WITH h AS (
+           SELECT DISTINCT organization_id::text AS org FROM webhook_subscriptions
+            WHERE organization_id = ANY($4::uuid[])),
+         e AS (
+           INSERT INTO processed_events (consumer, event_id)
+           SELECT $1, x.e FROM unnest($2::text[], $5::text[]) WITH ORDINALITY AS x(e, org, n)
+             JOIN h ON h.org = x.org ORDER BY x.n
            ON CONFLICT (consumer, event_id) DO NOTHING RETURNING event_id),
          s AS (
-           INSERT INTO webhook_document_states (dte_id) SELECT unnest($3::uuid[])
+           INSERT INTO webhook_document_states (dte_id)
+           SELECT x.d FROM unnest($3::uuid[], $6::text[]) WITH ORDINALITY AS x(d, org, n)
+             JOIN h ON h.org = x.org ORDER BY x.n
            ON CONFLICT (dte_id) DO UPDATE SET dte_id = EXCLUDED.dte_id
            RETURNING dte_id, sii_status, observed_at, emitted)
          SELECT event_id, NULL::uuid AS dte_id, NULL::text AS sii_status, NULL::text AS observed_at,
@@ -502,7 +516,7 @@ function ingestTx(m: EntityManager): IngestTx & { flush(): Promise<void> } {
          UNION ALL
          SELECT NULL, NULL, NULL, NULL, NULL, k.n,
                 row_number() OVER (PARTITION BY k.n ORDER BY s.created_at, s.id), ${SUBSCRIPTION_JSON}
-           FROM unnest($4::uuid[], $5::text[], $6::uuid[]) WITH ORDINALITY AS k(org, env, dte, n)
+           FROM unnest($7::uuid[], $8::text[], $9::uuid[]) WITH ORDINALITY AS k(org, env, dte, n)
            LEFT JOIN dtes d ON d.id = k.dte
            JOIN webhook_subscriptions s
              ON s.organization_id = k.org AND s.sii_env = k.env AND s.active
@@ -511,8 +525,11 @@ function ingestTx(m: EntityManager): IngestTx & { flush(): Promise<void> } {
          }`,
         [
           STATUS_CONSUMER,
-          [...eventIds].sort(),
-          ids,
+          sortedEvents.map((e) => e.id),
+          docs.map(([id]) => id),
+          orgs,
+          sortedEvents.map((e) => e.organization_id),
+          docs.map(([, org]) => org),
           ...(asked.length > 0 ? audienceParams(asked.map(({ k }) => k)) : []),
         ],
       );
@@ -528,7 +545,7 @@ function ingestTx(m: EntityManager): IngestTx & { flush(): Promise<void> } {
       // in each audience, the subscriptions in the order they were made (as activeSubscriptions)
       subRows.sort((a, b) => Number(a.n) - Number(b.n) || Number(a.rn) - Number(b.rn));
       for (const r of subRows) heard![asked[Number(r.n) - 1]!.i]!.push(subscriptionFromJson(r.sub as Row));
-      for (const id of dteIds) {
+      for (const { id } of documents) {
         const r = byId.get(id.toLowerCase());
         if (!r || (r.sii_status === null && r.emitted === false)) continue;
         states.set(id, {

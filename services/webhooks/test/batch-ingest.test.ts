@@ -383,7 +383,7 @@ describe('dte-status ingestion a batch at a time (one transaction per batch)', f
     } finally {
       proto.query = original;
     }
-    expect(sent).to.deep.equal(['START TRANSACTION', 'WITH e', 'WITH st', 'COMMIT']);
+    expect(sent).to.deep.equal(['START TRANSACTION', 'WITH h', 'WITH st', 'COMMIT']);
     // each document: dte.emitted, dte.status_changed and dte.accepted to 'all', dte.accepted to 'accepted'
     expect(due).to.have.length(20);
     const rows: { subscription_id: string; event_type: string; n: number }[] = await batched.ds.query(
@@ -398,6 +398,75 @@ describe('dte-status ingestion a batch at a time (one transaction per batch)', f
       'all dte.accepted 5',
       'all dte.emitted 5',
       'all dte.status_changed 5',
+    ]);
+  });
+
+  it('an organization that has no subscription leaves no trace (no claimed event, no state); its first subscription hears the next status of a document already in flight', async () => {
+    const [{ id: bare }] = await one.ds.query(
+      `INSERT INTO organizations (name) VALUES ('Bare') RETURNING id`,
+    );
+    const dte = crypto.randomUUID();
+    let t = Date.parse('2026-11-24T11:00:00Z');
+    const rec = (sii_status: string, track_id: string | null): DteStatusRecord => ({
+      event_id: crypto.randomUUID(),
+      dte_id: dte,
+      organization_id: bare,
+      sii_env: 'cert',
+      tipo_dte: 33,
+      folio: 7,
+      sii_status,
+      track_id,
+      observed_at: new Date((t += 1000)).toISOString(),
+      source: 'test',
+    });
+    const eventsBefore = await one.ds.query(
+      `SELECT count(*)::int AS n FROM processed_events WHERE consumer = $1`,
+      [STATUS_CONSUMER],
+    );
+    // a batch of the bare organization beside one of the organization with subscriptions
+    const known = crypto.randomUUID();
+    const due = await ingestStatuses(
+      [
+        rec('signed', null),
+        rec('sending', 'T-1'),
+        { ...rec('sending', 'T-2'), dte_id: known, organization_id: one.org, folio: 8 },
+      ],
+      one.store,
+      clock,
+    );
+    expect(due.length, 'deliveries of the organization with subscriptions').to.be.greaterThan(0);
+    const eventsAfter = await one.ds.query(
+      `SELECT count(*)::int AS n FROM processed_events WHERE consumer = $1`,
+      [STATUS_CONSUMER],
+    );
+    expect(
+      eventsAfter[0].n - eventsBefore[0].n,
+      'only the subscribed organization’s event is claimed',
+    ).to.equal(1);
+    const states = await one.ds.query(
+      `SELECT dte_id FROM webhook_document_states WHERE dte_id = ANY($1::uuid[])`,
+      [[dte, known]],
+    );
+    expect(states.map((r: { dte_id: string }) => r.dte_id)).to.deep.equal([known]);
+
+    // its first subscription hears the document's next status, announced as emitted then
+    const { subscription } = await createSubscription(
+      one.ds,
+      keys,
+      { organizationId: bare, env: 'cert' },
+      { url: 'https://hooks.example.com/bare', events: [...ALL], idempotencyKey: 'bare' },
+      check,
+    );
+    const next = await ingestStatuses([rec('EPR', 'T-1')], one.store, clock);
+    const types: { event_type: string }[] = await one.ds.query(
+      `SELECT event_type FROM webhook_deliveries WHERE subscription_id = $1 ORDER BY event_type`,
+      [subscription.id],
+    );
+    expect(next).to.have.length(3);
+    expect(types.map((r) => r.event_type)).to.deep.equal([
+      'dte.accepted',
+      'dte.emitted',
+      'dte.status_changed',
     ]);
   });
 });

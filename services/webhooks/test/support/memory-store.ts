@@ -178,11 +178,17 @@ export class MemoryStore implements DeliveryStore, IngestStore {
 
   async inTransaction<T>(fn: (tx: IngestTx) => Promise<T>): Promise<T> {
     const tx: IngestTx = {
-      claimEvents: async (ids, dteIds) => {
+      claimEvents: async (events, documents) => {
+        // only organizations with a subscription (active or not) are recorded
+        const hooked = (org: string) =>
+          [...this.subscriptions.values()].some((s) => s.organization_id === org);
+        const ids = events.filter((e) => hooked(e.organization_id)).map((e) => e.id);
         const claimed = new Set(ids.filter((id) => !this.processedEvents.has(id)));
         for (const id of claimed) this.processedEvents.add(id);
         const states = new Map<string, DocumentWebhookState>();
-        for (const id of dteIds) if (this.documents.has(id)) states.set(id, { ...this.documents.get(id)! });
+        for (const { id, organization_id } of documents)
+          if (hooked(organization_id) && this.documents.has(id))
+            states.set(id, { ...this.documents.get(id)! });
         return { claimed, states };
       },
       saveDocumentStates: async (states) => {
