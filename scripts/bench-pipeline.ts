@@ -12,7 +12,7 @@
  * BENCH_MODE closed | open. closed: BENCH_CONCURRENCY clients (8) each sends its next POST when
  * the last one answered. open: one POST every 1/BENCH_RATE s (100/s) on a fixed schedule whatever
  * the answers (latency counted from the scheduled instant, so a slow server is not hidden by a
- * slow client). BENCH_DOCS (1000), BENCH_WARMUP (20 documents, see WARMUP), BENCH_TYPES (33), BENCH_BATCH = UPLOAD_MAX_DOCS (500),
+ * slow client). BENCH_DOCS (3000, the issue's count), BENCH_WARMUP (20 documents, see WARMUP), BENCH_TYPES (33), BENCH_BATCH = UPLOAD_MAX_DOCS (500),
  * BENCH_BATCH_WAIT_MS = UPLOAD_MAX_WAIT_MS (200), BENCH_SIM_REGISTER_MS (0) and BENCH_SIM_STEP_MS
  * (0): the simulator's QueryEstUp timings, BENCH_PARTITIONS (2), BENCH_REPLICAS (e.g.
  * signer=2,sii-uploader=2: processes of a worker in one consumer group; the api stays one),
@@ -90,7 +90,7 @@ import {
 
 const num = (name: string, dflt: number) => Number(process.env[name] ?? dflt);
 const MODE = process.env.BENCH_MODE === 'open' ? 'open' : 'closed';
-const DOCS = num('BENCH_DOCS', 1000);
+const DOCS = num('BENCH_DOCS', 3000);
 const CONCURRENCY = num('BENCH_CONCURRENCY', 8);
 const RATE = num('BENCH_RATE', 100);
 /** BENCH_NICE=10: the nice value of every process but the api (HTTP) and of their PostgreSQL backends */
