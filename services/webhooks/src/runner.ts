@@ -141,12 +141,18 @@ export class DeliveryRunner {
     const room = Math.min(orgShare - waiting, maxWaiting - this.queue.waitingCount);
     if (waiting > orgShare / 2 || room <= 0) return;
     this.refilling = true;
-    this.refill(org, since, room)
-      .catch((err) => this.onError(err))
-      .finally(() => {
+    this.refill(org, since, room).then(
+      () => {
         this.refilling = false;
         for (const o of this.backlog.keys()) this.refillIfRoom(o);
-      });
+      },
+      (err) => {
+        // not again at once (a database that is down would be asked in a loop): the next attempt
+        // that ends, or the overdue sweep, tries again
+        this.refilling = false;
+        this.onError(err);
+      },
+    );
   }
 
   private async refill(org: string, since: number, room: number): Promise<void> {
