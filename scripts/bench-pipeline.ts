@@ -58,6 +58,9 @@
  * last EPR, or with webhooks on when the deliveries of the measured documents are all in (the
  * "delivery tail" after the last EPR, printed), so every line, the webhooks' included, counts the
  * whole work those documents caused. The receiver's TLS and parsing are the bench client's CPU.
+ * The machine's speed is printed beside (scripts/bench/machine-yardstick.ts: CPU ms per RSA-2048
+ * signature before the window opens and after it closes): on a shared VM the same code costs up to
+ * a third more in a slow phase, and two runs compare only at equal speed.
  */
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
@@ -75,6 +78,7 @@ import { Kafka, logLevel, type Admin } from 'kafkajs';
 import { PIPELINE_TOPICS } from '@dte/messaging';
 import { consumerGroupLag } from '../packages/messaging/src/lag';
 import { STATUS_GROUP } from '../services/webhooks/src/kafka-side';
+import { rsaSignatureMs } from './bench/machine-yardstick';
 import { testStack } from '../test/support/env';
 import { makeTestPki } from '../services/webhooks/test/support/test-ca';
 import { Receiver } from '../services/webhooks/test/support/receiver';
@@ -467,6 +471,8 @@ async function main(): Promise<void> {
         }
       }
     }
+    // before the window opens: its own CPU is not the bench client's
+    const yardstick0 = rsaSignatureMs();
     await cpu.start();
     const load0 = os.loadavg()[0]!;
     let sampling = true;
@@ -541,6 +547,7 @@ async function main(): Promise<void> {
     await cpu.sample();
     const totals = cpu.totals();
     const load1 = os.loadavg()[0]!;
+    const yardstick1 = rsaSignatureMs();
     const e2e: { id: string; ms: number; epr_at: number }[] = await db.query(
       `SELECT d.id, extract(epoch FROM (e.observed_at - d.created_at)) * 1000 AS ms,
               extract(epoch FROM e.observed_at) * 1000 AS epr_at
@@ -596,6 +603,9 @@ async function main(): Promise<void> {
     );
     console.log(
       `  machine: ${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'}), ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}; load average (1 min) ${load0.toFixed(1)} at start, ${load1.toFixed(1)} at end`,
+    );
+    console.log(
+      `  machine speed (scripts/bench/machine-yardstick.ts): ${yardstick0.toFixed(3)} ms of CPU per RSA-2048 signature before the run, ${yardstick1.toFixed(3)} ms after it (runs compare at equal speed)`,
     );
     console.log('[bench] figures');
     console.log(
