@@ -16,6 +16,7 @@ import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import { santiagoDate } from '@dte/engine';
 import { SERVICES, startPipelineProcesses } from '../test/support/pipeline-harness';
+import { runMain } from './bench/run-main';
 
 const num = (name: string, dflt: number) => Number(process.env[name] ?? dflt);
 const BATCHES = num('BENCH_BATCHES', 1);
@@ -145,10 +146,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (err) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runMain(main);

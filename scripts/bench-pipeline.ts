@@ -91,6 +91,7 @@ import {
   postgresAuxiliary,
   type BackendQuery,
 } from './bench/process-cpu';
+import { runMain } from './bench/run-main';
 
 const num = (name: string, dflt: number) => Number(process.env[name] ?? dflt);
 const MODE = process.env.BENCH_MODE === 'open' ? 'open' : 'closed';
@@ -688,10 +689,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (err) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runMain(main);

@@ -10,6 +10,7 @@ import { loadavg } from 'node:os';
 import { startTestApi } from '../../services/api/test/support/test-api';
 import { body, emit, orgWithCafs } from '../../services/api/test/dtes-fixtures';
 import { countUnsent } from '../../services/api/src/dtes/backlog-gate';
+import { runMain } from './run-main';
 
 const BACKLOGS = (process.env.BACKLOGS ?? '0,100,1000,10000').split(',').map(Number);
 const LIMIT = Number(process.env.LIMIT ?? 10001);
@@ -86,10 +87,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (err) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runMain(main);

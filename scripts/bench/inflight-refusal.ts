@@ -17,6 +17,7 @@ import { randomUUID } from 'node:crypto';
 import { loadavg } from 'node:os';
 import { startTestApi } from '../../services/api/test/support/test-api';
 import { body, emit, holdCompanyFolios, orgWithCafs } from '../../services/api/test/dtes-fixtures';
+import { runMain } from './run-main';
 
 const N = Number(process.env.N ?? 3000);
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 16);
@@ -132,10 +133,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (err) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runMain(main);

@@ -26,6 +26,7 @@ import { loadavg } from 'node:os';
 import { Kafka as KafkaJs, logLevel } from 'kafkajs';
 import { testStack } from '../../test/support/env';
 import { cpuSecondsOf, pidListeningOn } from './process-cpu';
+import { runMain } from './run-main';
 
 const ROUNDS = Number(process.env.ROUNDS ?? 40);
 const BATCH = Number(process.env.BATCH ?? 500);
@@ -207,10 +208,4 @@ async function main(): Promise<void> {
   );
 }
 
-main().then(
-  () => process.exit(0),
-  (err) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runMain(main);

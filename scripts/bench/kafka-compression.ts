@@ -40,6 +40,7 @@ import {
 import { DEFAULT_SCHEMA_DIR, PIPELINE_SCHEMAS, PIPELINE_TOPICS, SchemaCatalog } from '@dte/messaging';
 import { testStack } from '../../test/support/env';
 import { cpuSecondsOf, pidListeningOn } from './process-cpu';
+import { runMain } from './run-main';
 
 const ROUNDS = Number(process.env.ROUNDS ?? 40);
 const BATCH = Number(process.env.BATCH ?? 500);
@@ -350,10 +351,4 @@ async function main(): Promise<void> {
   await admin.disconnect();
 }
 
-main().then(
-  () => process.exit(0),
-  (err) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runMain(main);

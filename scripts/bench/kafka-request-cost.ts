@@ -19,7 +19,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Kafka, Partitioners, logLevel, type Consumer } from 'kafkajs';
+import { Kafka, Partitioners, logLevel } from 'kafkajs';
 import { cpuSecondsOf, pidListeningOn } from './process-cpu';
 
 const BROKERS = (process.env.KAFKA_BROKERS ?? '127.0.0.1:34092').split(',');
@@ -75,20 +75,21 @@ async function main(): Promise<void> {
     );
   };
 
-  const counted = async (c: Consumer) => {
+  /** a consumer with the signer's fetch settings, joined (3 s), that counts its fetches */
+  const fetchingConsumer = async (label: string, topic: string, fromBeginning: boolean) => {
+    const c = kafka.consumer({ groupId: `cost-${run}-${label}`, minBytes: 16384, maxWaitTimeInMs: MAX_WAIT });
+    await c.connect();
+    await c.subscribe({ topic, fromBeginning });
     let fetches = 0;
     c.on(c.events.FETCH, () => void (fetches += 1));
-    return () => fetches;
+    await c.run({ eachBatch: async () => undefined });
+    await sleep(3000);
+    return { c, fetches: () => fetches };
   };
 
   // idle fetches
   {
-    const c = kafka.consumer({ groupId: `cost-${run}-idle`, minBytes: 16384, maxWaitTimeInMs: MAX_WAIT });
-    await c.connect();
-    await c.subscribe({ topic: idle, fromBeginning: true });
-    const fetches = await counted(c);
-    await c.run({ eachBatch: async () => undefined });
-    await sleep(3000);
+    const { c, fetches } = await fetchingConsumer('idle', idle, true);
     const f0 = fetches();
     c0 = cpu();
     const t0 = Date.now();
@@ -139,12 +140,7 @@ async function main(): Promise<void> {
 
   // fetches with data: read them back while a producer keeps writing (the signer's settings)
   {
-    const c = kafka.consumer({ groupId: `cost-${run}-data`, minBytes: 16384, maxWaitTimeInMs: MAX_WAIT });
-    await c.connect();
-    await c.subscribe({ topic: status, fromBeginning: false });
-    const fetches = await counted(c);
-    await c.run({ eachBatch: async () => undefined });
-    await sleep(3000);
+    const { c, fetches } = await fetchingConsumer('data', status, false);
     const f0 = fetches();
     c0 = cpu();
     const t0 = Date.now();

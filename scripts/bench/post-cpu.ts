@@ -15,6 +15,7 @@ import os from 'node:os';
 import { startTestApi } from '../../services/api/test/support/test-api';
 import { body, emit, orgWithCafs } from '../../services/api/test/dtes-fixtures';
 import { ownBackends } from './process-cpu';
+import { runMain } from './run-main';
 
 const POSTS = Number(process.env.POSTS ?? 1000);
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 8);
@@ -80,11 +81,4 @@ async function main(): Promise<void> {
   }
 }
 
-// exit explicitly: a handle of the in-process api stack can outlive close() and keep the loop alive
-main().then(
-  () => process.exit(0),
-  (err) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runMain(main);

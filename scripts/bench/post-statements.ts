@@ -10,6 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import { call, startTestApi, type Answer, type TestApi } from '../../services/api/test/support/test-api';
 import { body, boletaBody, emit, orgWithCafs, type DteOrg } from '../../services/api/test/dtes-fixtures';
+import { runMain } from './run-main';
 
 const POSTS = Number(process.env.POSTS ?? 50);
 const BOLETAS = process.env.POST_PATH === 'boletas';
@@ -63,10 +64,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (err) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runMain(main);

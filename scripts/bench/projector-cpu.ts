@@ -16,6 +16,7 @@ import { body, emit, orgWithCafs } from '../../services/api/test/dtes-fixtures';
 import { applyStatusRecords } from '../../services/api/src/projector/projector';
 import type { DteStatusRecord } from '../../services/api/src/dtes/status-record';
 import { ownBackends } from './process-cpu';
+import { runMain } from './run-main';
 
 const DOCS = Number(process.env.DOCS ?? 1500);
 const BATCH = Number(process.env.BATCH ?? 40);
@@ -99,10 +100,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (err) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runMain(main);

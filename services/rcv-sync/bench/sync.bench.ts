@@ -15,6 +15,7 @@ import { syncPeriod, type RcvSource } from '@dte/reception';
 import { SiiClient, simulatorEndpoints } from '@dte/sii-client';
 import { startSiiSimulator } from '@dte/sii-simulator';
 import { migratedDatabase } from '../../../test/support/env';
+import { runMain } from '../../../scripts/bench/run-main';
 
 const DOCS = Number(process.env.BENCH_DOCS ?? 2000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -86,10 +87,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (err) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runMain(main);
