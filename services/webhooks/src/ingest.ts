@@ -165,9 +165,10 @@ export async function ingestStatuses(
         id,
         organization_id: org,
       })),
-      [...new Map(live.map((r) => [r.dte_id, r.organization_id]))]
-        .map(([id, org]) => ({ id, organization_id: org }))
-        .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)),
+      [...new Map(live.map((r) => [r.dte_id, r.organization_id]))].map(([id, org]) => ({
+        id,
+        organization_id: org,
+      })),
       [...keys.values()],
     );
     // a duplicate within the batch is handled once: at its first occurrence

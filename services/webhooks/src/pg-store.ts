@@ -481,10 +481,12 @@ function ingestTx(m: EntityManager): IngestTx & { flush(): Promise<void> } {
       if (events.length === 0) return { claimed: new Set<string>(), states };
       // the subscriptions that hear the audiences come with the claim (a third part of its result)
       const asked = (audiences ?? []).map((k, i) => ({ k, i })).filter(({ k }) => isUuid(k.organization_id));
+      // ids in code-unit order (as Array.prototype.sort without a comparator)
+      const inIdOrder = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
       const docs = [...new Map(documents.map((d) => [d.id.toLowerCase(), d.organization_id] as const))].sort(
-        ([a], [b]) => (a < b ? -1 : a > b ? 1 : 0),
+        ([a], [b]) => inIdOrder(a, b),
       );
-      const sortedEvents = [...events].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+      const sortedEvents = [...events].sort((a, b) => inIdOrder(a.id, b.id));
       // the organizations that have a subscription (an id that is not a uuid has none)
       const orgs = [...new Set(events.map((e) => e.organization_id).filter(isUuid))];
       // event ids sorted, so two members claiming overlapping batches (a rebalance) take the keys in

@@ -166,12 +166,7 @@ export class DeliveryRunner {
       organizationId: org,
       exclude: this.queue.waitingIds(org),
     });
-    const giveBack: string[] = [];
-    for (const d of due) {
-      const r = this.enqueue(d);
-      if (r !== 'queued' && r !== 'duplicate') giveBack.push(d.delivery_id);
-    }
-    if (giveBack.length > 0) await this.store.releaseQueued?.(giveBack);
+    await this.takeFromDatabase(due);
     // every row refused until `since` came back, and nothing was refused since
     if (due.length < room && this.backlog.get(org) === since) this.backlog.delete(org);
   }
@@ -193,6 +188,15 @@ export class DeliveryRunner {
       perOrganization: this.queue.limits.orgShare,
       queuedUntil: new Date(now + this.sweepHoldMs),
     });
+    return this.takeFromDatabase(due);
+  }
+
+  /**
+   * Queues attempts a sweep or a refill read from the database (and claimed there for
+   * WEBHOOKS_SWEEP_HOLD); gives back the claims of those the queue refused. Returns how many it
+   * queued.
+   */
+  private async takeFromDatabase(due: DueAttempt[]): Promise<number> {
     const giveBack: string[] = [];
     let queued = 0;
     for (const d of due) {
