@@ -95,6 +95,27 @@ describe('emission pipeline end to end (api, relay, projector, signer, sii-uploa
         f.join(','),
       ).to.equal(true);
     }
+    // the signer, the uploader and the poller applied their statuses in the statements that did
+    // their work (header x-status-applied-from, which the projector skips), each replacing the
+    // status before it
+    const applied: { source: string; sii_status: string; from: string | null }[] = await db().query(
+      `SELECT payload->>'source' AS source, payload->>'sii_status' AS sii_status,
+                headers->>'x-status-applied-from' AS from
+           FROM outbox WHERE topic = 'dte-status' AND message_key = ANY($1::text[]) AND payload->>'source' <> 'api'`,
+      [ids],
+    );
+    for (const [source, status, from] of [
+      ['signer', 'signed', 'queued'],
+      ['sii-uploader', 'sending', 'signed'],
+      ['sii-poller', 'EPR', null],
+    ] as const) {
+      const mine = applied.filter((r) => r.source === source && r.sii_status === status);
+      expect(mine, `${source} ${status}`).to.have.length(ids.length);
+      for (const r of mine) {
+        expect(r.from, `${source} ${status} applied by its writer`).to.be.a('string');
+        if (from) expect(r.from!.split(' ')[0]).to.equal(from);
+      }
+    }
     // the SII received each folio in exactly one upload, the one whose track id the document holds
     const uploads = await simUploads();
     for (const r of rows) {

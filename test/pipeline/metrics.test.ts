@@ -125,12 +125,17 @@ describe('metrics: GET /metrics on every service of a running pipeline', functio
   after(async () => p?.close());
 
   it('the api: HTTP latency by route pattern and status, emissions by type and outcome, stages, outbox', async () => {
-    // the projector may apply the verdict a moment after the row shows it: retry briefly
+    // the projector sees the verdict's record (and the relay marks it published) a moment after
+    // the row shows it: retry briefly
     let samples: Sample[] = [];
     let text = '';
     for (let i = 0; i < 20; i++) {
       ({ text, samples } = await scrape(`${apiOrigin}/metrics`));
-      if (find(samples, 'dte_stage_duration_seconds_count', { to: 'verdict' }).length > 0) break;
+      if (
+        find(samples, 'dte_stage_duration_seconds_count', { to: 'verdict' }).length > 0 &&
+        value(samples, 'dte_outbox_depth') === 0
+      )
+        break;
       await sleep(250);
     }
     expect(text).to.include('# TYPE dte_http_request_duration_seconds histogram');

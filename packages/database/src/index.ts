@@ -7,6 +7,7 @@ export * from './idempotency';
 export * from './entities';
 export { migrations } from './migrations';
 export * from './pipeline-outbox';
+export * from './own-status-write';
 export * from './returning';
 export { DTES_IDEMPOTENCY_KEY_CONSTRAINT } from './sql-error-logger';
 export * from './prepared';

@@ -109,18 +109,25 @@ export class RequestIds {
  * the rows they announce. `onlyIf`: an SQL condition (e.g. `EXISTS (SELECT 1 FROM d)`) that must
  * hold for the rows to be written; `payload`: the jsonb expression stored for each entry's
  * payload text `p` (by default `p::jsonb`), for a value only the statement knows (the folio an
- * emission takes in the same statement).
+ * emission takes in the same statement); `headers`: the jsonb expression stored for each entry's
+ * headers text `h` with event id `e` (by default `h::jsonb`).
  */
 export function outboxInsertSql(
   entries: PipelineOutboxEntry[],
-  opts: { firstParam?: number; onlyIf?: string; payload?: (p: string) => string } = {},
+  opts: {
+    firstParam?: number;
+    onlyIf?: string;
+    payload?: (p: string) => string;
+    headers?: (h: string, e: string) => string;
+  } = {},
 ): { sql: string; params: unknown[] } {
   const first = opts.firstParam ?? 1;
   const p = (i: number) => `$${first + i}::text[]`;
   const payload = opts.payload ? opts.payload('p') : 'p::jsonb';
+  const headers = opts.headers ? opts.headers('h', 'e') : 'h::jsonb';
   return {
     sql: `INSERT INTO outbox (topic, schema, message_key, payload, event_id, headers)
-     SELECT t, s, k, ${payload}, e, h::jsonb
+     SELECT t, s, k, ${payload}, e, ${headers}
        FROM unnest(${p(0)}, ${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, ${p(5)})
        WITH ORDINALITY AS v(t, s, k, p, e, h, n)${opts.onlyIf ? ` WHERE ${opts.onlyIf}` : ''} ORDER BY n`,
     params: [

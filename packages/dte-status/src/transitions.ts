@@ -1,4 +1,4 @@
-import { classify, stageOf } from './classification';
+import { KNOWN_STATUSES, classify, stageOf } from './classification';
 
 /** What a consumer knows of a document's status: the code and when it was observed. */
 export interface StatusObservation {
@@ -31,4 +31,15 @@ export function shouldApply(current: StatusObservation | null | undefined, next:
   if (cmp > 0) return true;
   if (cmp === 0) return nextStage > currentStage;
   return false;
+}
+
+/**
+ * The statuses that an observation of `next` replaces under shouldApply whenever it is not older
+ * than the current one: those not terminal and of an earlier stage. A worker that writes a
+ * document's status in the statement that does its work (instead of leaving it to the projector)
+ * moves the document only from these, and only when the current observation is not newer.
+ */
+export function statusesReplacedBy(next: string): string[] {
+  const stage = stageOf(next);
+  return KNOWN_STATUSES.filter((s) => !classify(s).terminal && stageOf(s) < stage);
 }

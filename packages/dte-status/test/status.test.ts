@@ -6,6 +6,7 @@ import {
   KNOWN_STATUSES,
   shouldApply,
   SII_STATUS_VOCABULARY,
+  statusesReplacedBy,
 } from '../src';
 
 const at = (s: number) => new Date(Date.UTC(2026, 10, 22, 12, 0, s)).toISOString();
@@ -129,6 +130,27 @@ describe('dte-status shouldApply (no going backwards)', () => {
     expect(
       shouldApply({ sii_status: 'stuck', observed_at: at(5) }, { sii_status: '-11', observed_at: at(6) }),
     ).to.equal(true);
+  });
+});
+
+describe('dte-status statusesReplacedBy (what a worker may move in its own statement)', () => {
+  it('is exactly the statuses shouldApply replaces by a not-older observation', () => {
+    for (const next of ['signed', 'sending', 'EPR']) {
+      const from = statusesReplacedBy(next);
+      expect(from, next).to.have.length.greaterThan(0);
+      for (const s of KNOWN_STATUSES) {
+        const cur = { sii_status: s, observed_at: at(5) };
+        const replaced =
+          shouldApply(cur, { sii_status: next, observed_at: at(5) }) &&
+          shouldApply(cur, { sii_status: next, observed_at: at(6) });
+        // a listed status is always replaced; one not listed may still be (a later observation of
+        // the same stage), but then the worker leaves it to the projector
+        if (from.includes(s)) expect(replaced, `${s} -> ${next}`).to.equal(true);
+      }
+    }
+    expect(statusesReplacedBy('signed')).to.include('queued');
+    expect(statusesReplacedBy('signed')).to.not.include('signed');
+    expect(statusesReplacedBy('EPR')).to.not.include('RCH');
   });
 });
 

@@ -1,10 +1,10 @@
 /**
  * The signer: consumes dte.commands and, for each document, stamps the TED with the CAF's key
  * and signs it with the company's certificate (both opened in memory only), then in ONE
- * statement (one transaction): claims the command's event id (processed_events, consumer `signer`), stores
- * signed_xml/signed_at (only if the row has none) and writes dte.signed and a dte-status
- * `signed` to the outbox. A replay of the command finds its claim and does nothing, so a
- * document is never signed twice and its stored XML never changes; a crash before the commit
+ * statement (one transaction): claims the command's event id (processed_events, consumer `signer`),
+ * stores signed_xml/signed_at (only if the row has none) with the `signed` status and its feed
+ * event (@dte/database own-status-write) and writes dte.signed and a dte-status `signed` to the
+ * outbox. A replay of the command finds its claim and does nothing, so a document is never signed twice and its stored XML never changes; a crash before the commit
  * leaves nothing, and the redelivered command does the work again.
  *
  * A document that cannot be signed for a reason retrying will not cure (the certificate or the
@@ -16,10 +16,13 @@
 import {
   correlationHeaders,
   outboxInsertSql,
+  ownStatusWriteSql,
   statusChangeEntry,
+  type DteStatusValue,
   type PipelineOutboxEntry,
 } from '@dte/database';
 import type { Caf, DteDocument, SigningCredential } from '@dte/engine';
+import { statusesReplacedBy } from '@dte/status';
 import {
   PIPELINE_COMMIT_INTERVAL_MS,
   PIPELINE_SCHEMAS,
@@ -241,6 +244,8 @@ export async function signCommands(
   // those of the documents it claimed and found unsigned
   const updates: { id: string; xml: string }[] = [];
   const entries: PipelineOutboxEntry[] = [];
+  // the `signed` records, which the statement applies itself (own-status-write)
+  const ownStatuses: DteStatusValue[] = [];
   cmds.forEach((cmd, i) => {
     const doc = docs.get(cmd.dte_id);
     const done = doc && outcome.get(doc.id);
@@ -269,6 +274,8 @@ export async function signCommands(
       return;
     }
     updates.push({ id: doc.id, xml: done.signedXml });
+    const status = statusChangeEntry(ref, { siiStatus: 'signed', observedAt: now, source: 'signer' });
+    ownStatuses.push(status.payload);
     entries.push(
       withHeaders({
         topic: PIPELINE_TOPICS.signed,
@@ -287,18 +294,25 @@ export async function signCommands(
           signed_at: now.toISOString(),
         },
       }),
-      withHeaders(statusChangeEntry(ref, { siiStatus: 'signed', observedAt: now, source: 'signer' })),
+      withHeaders(status),
     );
   });
 
   // ONE statement, atomic on its own (no BEGIN/COMMIT round trips): it claims the event ids,
   // locks (in id order) the documents of the claimed commands, stores the signed XMLs of those
-  // still unsigned and writes their outbox messages (each message names its document in
-  // payload.dte_id). The claimed event ids and the locked rows (signed or not when locked) come
-  // back, and say what happened to each command.
+  // still unsigned with their `signed` status and its event in the feed (own-status-write: the
+  // projector has nothing to do for them) and writes their outbox messages (each message names
+  // its document in payload.dte_id). The claimed event ids and the locked rows (signed or not
+  // when locked) come back, and say what happened to each command.
+  const own = ownStatusWriteSql(ownStatuses, {
+    firstParam: 13,
+    rows: 'fresh',
+    replaces: statusesReplacedBy,
+  });
   const outbox = outboxInsertSql(entries, {
     firstParam: 7,
     onlyIf: `(p::jsonb ->> 'dte_id')::uuid IN (SELECT id FROM fresh)`,
+    headers: own.headers,
   });
   const claimRows: { id: string | null; signed: boolean | null; claimed: string | null }[] = known.length
     ? await db.query(
@@ -306,15 +320,15 @@ export async function signCommands(
            INSERT INTO processed_events (consumer, event_id) SELECT $1, e FROM unnest($2::text[]) AS e
            ON CONFLICT (consumer, event_id) DO NOTHING RETURNING event_id
          ), locked AS MATERIALIZED (
-           SELECT id, signed_xml IS NOT NULL AS signed FROM dtes
+           SELECT id, signed_xml IS NOT NULL AS signed, sii_status, observed_at FROM dtes
             WHERE id IN (SELECT v.d FROM unnest($2::text[], $3::uuid[]) AS v(e, d)
                            JOIN claimed ON claimed.event_id = v.e)
             ORDER BY id FOR UPDATE
          ), fresh AS (
-           SELECT id FROM locked WHERE NOT signed
-         ), stored AS (
-           UPDATE dtes SET signed_xml = v.xml, signed_at = $6
-             FROM unnest($4::uuid[], $5::text[]) AS v(id, xml)
+           SELECT id, sii_status, observed_at FROM locked WHERE NOT signed
+         ), ${own.ctes}, stored AS (
+           UPDATE dtes SET signed_xml = v.xml, signed_at = $6, ${own.set('m')}
+             FROM unnest($4::uuid[], $5::text[]) AS v(id, xml) LEFT JOIN own_moved m ON m.dte_id = v.id
             WHERE dtes.id = v.id AND dtes.id IN (SELECT id FROM fresh) AND dtes.signed_xml IS NULL
          ), written AS (
            ${outbox.sql}
@@ -330,6 +344,7 @@ export async function signCommands(
           updates.map((u) => u.xml),
           now,
           ...outbox.params,
+          ...own.params,
         ],
       )
     : [];

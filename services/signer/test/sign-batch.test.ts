@@ -7,9 +7,12 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import pino from 'pino';
+import { statusAppliedFrom } from '@dte/database';
 import { StoredCredentials } from '@dte/secrets';
 import { OpenedCafs } from '../src/opened-cafs';
 import { signCommands, type EmitDteCommand } from '../src/signer';
+import { applyStatusRecords } from '../../api/src/projector/projector';
+import type { DteStatusRecord } from '../../api/src/dtes/status-record';
 import { startTestApi, type TestApi } from '../../api/test/support/test-api';
 import { body, emit, orgWithCafs, type DteOrg } from '../../api/test/dtes-fixtures';
 
@@ -104,6 +107,76 @@ describe('signer: a batch of commands in one transaction', function () {
       [[a.event_id, b.event_id]],
     );
     expect(claims[0]!.n).to.equal(2);
+  });
+
+  it('writes the `signed` status and its feed event itself; the projector skips the record, or applies it when the signer did not', async () => {
+    const deps = { dataSource: db(), keys: t.deps.keys, logger };
+    const a = await issue(33);
+    const b = await issue(33);
+    // b's queued observation lies after the signing instant (a clock ahead of the signer's): a
+    // `signed` record does not always replace it, so the signer leaves it to the projector
+    await db().query(`UPDATE dtes SET observed_at = now() + interval '1 hour' WHERE id = $1`, [b.dte_id]);
+    expect(await signCommands(deps, [a, b], [{ 'x-request-id': 'req-a' }, undefined])).to.deep.equal([
+      'signed',
+      'signed',
+    ]);
+
+    const state = async (id: string) => {
+      const [row]: { sii_status: string; observed_at: Date; signed_at: Date }[] = await db().query(
+        'SELECT sii_status, observed_at, signed_at FROM dtes WHERE id = $1',
+        [id],
+      );
+      const feed: { event_id: string; sii_status: string; source: string }[] = await db().query(
+        'SELECT event_id, sii_status, source FROM dte_events WHERE dte_id = $1 ORDER BY id',
+        [id],
+      );
+      return { ...row!, feed };
+    };
+    const recordOf = async (id: string) => {
+      const [r]: { payload: DteStatusRecord; headers: Record<string, string> | null }[] = await db().query(
+        `SELECT payload, headers FROM outbox
+          WHERE topic = 'dte-status' AND message_key = $1 AND payload->>'sii_status' = 'signed'`,
+        [id],
+      );
+      return r!;
+    };
+
+    // a: signed, in the read model and the feed, by the signer's statement
+    const sa = await state(a.dte_id);
+    expect(sa.sii_status).to.equal('signed');
+    expect(sa.observed_at.getTime()).to.equal(sa.signed_at.getTime());
+    const ra = await recordOf(a.dte_id);
+    expect(sa.feed.map((e) => `${e.sii_status}:${e.source}`)).to.deep.equal(['queued:api', 'signed:signer']);
+    expect(sa.feed[1]!.event_id).to.equal(ra.payload.event_id);
+    const from = statusAppliedFrom(ra.headers ?? undefined);
+    expect(from?.sii_status).to.equal('queued');
+    expect(ra.headers?.['x-request-id'], 'the correlation headers stay').to.equal('req-a');
+    // the projector has nothing to do for it, and nothing changes
+    expect(await applyStatusRecords(db(), [ra.payload], [ra.headers ?? undefined])).to.deep.equal([
+      'not_applied',
+    ]);
+    expect(await state(a.dte_id)).to.deep.equal(sa);
+    // a record of an older signer (no header): the projector finds it applied already
+    expect(await applyStatusRecords(db(), [ra.payload])).to.deep.equal(['not_applied']);
+    expect(await state(a.dte_id)).to.deep.equal(sa);
+
+    // b: still queued, no feed event, no header; the projector applies the record as before (a
+    // late observation: in the feed, not in the status)
+    const sb = await state(b.dte_id);
+    expect(sb.sii_status).to.equal('queued');
+    expect(sb.feed.map((e) => e.sii_status)).to.deep.equal(['queued']);
+    const rb = await recordOf(b.dte_id);
+    expect(statusAppliedFrom(rb.headers ?? undefined)).to.equal(null);
+    expect(await applyStatusRecords(db(), [rb.payload], [rb.headers ?? undefined])).to.deep.equal([
+      'not_applied',
+    ]);
+    const after = await state(b.dte_id);
+    expect(after.sii_status).to.equal('queued');
+    expect(after.feed.map((e) => `${e.sii_status}:${e.source}`)).to.deep.equal([
+      'queued:api',
+      'signed:signer',
+    ]);
+    expect(after.feed[1]!.event_id).to.equal(rb.payload.event_id);
   });
 
   it('a certificate deleted after it was opened is not used: the next batch ends its document emision_fallida', async () => {

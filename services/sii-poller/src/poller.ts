@@ -27,7 +27,9 @@ import {
   statusChangeEntry,
   statusDocRef,
   outboxInsertSql,
+  ownStatusWriteSql,
   RequestIds,
+  type DteStatusValue,
   type PipelineOutboxEntry,
   type StatusDocColumns,
 } from '@dte/database';
@@ -40,6 +42,7 @@ import {
 import { StoredCredentials, UnusableCertificateError, type KeyWrapper } from '@dte/secrets';
 import { LoopPause, workDueInBatches, type Logger } from '@dte/service-runtime';
 import { SiiError, type SiiClient, type SiiSession, type UploadStatus } from '@dte/sii-client';
+import { statusesReplacedBy } from '@dte/status';
 import type { DataSource } from 'typeorm';
 
 import { backoffDelay, type PollerSettings } from './config';
@@ -420,28 +423,33 @@ export class Poller {
     const named = p.docs ?? (p.docs === null ? [] : await loadDocs(this.deps.dataSource, p.dte_ids));
     // the request id stored with the document: known even when this process never saw its dte.uploaded
     for (const d of named) this.requestIds.remember(d.id, d.request_id ?? undefined);
-    const entries: PipelineOutboxEntry[] = publish.flatMap((pub) =>
+    // the last publication's records (a document's latest status) are applied by this statement
+    // itself (own-status-write); earlier ones of the same answer go to the projector
+    const ownStatuses: DteStatusValue[] = [];
+    const entries: PipelineOutboxEntry[] = publish.flatMap((pub, i) =>
       named.map((d) => {
         const own = pub.perDoc?.get(d.id);
-        return {
-          ...statusChangeEntry(statusDocRef(d), {
-            siiStatus: own?.estado ?? pub.estado,
-            glosa: own ? (own.glosa ?? null) : (pub.glosa ?? null),
-            trackId: p.track_id,
-            observedAt: new Date(now.getTime() + (pub.offsetMs ?? 0)),
-            source: SOURCE,
-          }),
-          headers: this.requestIds.headersFor(d.id),
-        };
+        const entry = statusChangeEntry(statusDocRef(d), {
+          siiStatus: own?.estado ?? pub.estado,
+          glosa: own ? (own.glosa ?? null) : (pub.glosa ?? null),
+          trackId: p.track_id,
+          observedAt: new Date(now.getTime() + (pub.offsetMs ?? 0)),
+          source: SOURCE,
+        });
+        if (i === publish.length - 1) ownStatuses.push(entry.payload);
+        return { ...entry, headers: this.requestIds.headersFor(d.id) };
       }),
     );
     // ONE statement, atomic on its own: the outcome on the schedule row (unless it was re-armed
-    // or taken since: the version guard), sii_last_polled on its documents, locked in id order
-    // like every other batch writer of dtes (signer, uploader, projector), so two writers over
-    // overlapping documents cannot deadlock, and the messages of the documents it locked
+    // or taken since: the version guard), sii_last_polled (and the latest status) on its
+    // documents, locked in id order like every other batch writer of dtes (signer, uploader,
+    // projector), so two writers over overlapping documents cannot deadlock, and the messages of
+    // the documents it locked
+    const own = ownStatusWriteSql(ownStatuses, { firstParam: 10, rows: 'l', replaces: statusesReplacedBy });
     const outbox = outboxInsertSql(entries, {
-      firstParam: 10,
+      firstParam: 10 + own.params.length,
       onlyIf: `(p::jsonb ->> 'dte_id')::uuid IN (SELECT id FROM l)`,
+      headers: own.headers,
     });
     const done: { polled: boolean }[] = await this.deps.dataSource.query(
       `WITH polled AS (
@@ -449,9 +457,11 @@ export class Poller {
                 updated_at = $8
           WHERE upload_id = $1 AND version = $2 RETURNING upload_id
        ), l AS MATERIALIZED (
-         SELECT id FROM dtes WHERE id = ANY($9::uuid[]) AND EXISTS (SELECT 1 FROM polled) ORDER BY id FOR UPDATE
-       ), d AS (
-         UPDATE dtes SET sii_last_polled = $8 FROM l WHERE dtes.id = l.id
+         SELECT id, sii_status, observed_at FROM dtes
+          WHERE id = ANY($9::uuid[]) AND EXISTS (SELECT 1 FROM polled) ORDER BY id FOR UPDATE
+       ), ${own.ctes}, d AS (
+         UPDATE dtes SET sii_last_polled = $8, ${own.set('m')}
+           FROM l LEFT JOIN own_moved m ON m.dte_id = l.id WHERE dtes.id = l.id
        )${entries.length ? `, o AS (${outbox.sql})` : ''}
        SELECT EXISTS (SELECT 1 FROM polled) AS polled`,
       [
@@ -464,6 +474,7 @@ export class Poller {
         publish.at(-1)?.glosa ?? null,
         now,
         p.dte_ids,
+        ...own.params,
         ...(entries.length ? outbox.params : []),
       ],
     );

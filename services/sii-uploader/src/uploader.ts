@@ -43,10 +43,12 @@ import { createHash, randomUUID } from 'node:crypto';
 
 import {
   outboxInsertSql,
+  ownStatusWriteSql,
   returnedRows,
   statusChangeEntry,
   statusDocRef,
   RequestIds,
+  type DteStatusValue,
   type PipelineOutboxEntry,
   type StatusDocColumns,
 } from '@dte/database';
@@ -61,6 +63,7 @@ import {
 import { StoredCredentials, UnusableCertificateError, type KeyWrapper } from '@dte/secrets';
 import { LoopPause, workDueInBatches, type Logger } from '@dte/service-runtime';
 import { SiiError, type SiiClient, type UploadOutcome } from '@dte/sii-client';
+import { statusesReplacedBy } from '@dte/status';
 import type { DataSource } from 'typeorm';
 
 import {
@@ -592,18 +595,20 @@ export class Uploader {
       });
     }
     const status = STATUS_OF[state];
+    // `sending`, with the track id, is applied by this statement itself (own-status-write)
+    const ownStatuses: DteStatusValue[] = [];
     if (status)
-      for (const d of docs)
-        entries.push({
-          ...statusChangeEntry(d, {
-            siiStatus: status,
-            glosa: r.glosa ?? null,
-            trackId: r.trackId ?? null,
-            observedAt: now,
-            source: SOURCE,
-          }),
-          headers: this.requestIds.headersFor(d.id),
+      for (const d of docs) {
+        const entry = statusChangeEntry(d, {
+          siiStatus: status,
+          glosa: r.glosa ?? null,
+          trackId: r.trackId ?? null,
+          observedAt: now,
+          source: SOURCE,
         });
+        if (state === 'accepted') ownStatuses.push(entry.payload);
+        entries.push({ ...entry, headers: this.requestIds.headersFor(d.id) });
+      }
     // ONE statement, atomic on its own: the upload's final state (unless another instance
     // finished it), and only then: accepted, the track id on its documents (locked in id order,
     // as every batch writer of dtes locks them); repeated or unconfirmed, its documents on the
@@ -618,14 +623,28 @@ export class Uploader {
           WHERE id = $1 AND state IN ('claimed', 'sending') RETURNING id
        )`,
     ];
-    if (state === 'accepted')
+    let own: ReturnType<typeof ownStatusWriteSql> | null = null;
+    if (state === 'accepted') {
+      const ids = arg(u.dte_ids);
+      own = ownStatusWriteSql(ownStatuses, {
+        firstParam: params.length + 1,
+        rows: 'l',
+        replaces: statusesReplacedBy,
+      });
+      params.push(...own.params);
       parts.push(
         `l AS MATERIALIZED (
-           SELECT id FROM dtes WHERE id = ANY(${arg(u.dte_ids)}::uuid[]) AND EXISTS (SELECT 1 FROM moved)
+           SELECT id, sii_status, observed_at FROM dtes
+            WHERE id = ANY(${ids}::uuid[]) AND EXISTS (SELECT 1 FROM moved)
             ORDER BY id FOR UPDATE
          )`,
-        'tracked AS (UPDATE dtes SET track_id = $5 FROM l WHERE dtes.id = l.id)',
+        own.ctes,
+        `tracked AS (
+           UPDATE dtes SET track_id = $5, ${own.set('m', ['track_id'])}
+             FROM l LEFT JOIN own_moved m ON m.dte_id = l.id WHERE dtes.id = l.id
+         )`,
       );
+    }
     if (state === 'repeated' || state === 'unconfirmed')
       parts.push(
         `scheduled AS (
@@ -641,6 +660,7 @@ export class Uploader {
       const outbox = outboxInsertSql(entries, {
         firstParam: params.length + 1,
         onlyIf: 'EXISTS (SELECT 1 FROM moved)',
+        ...(own ? { headers: own.headers } : {}),
       });
       params.push(...outbox.params);
       parts.push(`written AS (${outbox.sql})`);

@@ -1,4 +1,9 @@
-import { statusChangeEntry, type DteStatusValue, type PipelineOutboxEntry } from '@dte/database';
+import {
+  statusAppliedFrom,
+  statusChangeEntry,
+  type DteStatusValue,
+  type PipelineOutboxEntry,
+} from '@dte/database';
 
 /** Value of a dte-status record (schemas/avro/dte-status.avsc): the workers' DteStatusValue. */
 export type DteStatusRecord = DteStatusValue;
@@ -15,10 +20,15 @@ export function statusOutboxEntry(
 }
 
 /**
- * The api's own `queued` record: the statement that writes its document also writes that record's
- * feed row (same event id) and the document's `queued` status (dtes/folio-write.ts, the only
- * place the api announces `queued`), so the projector has nothing to apply for it.
+ * A record the statement that wrote it also applied, so the projector has nothing to apply for it:
+ * the api's own `queued` record (the statement that writes its document also writes that record's
+ * feed row, same event id, and the document's `queued` status: dtes/folio-write.ts, the only place
+ * the api announces `queued`), and a worker's record that carries the header
+ * `x-status-applied-from` (@dte/database own-status-write: the signer's `signed`).
  */
-export function writtenWithItsDocument(rec: Pick<DteStatusRecord, 'source' | 'sii_status'>): boolean {
-  return rec.source === 'api' && rec.sii_status === 'queued';
+export function writtenWithItsDocument(
+  rec: Pick<DteStatusRecord, 'source' | 'sii_status'>,
+  headers?: Record<string, string>,
+): boolean {
+  return (rec.source === 'api' && rec.sii_status === 'queued') || statusAppliedFrom(headers) !== null;
 }

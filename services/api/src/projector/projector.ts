@@ -3,9 +3,9 @@
  * columns of `dtes`) and the events feed (`dte_events`) in PostgreSQL.
  *
  * Records are applied a fetched batch at a time, in ONE transaction per batch (applyStatusRecords),
- * with the outcome of applying them one by one in order. The api's own `queued` records are
- * skipped: the statement that wrote their documents wrote their feed rows and status
- * (writtenWithItsDocument). Each other record (1) claims its event_id in processed_events
+ * with the outcome of applying them one by one in order. The api's own `queued` records and the
+ * records a worker applied itself (header `x-status-applied-from`: the signer's `signed`) are
+ * skipped: the statement that wrote them wrote their feed rows and status (writtenWithItsDocument). Each other record (1) claims its event_id in processed_events
  * (consumer `api.projector`): a redelivery or replay finds it and changes nothing; (2) locks the
  * document row; (3) appends the change to the feed when it moves the
  * document, or when it is older than the document's current status (a late record of real
@@ -25,7 +25,7 @@ import {
 } from '@dte/messaging';
 import type { Logger } from '@dte/service-runtime';
 import { shouldApply } from '@dte/status';
-import { SimpleClient, executeSql, type PreparedSql } from '@dte/database';
+import { SimpleClient, executeSql, statusAppliedFrom, type PreparedSql } from '@dte/database';
 import type { DataSource } from 'typeorm';
 import { writtenWithItsDocument, type DteStatusRecord } from '../dtes/status-record';
 import { observeTransition } from './stage-metrics';
@@ -62,14 +62,28 @@ interface FeedEvent {
  * multi-row insert into the feed with the multi-row update of the read model. Returns each
  * record's result, in order.
  */
-export async function applyStatusRecords(db: DataSource, recs: DteStatusRecord[]): Promise<ApplyResult[]> {
-  // the api's `queued` records were applied by the statement that wrote their documents: no
-  // claim, no lock, no feed read for them (one record of every document's four or five)
-  if (recs.some(writtenWithItsDocument)) {
-    const rest = recs.filter((r) => !writtenWithItsDocument(r));
-    const applied = await applyStatusRecords(db, rest);
+export async function applyStatusRecords(
+  db: DataSource,
+  recs: DteStatusRecord[],
+  headers?: (Record<string, string> | undefined)[],
+): Promise<ApplyResult[]> {
+  // records applied by the statement that wrote them (the api's `queued`, the signer's `signed`):
+  // no claim, no lock, no feed read for them (two records of every document's four or five); a
+  // worker's tells what it replaced, for the stage metrics
+  const written = recs.map((r, i) => writtenWithItsDocument(r, headers?.[i]));
+  if (written.some(Boolean)) {
+    const applied = await applyStatusRecords(
+      db,
+      recs.filter((_, i) => !written[i]),
+      headers?.filter((_, i) => !written[i]),
+    );
     let k = 0;
-    return recs.map((r) => (writtenWithItsDocument(r) ? 'not_applied' : applied[k++]!));
+    return recs.map((r, i) => {
+      if (!written[i]) return applied[k++]!;
+      const from = statusAppliedFrom(headers?.[i]);
+      if (from) observeTransition(from, { sii_status: r.sii_status, observed_at: new Date(r.observed_at) });
+      return 'not_applied';
+    });
   }
   if (recs.length === 0) return [];
   const observed = recs.map((rec) => {
@@ -320,8 +334,13 @@ export async function startProjector(opts: {
   });
   // one transaction per fetched batch of a partition (records of one document share a partition)
   await consumer.runBatch<DteStatusRecord>(async (msgs) => {
-    const recs = msgs.flatMap((msg) => (msg.value === null ? [] : [msg.value]));
-    const results = await applyStatusRecords(opts.dataSource, recs);
+    const live = msgs.filter((msg) => msg.value !== null);
+    const recs = live.map((msg) => msg.value as DteStatusRecord);
+    const results = await applyStatusRecords(
+      opts.dataSource,
+      recs,
+      live.map((msg) => msg.headers),
+    );
     results.forEach((result, i) => {
       if (result === 'unknown_document')
         opts.logger.warn(
