@@ -43,8 +43,9 @@ export function statusAppliedFrom(
  *   the worker sets itself) of the row joined (LEFT JOIN) to `own_moved` as `alias` (unchanged
  *   where there is none), for the worker's own UPDATE of the row (a row is updated once per
  *   statement); the track id is taken only when the row has none, as the projector does;
- * - `headers(h, e)`: the outbox headers expression (outboxInsertSql's `headers` option) that adds
- *   the header to the records applied;
+ * - `headers`: outboxInsertSql's `headers` option, that adds the header to the records applied (a
+ *   hash join with `own_moved`, not a lookup per outbox row: an envelope's statement writes
+ *   hundreds);
  * - `params`, numbered from `firstParam`.
  * `replaces(status)`: the statuses a record of that status replaces (statusesReplacedBy). At most
  * one record per document: a worker with several for one document passes the last.
@@ -55,7 +56,7 @@ export function ownStatusWriteSql(
 ): {
   ctes: string;
   set: (alias: string, except?: string[]) => string;
-  headers: (h: string, e: string) => string;
+  headers: { join: string; sql: string };
   params: unknown[];
 } {
   const p = (i: number, type: string) => `$${opts.firstParam + i}::${type}[]`;
@@ -82,11 +83,12 @@ export function ownStatusWriteSql(
       ]
         .filter((x) => !except.some((c) => x.startsWith(`${c} =`)))
         .join(', '),
-    headers: (h, e) =>
-      `CASE WHEN ${e} IN (SELECT event_id FROM own_moved)
-            THEN COALESCE(${h}::jsonb, '{}'::jsonb) || (SELECT jsonb_build_object('${STATUS_APPLIED_FROM_HEADER}',
-                   from_status || ' ' || (to_json(from_at) #>> '{}')) FROM own_moved WHERE event_id = ${e})
-            ELSE ${h}::jsonb END`,
+    headers: {
+      join: 'LEFT JOIN own_moved om ON om.event_id = v.e',
+      sql: `CASE WHEN om.event_id IS NULL THEN h::jsonb
+                 ELSE COALESCE(h::jsonb, '{}'::jsonb) || jsonb_build_object('${STATUS_APPLIED_FROM_HEADER}',
+                        om.from_status || ' ' || (to_json(om.from_at) #>> '{}')) END`,
+    },
     params: [
       recs.map((r) => r.dte_id),
       recs.map((r) => r.event_id),

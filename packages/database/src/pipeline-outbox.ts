@@ -109,8 +109,9 @@ export class RequestIds {
  * the rows they announce. `onlyIf`: an SQL condition (e.g. `EXISTS (SELECT 1 FROM d)`) that must
  * hold for the rows to be written; `payload`: the jsonb expression stored for each entry's
  * payload text `p` (by default `p::jsonb`), for a value only the statement knows (the folio an
- * emission takes in the same statement); `headers`: the jsonb expression stored for each entry's
- * headers text `h` with event id `e` (by default `h::jsonb`).
+ * emission takes in the same statement); `headers`: the jsonb expression (`sql`) stored for each
+ * entry's headers text `h` (by default `h::jsonb`), with a `join` to the entries `v` (event id `e`)
+ * of what it reads.
  */
 export function outboxInsertSql(
   entries: PipelineOutboxEntry[],
@@ -118,18 +119,17 @@ export function outboxInsertSql(
     firstParam?: number;
     onlyIf?: string;
     payload?: (p: string) => string;
-    headers?: (h: string, e: string) => string;
+    headers?: { join: string; sql: string };
   } = {},
 ): { sql: string; params: unknown[] } {
   const first = opts.firstParam ?? 1;
   const p = (i: number) => `$${first + i}::text[]`;
   const payload = opts.payload ? opts.payload('p') : 'p::jsonb';
-  const headers = opts.headers ? opts.headers('h', 'e') : 'h::jsonb';
   return {
     sql: `INSERT INTO outbox (topic, schema, message_key, payload, event_id, headers)
-     SELECT t, s, k, ${payload}, e, ${headers}
+     SELECT t, s, k, ${payload}, e, ${opts.headers?.sql ?? 'h::jsonb'}
        FROM unnest(${p(0)}, ${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, ${p(5)})
-       WITH ORDINALITY AS v(t, s, k, p, e, h, n)${opts.onlyIf ? ` WHERE ${opts.onlyIf}` : ''} ORDER BY n`,
+       WITH ORDINALITY AS v(t, s, k, p, e, h, n) ${opts.headers?.join ?? ''}${opts.onlyIf ? ` WHERE ${opts.onlyIf}` : ''} ORDER BY n`,
     params: [
       entries.map((e) => e.topic),
       entries.map((e) => e.schema),
