@@ -12,7 +12,7 @@
  * BENCH_MODE closed | open. closed: BENCH_CONCURRENCY clients (8) each sends its next POST when
  * the last one answered. open: one POST every 1/BENCH_RATE s (100/s) on a fixed schedule whatever
  * the answers (latency counted from the scheduled instant, so a slow server is not hidden by a
- * slow client). BENCH_DOCS (3000, the issue's count), BENCH_WARMUP (20 documents, see WARMUP), BENCH_TYPES (33), BENCH_BATCH = UPLOAD_MAX_DOCS (500),
+ * slow client). BENCH_DOCS (3000, the issue's count), BENCH_WARMUP (1000 documents, see WARMUP), BENCH_TYPES (33), BENCH_BATCH = UPLOAD_MAX_DOCS (500),
  * BENCH_BATCH_WAIT_MS = UPLOAD_MAX_WAIT_MS (200), BENCH_SIM_REGISTER_MS (0) and BENCH_SIM_STEP_MS
  * (0): the simulator's QueryEstUp timings, BENCH_PARTITIONS (2), BENCH_REPLICAS (e.g.
  * signer=2,sii-uploader=2: processes of a worker in one consumer group; the api stays one),
@@ -20,7 +20,8 @@
  * in a process of their own (services/api/src/projector/main.ts, the HTTP api with
  * API_PIPELINE=off, as a deployment with HTTP-only replicas runs it), so their CPU is told apart
  * from the HTTP path's and they do not share its event loop; inline: all three in the api process.
- * BENCH_WEBHOOKS 1 | 0 (1): services/webhooks as a process (test/support/pipeline-harness.ts
+ * BENCH_WEBHOOKS unsubscribed | 1 | 0 (unsubscribed: the deployment `npm start` brings up, below)
+ * BENCH_WEBHOOKS=1: services/webhooks as a process (test/support/pipeline-harness.ts
  * withWebhooks) and, in the bench, an https receiver on loopback (a throw-away CA: makeTestPki,
  * Receiver of services/webhooks/test/support; it answers 200 at once) registered through the api's
  * POST /webhooks for BENCH_WEBHOOK_EVENTS (all four: dte.emitted,dte.status_changed,dte.accepted,
@@ -118,7 +119,7 @@ const REPLICAS = new Map<ServiceName, number>(
       return [name as ServiceName, Number(n)];
     }),
 );
-const WEBHOOKS_MODE = process.env.BENCH_WEBHOOKS ?? '1';
+const WEBHOOKS_MODE = process.env.BENCH_WEBHOOKS ?? 'unsubscribed';
 if (!['0', '1', 'unsubscribed'].includes(WEBHOOKS_MODE))
   throw new Error(`BENCH_WEBHOOKS: 1, 0 or unsubscribed, not ${WEBHOOKS_MODE}`);
 /** the webhooks service runs, with one subscription to BENCH_WEBHOOK_EVENTS and a receiver */
@@ -135,11 +136,12 @@ for (const e of WEBHOOK_EVENTS)
 if (WEBHOOKS && !WEBHOOK_EVENTS.some((e) => e !== 'dte.emitted'))
   throw new Error('BENCH_WEBHOOK_EVENTS: needs dte.accepted, dte.rejected or dte.status_changed');
 /**
- * warm-up documents per round (BENCH_WARMUP, 20): posted BENCH_CONCURRENCY at a time and taken
- * to EPR before the measured run; a larger one (e.g. 1000) lets V8 optimize every process's hot
- * paths first, so the figures are those of a service that has been running for a while
+ * warm-up documents per round (BENCH_WARMUP, 1000): posted BENCH_CONCURRENCY at a time and taken
+ * to EPR before the measured run, so V8 has optimized every process's hot paths and the figures
+ * are those of a service that has been running for a while (the issue's "sustained"); with 20 the
+ * same code costs ~20-30 % more, the JIT still compiling
  */
-const WARMUP = num('BENCH_WARMUP', 20);
+const WARMUP = num('BENCH_WARMUP', 1000);
 /** warm-up rounds at most, until the webhooks service (which joins its group at the latest offset) delivers */
 const WARMUP_ROUNDS = 3;
 const WEBHOOK_TAIL_MS = 120_000;
