@@ -4,8 +4,9 @@
  * statement (one transaction): claims the command's event id (processed_events, consumer `signer`),
  * stores signed_xml/signed_at (only if the row has none) with the `signed` status and its feed
  * event (@dte/database own-status-write) and writes dte.signed and a dte-status `signed` to the
- * outbox. A replay of the command finds its claim and does nothing, so a document is never signed twice and its stored XML never changes; a crash before the commit
- * leaves nothing, and the redelivered command does the work again.
+ * outbox. A replay of the command finds its claim and does nothing, so a document is never
+ * signed twice and its stored XML never changes; a crash before the commit leaves nothing, and
+ * the redelivered command does the work again.
  *
  * A document that cannot be signed for a reason retrying will not cure (the certificate or the
  * CAF key does not open, the certificate expired, the CAF does not cover the folio...) gets the

@@ -4,8 +4,10 @@
  *
  * Records are applied a fetched batch at a time, in ONE transaction per batch (applyStatusRecords),
  * with the outcome of applying them one by one in order. The api's own `queued` records and the
- * records a worker applied itself (header `x-status-applied-from`: the signer's `signed`) are
- * skipped: the statement that wrote them wrote their feed rows and status (writtenWithItsDocument). Each other record (1) claims its event_id in processed_events
+ * records a worker applied itself (header `x-status-applied-from`: the signer's `signed`, the
+ * uploader's `sending`, the poller's latest answer) are skipped: the statement that wrote them
+ * wrote their feed rows and status (writtenWithItsDocument). Each other record (1) claims its
+ * event_id in processed_events
  * (consumer `api.projector`): a redelivery or replay finds it and changes nothing; (2) locks the
  * document row; (3) appends the change to the feed when it moves the
  * document, or when it is older than the document's current status (a late record of real
@@ -67,10 +69,11 @@ export async function applyStatusRecords(
   recs: DteStatusRecord[],
   headers?: (Record<string, string> | undefined)[],
 ): Promise<ApplyResult[]> {
-  // records applied by the statement that wrote them (the api's `queued`, the signer's `signed`):
-  // no claim, no lock, no feed read for them (two records of every document's four or five); a
-  // worker's tells what it replaced, for the stage metrics
-  const written = recs.map((r, i) => writtenWithItsDocument(r, headers?.[i]));
+  // records applied by the statement that wrote them (the api's `queued`; a worker's, whose header
+  // tells what it replaced, for the stage metrics): no claim, no lock, no feed read for them (on
+  // the happy path every record of a document but a poll's earlier answer)
+  const from = recs.map((_, i) => statusAppliedFrom(headers?.[i]));
+  const written = recs.map((r, i) => writtenWithItsDocument(r, from[i] ?? null));
   if (written.some(Boolean)) {
     const applied = await applyStatusRecords(
       db,
@@ -80,8 +83,9 @@ export async function applyStatusRecords(
     let k = 0;
     return recs.map((r, i) => {
       if (!written[i]) return applied[k++]!;
-      const from = statusAppliedFrom(headers?.[i]);
-      if (from) observeTransition(from, { sii_status: r.sii_status, observed_at: new Date(r.observed_at) });
+      const replaced = from[i];
+      if (replaced)
+        observeTransition(replaced, { sii_status: r.sii_status, observed_at: new Date(r.observed_at) });
       return 'not_applied';
     });
   }
