@@ -17,6 +17,14 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=stack/lib.sh
 . "$HERE/stack/lib.sh"
 
+# Node.js 24 LTS first on PATH for npm ci and every service (the system's node when it is a 24.x,
+# otherwise the registry's binary that scripts/ensure-node.sh installs under .cache/node).
+if ! node_dir="$(bash "$HERE/ensure-node.sh")"; then
+  echo "[stack] no Node.js 24 LTS: scripts/ensure-node.sh failed (see above)" >&2
+  exit 1
+fi
+export PATH="$node_dir:$PATH"
+
 SERVICES=(api signer sii-uploader sii-poller webhooks rcv-sync)
 
 # The endpoint variables the caller set (the stack's own are exported later, for the services).
@@ -114,7 +122,7 @@ ensure_node_modules() {
   fi
   mkdir -p "$LOG_DIR"
   if ! (cd "$ROOT" && npm ci --no-audit --no-fund) >"$log" 2>&1; then
-    fail "npm ci" "$log" "installing the Node dependencies failed; fix what the log says (network to the npm registry, Node >= 20.19), then npm start again"
+    fail "npm ci" "$log" "installing the Node dependencies failed; fix what the log says (network to the npm registry, Node.js 24), then npm start again"
     return 1
   fi
   echo "$want" >"$stamp"

@@ -22,6 +22,10 @@ summary_fail() {
   exit 1
 }
 
+# Node.js 24 LTS first on PATH (the system's, or the registry's binary under .cache/node).
+node_dir="$(bash scripts/ensure-node.sh)" || summary_fail "no Node.js 24 (scripts/ensure-node.sh)"
+export PATH="$node_dir:$PATH"
+
 t0=$(date +%s)
 started_stack=0
 given=()
