@@ -1,7 +1,8 @@
 // The deployment: the Helm chart in deploy/helm/dte-service rendered by a real `helm template`
 // (the helm of .cache/bin, which `bash scripts/ensure-helm.sh` builds, or of PATH or ~/go/bin;
 // outside CI, without one, skipped with the reason as the pending test's title; in CI a failure),
-// and the image's scripts (deploy/docker-entrypoint.sh, deploy/probe.cjs) run for real.
+// and the image's scripts (deploy/docker-entrypoint.sh, deploy/probe.cjs) run for real, in the
+// compiled tree the image holds (test/support/compiled-tree.ts: dist/ and production dependencies).
 // The oracle for the rendered configuration is each service's own config reader: the variables a
 // pod would get (its ConfigMaps through envFrom, its env entries, a stand-in for the existing
 // Secret) are handed to loadConfig / messagingConfigFromEnv / databaseOptionsFromEnv.
@@ -31,13 +32,13 @@ import { SIGNER_CONSUMER } from '../../services/signer/src/signer';
 import { POLLER_CONSUMER } from '../../services/sii-poller/src/poller';
 import { UPLOADER_CONSUMER } from '../../services/sii-uploader/src/uploader';
 import { STATUS_GROUP } from '../../services/webhooks/src/kafka-side';
+import { compiledTree, removeCompiledTree } from '../support/compiled-tree';
 import { freshSchema, repoRoot, testStack, uniqueTopicPrefix, type FreshSchema } from '../support/env';
 
 const execFileP = promisify(execFile);
 
 const CHART = path.join(repoRoot, 'deploy/helm/dte-service');
 const PRODUCTION_VALUES = path.join(repoRoot, 'deploy/helm/examples/production-values.yaml');
-const ENTRYPOINT = path.join(repoRoot, 'deploy/docker-entrypoint.sh');
 const PROBE = path.join(repoRoot, 'deploy/probe.cjs');
 const SERVICES = ['api', 'signer', 'sii-uploader', 'sii-poller', 'webhooks', 'rcv-sync'] as const;
 type ServiceName = (typeof SERVICES)[number];
@@ -57,6 +58,8 @@ interface Container {
   name: string;
   image: string;
   args?: string[];
+  command?: string[];
+  workingDir?: string;
   envFrom?: { configMapRef?: { name: string } }[];
   env?: EnvVar[];
   ports?: { name: string; containerPort: number }[];
@@ -125,11 +128,12 @@ function findHelm(): string | undefined {
 async function run(
   cmd: string,
   args: string[],
-  opts: { env?: NodeJS.ProcessEnv; timeout?: number } = {},
+  opts: { env?: NodeJS.ProcessEnv; timeout?: number; cwd?: string } = {},
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
     const { stdout, stderr } = await execFileP(cmd, args, {
       env: opts.env ?? process.env,
+      cwd: opts.cwd,
       timeout: opts.timeout ?? 60000,
       maxBuffer: 16 * 1024 * 1024,
     });
@@ -392,7 +396,16 @@ describe('deploy: the Helm chart rendered by helm template', function () {
     expect(kinds('Secret', production)).to.deep.equal([]);
     for (const svc of SERVICES) {
       const d = byKindName(defaults, 'Deployment', `dte-dte-service-${svc}`);
-      expect(containerOf(d).args, svc).to.deep.equal([svc]);
+      // the compiled JavaScript with plain node (no tsx), from the service's own folder
+      const c = containerOf(d);
+      expect(c.command, svc).to.deep.equal([
+        '/usr/bin/tini',
+        '--',
+        'node',
+        '--enable-source-maps',
+        'dist/main.js',
+      ]);
+      expect(c.workingDir, svc).to.equal(`/app/services/${svc}`);
     }
   });
 
@@ -507,7 +520,14 @@ describe('deploy: the Helm chart rendered by helm template', function () {
       'pre-upgrade',
     ]);
     const c = containerOf(job);
-    expect(c.args).to.deep.equal(['migrate']);
+    expect(c.command).to.deep.equal([
+      '/usr/bin/tini',
+      '--',
+      'node',
+      '--enable-source-maps',
+      'dist/cli/migrate.js',
+    ]);
+    expect(c.workingDir).to.equal('/app/packages/database');
     expect(podOf(job).spec.restartPolicy).to.equal('Never');
     // A pre-install hook runs before the release's ConfigMaps exist.
     expect(c.envFrom ?? []).to.deep.equal([]);
@@ -671,7 +691,7 @@ describe('deploy: the Helm chart rendered by helm template', function () {
       const pod = podOf(d).spec;
       expect(pod.securityContext).to.include({ runAsNonRoot: true, runAsUser: 1000 });
       expect(c.securityContext).to.include({ readOnlyRootFilesystem: true, allowPrivilegeEscalation: false });
-      // tsx writes its cache under /tmp: writable even with a read-only root filesystem
+      // a writable /tmp even with a read-only root filesystem
       const tmp = c.volumeMounts?.find((v) => v.mountPath === '/tmp');
       expect(tmp, svc).to.be.an('object');
       expect(pod.volumes?.find((v) => v.name === tmp!.name)?.emptyDir).to.be.an('object');
@@ -995,13 +1015,44 @@ const probe = (port: number, probePath: string) =>
 describe('deploy: the image entrypoint and the exec probe', function () {
   this.timeout(60000);
 
-  it('the image pins the tsx version of package-lock.json', () => {
-    const lock = JSON.parse(fs.readFileSync(path.join(repoRoot, 'package-lock.json'), 'utf8')) as {
-      packages: Record<string, { version?: string }>;
-    };
+  let ENTRYPOINT: string;
+  let tree: string;
+  before(function () {
+    this.timeout(300000); // npm run build (tsc -b) when dist/ is older than the sources
+    tree = compiledTree();
+    ENTRYPOINT = path.join(tree, 'deploy/docker-entrypoint.sh');
+  });
+  after(() => removeCompiledTree());
+
+  it('the image runs compiled JavaScript with production dependencies only: no tsx, no TypeScript', () => {
     const dockerfile = fs.readFileSync(path.join(repoRoot, 'deploy/Dockerfile'), 'utf8');
-    const pinned = /^ARG TSX_VERSION=(\S+)$/m.exec(dockerfile)?.[1];
-    expect(pinned).to.equal(lock.packages['node_modules/tsx']?.version);
+    const runtime = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
+    expect(runtime).to.match(/npm ci --omit=dev/);
+    expect(runtime).to.not.match(/tsx|typescript/i);
+    expect(fs.existsSync(path.join(tree, 'node_modules/tsx'))).to.equal(false);
+    expect(fs.existsSync(path.join(tree, 'node_modules/typescript'))).to.equal(false);
+    const sources: string[] = [];
+    const walk = (dir: string) => {
+      for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+        if (e.name === 'node_modules') continue;
+        const p = path.join(dir, e.name);
+        if (e.isDirectory()) walk(p);
+        else if (e.name.endsWith('.ts') && !e.name.endsWith('.d.ts')) sources.push(path.relative(tree, p));
+      }
+    };
+    walk(tree);
+    expect(sources, 'TypeScript sources in the image tree').to.deep.equal([]);
+    // every workspace resolves to its compiled entry point, with a source map beside it
+    const main = require.resolve('@dte/engine', { paths: [path.join(tree, 'services/api')] });
+    expect(path.relative(tree, fs.realpathSync(main))).to.equal('packages/dte-engine/dist/index.js');
+    expect(fs.existsSync(`${fs.realpathSync(main)}.map`)).to.equal(true);
+  });
+
+  it('a stack trace of the compiled code names the TypeScript source (source maps)', async () => {
+    const out = await run(ENTRYPOINT, ['api'], { env: { PATH: process.env.PATH, HOME: process.env.HOME } });
+    expect(out.code).to.equal(1);
+    expect(out.stderr).to.include('MASTER_KEY is required');
+    expect(out.stderr).to.match(/services\/api\/src\/config\.ts:\d+:\d+/);
   });
 
   describe('probe.cjs against a real health server', () => {

@@ -31,11 +31,12 @@ type Reply =
   | { id: number; ok: true; credential: SigningCredential }
   | { id: number; ok: false; code: string | null; message: string };
 
-// The worker runs TypeScript through tsx's require hook (mocha and `tsx` both load it in the main
-// thread only when the worker is not started by the tsx CLI), then reads with the same readP12.
+// From the TypeScript sources (tsx, mocha) the worker registers tsx's require hook first (the main
+// thread's hook does not reach a worker), then reads with the same readP12; the compiled build
+// (dist/*.js, what the image runs) needs no hook and has no tsx.
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
-require(workerData.tsx).register();
+if (workerData.tsx) require(workerData.tsx).register();
 const { readP12 } = require(workerData.certificate);
 parentPort.postMessage({ ready: true });
 parentPort.on('message', (job) => {
@@ -73,7 +74,10 @@ class P12Thread {
   private spawn(): Worker {
     const worker = new Worker(WORKER_SOURCE, {
       eval: true,
-      workerData: { tsx: require.resolve('tsx/cjs/api'), certificate: require.resolve('./certificate') },
+      workerData: {
+        tsx: __filename.endsWith('.ts') ? require.resolve('tsx/cjs/api') : null,
+        certificate: require.resolve('./certificate'),
+      },
       resourceLimits: { maxOldGenerationSizeMb: 128 },
     });
     this.ready = false;

@@ -1,21 +1,34 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import Ajv from 'ajv';
 import type { ValidationIssue } from '@dte/error-catalog';
-import boletaSchema from '../../../../schemas/http/boleta-emission.schema.json';
-import commonSchema from '../../../../schemas/http/common.schema.json';
-import dteSchema from '../../../../schemas/http/dte-emission.schema.json';
-import requestSchema from '../../../../schemas/http/dte-emission-request.schema.json';
-import exportSchema from '../../../../schemas/http/dte-export.schema.json';
-import guiaSchema from '../../../../schemas/http/dte-guia-despacho.schema.json';
 import { isValidRut } from './rut';
+
+/**
+ * The repository's schemas/http: read at run time rather than imported, so that the package
+ * compiles on its own (`tsc -b`: a JSON import would lie outside its rootDir). src/input and
+ * dist/input sit at the same depth, so the same relative path serves tsx and the compiled build.
+ */
+const HTTP_SCHEMAS_DIR = path.resolve(__dirname, '..', '..', '..', '..', 'schemas', 'http');
+
+/** A schema of schemas/http; each one names itself with `$id`, by which ajv finds it. */
+export interface HttpJsonSchema {
+  $id: string;
+  [keyword: string]: unknown;
+}
+
+function httpSchema(file: string): HttpJsonSchema {
+  return JSON.parse(readFileSync(path.join(HTTP_SCHEMAS_DIR, file), 'utf8')) as HttpJsonSchema;
+}
 
 /** The JSON Schemas of schemas/http, by shape (also the source of the OpenAPI document). */
 export const emissionSchemas = {
-  common: commonSchema,
-  dte: dteSchema,
-  guiaDespacho: guiaSchema,
-  export: exportSchema,
-  boleta: boletaSchema,
-  request: requestSchema,
+  common: httpSchema('common.schema.json'),
+  dte: httpSchema('dte-emission.schema.json'),
+  guiaDespacho: httpSchema('dte-guia-despacho.schema.json'),
+  export: httpSchema('dte-export.schema.json'),
+  boleta: httpSchema('boleta-emission.schema.json'),
+  request: httpSchema('dte-emission-request.schema.json'),
 } as const;
 
 export type EmissionShape = 'dte' | 'guiaDespacho' | 'export' | 'boleta';
@@ -50,13 +63,13 @@ function validators(): Record<EmissionShape, Ajv.ValidateFunction> {
       return fn;
     };
     compiled = {
-      dte: get(dteSchema.$id),
-      guiaDespacho: get(guiaSchema.$id),
-      export: get(exportSchema.$id),
-      boleta: get(boletaSchema.$id),
+      dte: get(emissionSchemas.dte.$id),
+      guiaDespacho: get(emissionSchemas.guiaDespacho.$id),
+      export: get(emissionSchemas.export.$id),
+      boleta: get(emissionSchemas.boleta.$id),
     };
     perTipo = new Map(
-      TIPOS_WITH_OWN_BRANCH.map((t) => [t, get(`${requestSchema.$id}#/definitions/tipo_${t}`)]),
+      TIPOS_WITH_OWN_BRANCH.map((t) => [t, get(`${emissionSchemas.request.$id}#/definitions/tipo_${t}`)]),
     );
   }
   return compiled;
