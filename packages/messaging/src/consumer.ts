@@ -8,7 +8,7 @@
  * that throws makes kafkajs retry the message; a value that cannot be decoded is an error too
  * unless `onDecodeError` takes it (for example to a dead-letter topic). Nothing is skipped silently.
  */
-import type { Consumer, IHeaders, Kafka } from 'kafkajs';
+import type { Consumer, IHeaders, Kafka, KafkaMessage } from 'kafkajs';
 import { registerIdleFetch, type IdleFetchPolicy } from './idle-fetch';
 import type { SchemaCatalog } from './schemas';
 
@@ -216,50 +216,63 @@ export class AvroConsumer {
 
   /** Subscribes and starts handing messages to `handler`; resolves once consuming has started. */
   async run<T>(handler: MessageHandler<T>): Promise<void> {
-    await this.consumer.subscribe({
-      topics: this.options.topics.map(this.topicName),
-      fromBeginning: this.options.fromBeginning ?? false,
-    });
+    await this.subscribe();
     const pacer = this.pacer;
     await this.consumer.run({
       partitionsConsumedConcurrently: this.options.partitionsConsumedConcurrently ?? 1,
       // with a commit interval the pacer commits (after the handler, as kafkajs would)
       autoCommit: !pacer,
       eachMessage: async ({ topic, partition, message, heartbeat }) => {
-        let value: T | null = null;
-        if (message.value !== null) {
-          try {
-            value = (await this.schemas.decode(message.value)) as T;
-          } catch (err) {
-            if (!this.options.onDecodeError) throw err;
-            await this.options.onDecodeError(err as Error, {
-              topic,
-              partition,
-              offset: message.offset,
-              value: message.value,
-            });
-            pacer?.handled(topic, partition, message.offset);
-            return;
-          }
-        }
-        await handler(
-          {
-            topic: this.logicalName(topic),
-            partition,
-            offset: message.offset,
-            key: message.key === null ? null : message.key.toString('utf8'),
-            value,
-            headers: headersOf(message.headers),
-            timestamp: message.timestamp,
-          },
-          { heartbeat },
-        );
+        const incoming = await this.decode<T>(topic, partition, message);
+        if (incoming) await handler(incoming, { heartbeat });
         if (pacer) {
           pacer.handled(topic, partition, message.offset);
-          await pacer.maybeFlush();
+          if (incoming) await pacer.maybeFlush();
         }
       },
     });
+  }
+
+  private async subscribe(): Promise<void> {
+    await this.consumer.subscribe({
+      topics: this.options.topics.map(this.topicName),
+      fromBeginning: this.options.fromBeginning ?? false,
+    });
+  }
+
+  /**
+   * One fetched message as the handlers see it, or null when its value could not be decoded and
+   * `onDecodeError` took it (without that hook the error propagates: kafkajs retries the message).
+   */
+  private async decode<T>(
+    topic: string,
+    partition: number,
+    message: KafkaMessage,
+  ): Promise<IncomingMessage<T> | null> {
+    let value: T | null = null;
+    if (message.value !== null) {
+      try {
+        value = (await this.schemas.decode(message.value)) as T;
+      } catch (err) {
+        if (!this.options.onDecodeError) throw err;
+        await this.options.onDecodeError(err as Error, {
+          topic,
+          partition,
+          offset: message.offset,
+          value: message.value,
+        });
+        return null;
+      }
+    }
+    return {
+      topic: this.logicalName(topic),
+      partition,
+      offset: message.offset,
+      key: message.key === null ? null : message.key.toString('utf8'),
+      value,
+      headers: headersOf(message.headers),
+      timestamp: message.timestamp,
+    };
   }
 
   /**
@@ -270,10 +283,7 @@ export class AvroConsumer {
    */
   async runBatch<T>(handler: BatchHandler<T>): Promise<void> {
     const max = Math.max(1, this.options.maxBatchSize ?? 500);
-    await this.consumer.subscribe({
-      topics: this.options.topics.map(this.topicName),
-      fromBeginning: this.options.fromBeginning ?? false,
-    });
+    await this.subscribe();
     const pacer = this.pacer;
     await this.consumer.run({
       partitionsConsumedConcurrently: this.options.partitionsConsumedConcurrently ?? 1,
@@ -294,30 +304,8 @@ export class AvroConsumer {
           const slice = batch.messages.slice(i, i + max);
           const decoded: IncomingMessage<T>[] = [];
           for (const message of slice) {
-            let value: T | null = null;
-            if (message.value !== null) {
-              try {
-                value = (await this.schemas.decode(message.value)) as T;
-              } catch (err) {
-                if (!this.options.onDecodeError) throw err;
-                await this.options.onDecodeError(err as Error, {
-                  topic,
-                  partition,
-                  offset: message.offset,
-                  value: message.value,
-                });
-                continue;
-              }
-            }
-            decoded.push({
-              topic: this.logicalName(topic),
-              partition,
-              offset: message.offset,
-              key: message.key === null ? null : message.key.toString('utf8'),
-              value,
-              headers: headersOf(message.headers),
-              timestamp: message.timestamp,
-            });
+            const incoming = await this.decode<T>(topic, partition, message);
+            if (incoming) decoded.push(incoming);
           }
           if (decoded.length > 0) await handler(decoded, { heartbeat });
           resolveOffset(slice[slice.length - 1]!.offset);
