@@ -41,6 +41,7 @@ describe('agents: bounded registration, atomic redemption, several agents, appro
   let browser: Browser;
   let cb: CallbackServer;
   let ownerCookie: string;
+  let ownerUserId: string;
   let memberCookie: string;
   let invoice: { id: string; folio: number };
   let foreignInvoiceId: string;
@@ -53,7 +54,7 @@ describe('agents: bounded registration, atomic redemption, several agents, appro
   const count = async (table: string) =>
     (await db().query(`SELECT count(*)::int AS n FROM ${table}`))[0].n as number;
 
-  async function userIn(orgId: string, role: string): Promise<string> {
+  async function userIn(orgId: string, role: string): Promise<{ id: string; cookie: string }> {
     const u: { id: string }[] = await db().query(`INSERT INTO users (email) VALUES ($1) RETURNING id`, [
       `agente-${randomUUID()}@example.cl`,
     ]);
@@ -62,7 +63,7 @@ describe('agents: bounded registration, atomic redemption, several agents, appro
       orgId,
       role,
     ]);
-    return t.sessionCookie(u[0].id, orgId);
+    return { id: u[0].id, cookie: await t.sessionCookie(u[0].id, orgId) };
   }
 
   before(async () => {
@@ -85,10 +86,16 @@ describe('agents: bounded registration, atomic redemption, several agents, appro
     invoice = { id: String(inv.body.id), folio: Number(inv.body.folio) };
     const foreign = await emit(t, other, body(33, other.rut, 9000));
     foreignInvoiceId = String(foreign.body.id);
-    ownerCookie = await userIn(o.orgId, 'owner');
-    memberCookie = await userIn(o.orgId, 'member');
+    const owner = await userIn(o.orgId, 'owner');
+    [ownerCookie, ownerUserId] = [owner.cookie, owner.id];
+    memberCookie = (await userIn(o.orgId, 'member')).cookie;
     cb = await callbackServer();
     browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+  });
+  // each test starts a new registration window (the burst test measures its own)
+  afterEach(async () => {
+    const counters = await keys('oauth:dcr:*');
+    if (counters.length) await t.redis.del(...counters);
   });
   after(async () => {
     await browser?.close();
@@ -209,6 +216,8 @@ describe('agents: bounded registration, atomic redemption, several agents, appro
   let ownerContext: BrowserContext;
   let first: { clientId: string; tokens: Tokens };
   let second: { clientId: string; tokens: Tokens };
+  /** the agent of the approval tests, connected from its own browser context */
+  let asking: { clientId: string; tokens: Tokens };
 
   it('a burst of client registrations from one address is refused past the bound; redirect hosts are restricted; an unused client expires', async () => {
     const answers: number[] = [];
@@ -227,8 +236,7 @@ describe('agents: bounded registration, atomic redemption, several agents, appro
     // an unused client is stored with an expiry (the service's default: a day)
     const ttl = await t.redis.ttl(`oidc:Client:${ids[0]}`);
     expect(ttl).to.be.greaterThan(0).and.at.most(86_400);
-    // the window is over for the tests below: a new hour for this address
-    await t.redis.del(...(await keys('oauth:dcr:*')));
+    await t.redis.del(...(await keys('oauth:dcr:*'))); // a new hour for this address
     const evil = await register('https://agente.example.com/callback');
     expect(evil.status).to.equal(400);
     expect(((await evil.json()) as { error: string }).error).to.equal('invalid_redirect_uri');
@@ -333,7 +341,10 @@ describe('agents: bounded registration, atomic redemption, several agents, appro
   });
 
   it('emitir_dte of a credit or debit note over an existing document, derivar_dte anular/corregir and any override wait for approval, with a summary a person can check', async () => {
-    const client = await mcpClient(first.clientId, first.tokens);
+    const context = await signedInContext(ownerCookie);
+    asking = await connectAgent(context);
+    await context.close();
+    const client = await mcpClient(asking.clientId, asking.tokens);
     const dtes = await count('dtes');
     const ref = {
       line_num: 1,
@@ -435,7 +446,7 @@ describe('agents: bounded registration, atomic redemption, several agents, appro
   });
 
   it("derivar_dte anular of another organization's document answers not found and parks nothing", async () => {
-    const client = await mcpClient(first.clientId, first.tokens);
+    const client = await mcpClient(asking.clientId, asking.tokens);
     const parked = await count('pending_actions');
     const res = await client.callTool({
       name: 'derivar_dte',
@@ -450,7 +461,7 @@ describe('agents: bounded registration, atomic redemption, several agents, appro
   it("consultar_accion_pendiente answers only the caller's own actions, never a colleague's", async () => {
     const mine: { id: string }[] = await db().query(
       `SELECT p.id FROM pending_actions p WHERE p.connection_id = $1 LIMIT 1`,
-      [(await db().query(`SELECT id FROM mcp_connections WHERE client_id = $1`, [first.clientId]))[0].id],
+      [(await db().query(`SELECT id FROM mcp_connections WHERE client_id = $1`, [asking.clientId]))[0].id],
     );
     const memberContext = await signedInContext(memberCookie);
     const colleague = await connectAgent(memberContext);
@@ -460,7 +471,7 @@ describe('agents: bounded registration, atomic redemption, several agents, appro
     expect(res.isError).to.equal(true);
     expect((res.structuredContent as { code: string }).code).to.equal('pending_action_not_found');
     await theirs.close();
-    const own = await mcpClient(first.clientId, first.tokens);
+    const own = await mcpClient(asking.clientId, asking.tokens);
     const ok = await own.callTool({ name: 'consultar_accion_pendiente', arguments: { id: mine[0].id } });
     expect(ok.isError).to.equal(false);
     await own.close();
@@ -534,18 +545,19 @@ describe('agents: bounded registration, atomic redemption, several agents, appro
   });
 
   it("a dashboard logout ends the authorization server's session: the same client must be approved again by a signed-in user", async () => {
-    const out = await call(t.url, 'POST', '/auth/logout', {
-      cookie: ownerCookie,
-      headers: { Origin: origin },
-    });
+    const cookie = await t.sessionCookie(ownerUserId, o.orgId);
+    const context = await signedInContext(cookie);
+    const agent = await connectAgent(context);
+    const out = await call(t.url, 'POST', '/auth/logout', { cookie, headers: { Origin: origin } });
     expect(out.status).to.be.oneOf([200, 204]);
-    const page = await ownerContext.newPage();
+    const page = await context.newPage();
     const before = cb.hits.length;
-    await page.goto(authorization(first.clientId).url.href);
-    await page.waitForSelector('#login, h1');
-    expect(await page.textContent('h1')).to.contain('Inicia sesión');
+    await page.goto(authorization(agent.clientId).url.href);
+    await page.waitForSelector('h1');
     expect(cb.hits.length, 'no code without a dashboard session').to.equal(before);
+    expect(await page.textContent('h1')).to.contain('Inicia sesión');
     await page.close();
+    await context.close();
     await ownerContext.close();
   });
 });
