@@ -18,7 +18,7 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { chromium, type Browser, type BrowserContext } from 'playwright-core';
-import { body, emit, orgWithCafs, type DteOrg } from '../../services/api/test/dtes-fixtures';
+import { body, emit, expectSchema, orgWithCafs, type DteOrg } from '../../services/api/test/dtes-fixtures';
 import { call, DASHBOARD_ORIGIN, startTestApi, type TestApi } from '../../services/api/test/support/test-api';
 import { freePort } from '../support/pipeline-harness';
 import { AgentOAuth, CHROMIUM_ARGS, callbackServer, type CallbackServer } from './oauth-agent';
@@ -486,6 +486,7 @@ describe('agents: bounded registration, atomic redemption, several agents, appro
       session,
     );
     expect(list.status).to.equal(200);
+    expectSchema('mcp-connection-list.schema.json', list.body);
     const ids = list.body.data.map((c) => c.client_id);
     expect(ids).to.include.members([first.clientId, second.clientId]);
     // a member sees only their own agents and cannot read the audit log
@@ -502,6 +503,7 @@ describe('agents: bounded registration, atomic redemption, several agents, appro
       next_cursor: string | null;
     }>(t.url, 'GET', '/mcp-audit-log?limit=3', session);
     expect(audit.status).to.equal(200);
+    expectSchema('mcp-audit-log.schema.json', audit.body);
     expect(audit.body.data).to.have.length(3);
     const ids3 = audit.body.data.map((a) => Number(a.id));
     expect(ids3).to.deep.equal([...ids3].sort((a, b) => b - a));
