@@ -15,6 +15,7 @@
  */
 import { expect } from 'chai';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import http from 'node:http';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { chromium, type Browser, type BrowserContext } from 'playwright-core';
@@ -240,6 +241,32 @@ describe('agents: bounded registration, atomic redemption, several agents, appro
     const evil = await register('https://agente.example.com/callback');
     expect(evil.status).to.equal(400);
     expect(((await evil.json()) as { error: string }).error).to.equal('invalid_redirect_uri');
+  });
+
+  it('/mcp answers 401 to a caller without a valid token before reading its body', async () => {
+    for (const authorization of [undefined, 'Bearer not-a-token']) {
+      const status = await new Promise<number>((resolve, reject) => {
+        const req = http.request(mcpUrl, {
+          method: 'POST',
+          headers: {
+            'Content-Type': 'application/json',
+            'Content-Length': String(1_048_576),
+            ...(authorization ? { Authorization: authorization } : {}),
+          },
+        });
+        // 1 MiB announced, 16 bytes sent, never finished: the answer must not wait for the rest
+        const timer = setTimeout(() => reject(new Error('no answer while the body is pending')), 5_000);
+        req.on('response', (res) => {
+          clearTimeout(timer);
+          res.resume();
+          req.destroy();
+          resolve(res.statusCode!);
+        });
+        req.on('error', (e) => (timer ? undefined : reject(e)));
+        req.write('{"jsonrpc":"2.0"');
+      });
+      expect(status, authorization ?? 'no token').to.equal(401);
+    }
   });
 
   it('the consent page shows the redirect host, cannot be framed, and refuses a confirmation without its CSRF token', async () => {
