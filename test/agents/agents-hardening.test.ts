@@ -279,25 +279,24 @@ describe('agents: bounded registration, atomic redemption, several agents, appro
       await page.goto(url.href);
       await page.waitForSelector('#approve');
       expect(await page.textContent('#redirect-host')).to.contain(new URL(cb.url).host);
-      const consentHeaders = await page.evaluate(async () => {
-        const r = await fetch(location.href);
-        return { csp: r.headers.get('content-security-policy'), xfo: r.headers.get('x-frame-options') };
-      });
-      expect(consentHeaders.csp).to.contain("frame-ancestors 'none'");
-      expect(consentHeaders.xfo).to.equal('DENY');
+      // the browser's own cookies (the interaction's and the dashboard session)
+      const consentAgain = await context.request.get(page.url());
+      expect(consentAgain.headers()['content-security-policy']).to.contain("frame-ancestors 'none'");
+      expect(consentAgain.headers()['x-frame-options']).to.equal('DENY');
       const connections = await count('mcp_connections');
       // a forged form (no token, or another's) from the same browser: refused, nothing granted
-      const forged = await page.evaluate(async () => {
-        const form = document.querySelector('#consent') as HTMLFormElement;
-        const data = new URLSearchParams();
-        data.set('company_id', (document.querySelector('#company') as HTMLSelectElement).value);
-        data.set('environment', 'cert');
-        data.append('scope', 'dte:read');
-        const bare = await fetch(form.action, { method: 'POST', body: data });
-        data.set('csrf', 'x'.repeat(43));
-        const wrong = await fetch(form.action, { method: 'POST', body: data });
-        return [bare.status, wrong.status];
-      });
+      const action = new URL((await page.getAttribute('#consent', 'action'))!, origin).href;
+      const form = {
+        company_id: await page.inputValue('#company'),
+        environment: 'cert',
+        scope: 'dte:read',
+      };
+      const forged = [
+        (await context.request.post(action, { form, maxRedirects: 0 })).status(),
+        (
+          await context.request.post(action, { form: { ...form, csrf: 'x'.repeat(43) }, maxRedirects: 0 })
+        ).status(),
+      ];
       expect(forged).to.deep.equal([403, 403]);
       expect(await count('mcp_connections')).to.equal(connections);
       // the page's own form still works
@@ -534,7 +533,7 @@ describe('agents: bounded registration, atomic redemption, several agents, appro
     expect(audit.body.data).to.have.length(3);
     const ids3 = audit.body.data.map((a) => Number(a.id));
     expect(ids3).to.deep.equal([...ids3].sort((a, b) => b - a));
-    const older = await call<{ data: { id: string }[] }>(
+    const older = await call<{ data: { id: string; tool: string; outcome: string }[] }>(
       t.url,
       'GET',
       `/mcp-audit-log?limit=100&cursor=${audit.body.next_cursor}`,
@@ -542,9 +541,7 @@ describe('agents: bounded registration, atomic redemption, several agents, appro
     );
     expect(Number(older.body.data[0].id)).to.be.lessThan(Math.min(...ids3));
     const all = [...audit.body.data, ...older.body.data];
-    expect(
-      all.map((a) => `${(a as { tool: string }).tool}:${(a as { outcome: string }).outcome}`),
-    ).to.include('derivar_dte:pending');
+    expect(all.map((a) => `${a.tool}:${a.outcome}`)).to.include('derivar_dte:pending');
     // another organization's connection is not found
     const stranger = await call(t.url, 'DELETE', `/mcp-connections/${randomUUID()}`, session);
     expect(stranger.status).to.equal(404);

@@ -12,7 +12,7 @@ export const AGENTS_PAGE: Page = {
   nav: 'Agentes',
   body: `
 <h1>Agentes conectados (MCP)</h1>
-<p>Cada aplicación de inteligencia artificial que usted u otra persona de la organización autorizó aparece aquí. Puede tener varias conectadas a la vez; desconectar una no afecta a las demás. Una conexión sin uso vence a los 14 días.</p>
+<p>Cada aplicación de inteligencia artificial que usted u otra persona de la organización autorizó aparece aquí. Puede tener varias conectadas a la vez; desconectar una no afecta a las demás. Cada autorización dura 14 días; después el agente debe pedirla de nuevo.</p>
 <table id="tabla-agentes"><caption>Conexiones (más recientes primero)</caption>
 <thead><tr><th scope="col">Aplicación</th><th scope="col">Persona</th><th scope="col">Empresa</th><th scope="col">Ambiente</th><th scope="col">Permisos</th><th scope="col">Conectada</th><th scope="col">Último uso</th><th scope="col">Estado</th></tr></thead><tbody></tbody></table>
 <section aria-labelledby="t-mcp-auditoria" id="seccion-mcp-auditoria"><h2 id="t-mcp-auditoria">Registro de uso de los agentes</h2>

@@ -71,7 +71,7 @@ ${
 <label for="environment">Ambiente</label><select id="environment" name="environment">
 <option value="cert">Certificación (pruebas)</option><option value="prod">Producción</option></select>`
 }
-<p class="warn">Las acciones irreversibles o que mueven dinero (anular o corregir un documento con una nota de crédito o débito, forzar una regla con override, aceptar o reclamar una factura) quedarán pendientes hasta que las apruebes en el panel. Podrás ver y desconectar este agente en el panel (Agentes); su acceso dura hasta 14 días sin uso.</p>
+<p class="warn">Las acciones irreversibles o que mueven dinero (anular o corregir un documento con una nota de crédito o débito, forzar una regla con override, aceptar o reclamar una factura) quedarán pendientes hasta que las apruebes en el panel. Podrás ver y desconectar este agente en el panel (Agentes); su acceso dura 14 días, aunque cierres la sesión del panel, y después deberás autorizarlo de nuevo.</p>
 <p><button type="submit" id="approve"${noCompanies ? ' disabled' : ''}>Autorizar</button>
 <button type="submit" id="deny" formaction="/oauth/interaction/${esc(opts.uid)}/abort">Rechazar</button></p>
 </form>`,
