@@ -587,3 +587,34 @@ describe('agents: bounded registration, atomic redemption, several agents, appro
     await ownerContext.close();
   });
 });
+
+describe('agents: dynamic client registration closed by configuration (issue 28)', function () {
+  this.timeout(60_000);
+  let t: TestApi;
+  before(async () => {
+    t = await startTestApi({ env: { OAUTH_REGISTRATION: 'closed' } });
+  });
+  after(async () => {
+    await t?.close();
+  });
+
+  it('OAUTH_REGISTRATION=closed: no registration endpoint in the metadata, and registering stores nothing', async () => {
+    const origin = new URL(t.url).origin;
+    const metadata = (await (
+      await fetch(`${origin}/.well-known/oauth-authorization-server`)
+    ).json()) as Record<string, unknown>;
+    expect(metadata.token_endpoint).to.equal(`${origin}/oauth/token`);
+    expect(metadata).to.not.have.property('registration_endpoint');
+    const res = await fetch(`${origin}/oauth/register`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({
+        redirect_uris: ['http://127.0.0.1:9/callback'],
+        token_endpoint_auth_method: 'none',
+      }),
+    });
+    expect(res.status).to.be.oneOf([400, 404]);
+    const prefix = t.redis.options.keyPrefix ?? '';
+    expect(await t.redis.keys(`${prefix}oidc:Client:*`)).to.deep.equal([]);
+  });
+});

@@ -55,9 +55,12 @@ export function redisAdapterFactory(redis: Redis, opts: RedisAdapterOptions): ne
         multi.expire(grantKey, GRANT_INDEX_TTL_SEC);
       }
       if (this.name === 'Grant' && payload.clientId) {
-        // the client is in use: it lives as long as this grant may
-        multi.expire(`oidc:Client:${payload.clientId}`, opts.usedClientTtlSec, 'GT');
-        multi.expire(`oidc:Client:${payload.clientId}`, opts.usedClientTtlSec, 'NX');
+        // the client is in use: it lives as long as its newest grant may (plain EXPIRE, no
+        // Redis 7 options: a later grant never ends sooner than an earlier one)
+        multi.expire(
+          `oidc:Client:${payload.clientId}`,
+          Math.max(opts.usedClientTtlSec, opts.unusedClientTtlSec),
+        );
       }
       if (payload.uid) {
         if (ttl) multi.set(`oidc:uid:${payload.uid}`, id, 'EX', ttl);
