@@ -4,6 +4,8 @@
  * static/app.js with the session cookie; no page embeds user data, so nothing here needs
  * escaping beyond the fixed strings.
  */
+import { AGENTS_PAGE } from './agents-page';
+
 export interface Page {
   /** path under /dashboard */
   path: string;
@@ -230,6 +232,7 @@ ${['dte:read', 'dte:write', 'certificates:read', 'certificates:write', 'caf:writ
 <table id="tabla-aprobaciones"><caption>Acciones pedidas por agentes (más recientes primero)</caption>
 <thead><tr><th scope="col">Fecha</th><th scope="col">Acción</th><th scope="col">Herramienta</th><th scope="col">Ambiente</th><th scope="col">Estado</th><th scope="col">Decisión o resultado</th></tr></thead><tbody></tbody></table>`,
   },
+  AGENTS_PAGE,
   {
     path: '/auditoria',
     title: 'Auditoría',

@@ -113,6 +113,8 @@ export function createMcpHttp(opts: McpServerOptions): McpHttp {
     const params = [`resource_metadata="${resourceMetadataUrl}"`];
     if (error) params.unshift(`error="${error.code}"`, `error_description="${error.description}"`);
     res.statusCode = 401;
+    // the request body is never read: the connection is not reused for another request
+    res.setHeader('Connection', 'close');
     res.setHeader('WWW-Authenticate', `Bearer ${params.join(', ')}`);
     res.setHeader('Content-Type', 'application/json');
     res.end(
@@ -124,16 +126,23 @@ export function createMcpHttp(opts: McpServerOptions): McpHttp {
     );
   };
 
-  const handle = async (req: IncomingMessage, res: ServerResponse, body: unknown) => {
+  /** The caller of a Bearer token, or null once a 401 is answered (before any body is read). */
+  const authenticate = async (req: IncomingMessage, res: ServerResponse): Promise<McpCaller | null> => {
     const header = req.headers.authorization ?? '';
     const m = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
-    if (!m) return unauthorized(res);
-    let caller: McpCaller;
-    try {
-      caller = await opts.verifyToken(m[1]);
-    } catch (err) {
-      return unauthorized(res, { code: 'invalid_token', description: (err as Error).message });
+    if (!m) {
+      unauthorized(res);
+      return null;
     }
+    try {
+      return await opts.verifyToken(m[1]);
+    } catch (err) {
+      unauthorized(res, { code: 'invalid_token', description: (err as Error).message });
+      return null;
+    }
+  };
+
+  const serve = async (req: IncomingMessage, res: ServerResponse, caller: McpCaller, body: unknown) => {
     const server = buildServer(opts, caller);
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
@@ -158,6 +167,9 @@ export function createMcpHttp(opts: McpServerOptions): McpHttp {
     }
     if (ctx.path !== opts.path) return next();
     ctx.respond = false;
+    // the token first: an anonymous caller never makes the server read (up to 1 MiB of) a body
+    const caller = await authenticate(ctx.req, ctx.res);
+    if (!caller) return;
     let body: unknown;
     if (ctx.method === 'POST') {
       const chunks: Buffer[] = [];
@@ -182,7 +194,7 @@ export function createMcpHttp(opts: McpServerOptions): McpHttp {
         return;
       }
     }
-    await handle(ctx.req, ctx.res, body);
+    await serve(ctx.req, ctx.res, caller, body);
   };
 
   return { middleware, resourceMetadataUrl };

@@ -26,6 +26,10 @@ select{font-size:1rem;padding:.3rem;width:100%}.warn{background:#fff4e5;padding:
 /** The consent page: who asks, for which scopes, for which company and environment. */
 export function consentPage(opts: {
   uid: string;
+  /** the anti-forgery token the confirm step checks */
+  csrf: string;
+  /** where the authorization will be sent (its host is shown: a name is only what the client says) */
+  redirectUri: string;
   clientName: string;
   userEmail: string;
   scopes: string[];
@@ -45,13 +49,21 @@ export function consentPage(opts: {
     )
     .join('');
   const noCompanies = opts.companies.length === 0;
+  let redirectHost = opts.redirectUri;
+  try {
+    redirectHost = new URL(opts.redirectUri).host;
+  } catch {
+    // shown as given
+  }
   return page(
     'Autorizar acceso',
     `<h1>${esc(opts.clientName)} quiere acceder a tu cuenta</h1>
 <p>Sesión iniciada como <strong>${esc(opts.userEmail)}</strong>.</p>
+<p id="redirect-host">La autorización se enviará a <strong>${esc(redirectHost)}</strong>. Si no reconoces esa dirección, rechaza.</p>
 <p>Si lo autorizas, podrá (desmarca lo que no quieras conceder):</p>
 <ul class="scopes">${items}</ul>
 <form id="consent" method="post" action="/oauth/interaction/${esc(opts.uid)}/confirm">
+<input type="hidden" name="csrf" value="${esc(opts.csrf)}">
 ${
   noCompanies
     ? '<p class="warn">No perteneces a ninguna organización con empresas; no hay nada que autorizar.</p>'
@@ -59,7 +71,7 @@ ${
 <label for="environment">Ambiente</label><select id="environment" name="environment">
 <option value="cert">Certificación (pruebas)</option><option value="prod">Producción</option></select>`
 }
-<p class="warn">Las acciones irreversibles (por ejemplo, anular un documento o reclamar una factura) quedarán pendientes hasta que las apruebes en el panel.</p>
+<p class="warn">Las acciones irreversibles o que mueven dinero (anular o corregir un documento con una nota de crédito o débito, forzar una regla con override, aceptar o reclamar una factura) quedarán pendientes hasta que las apruebes en el panel. Podrás ver y desconectar este agente en el panel (Agentes); su acceso dura 14 días, aunque cierres la sesión del panel, y después deberás autorizarlo de nuevo.</p>
 <p><button type="submit" id="approve"${noCompanies ? ' disabled' : ''}>Autorizar</button>
 <button type="submit" id="deny" formaction="/oauth/interaction/${esc(opts.uid)}/abort">Rechazar</button></p>
 </form>`,

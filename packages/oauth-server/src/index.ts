@@ -1,12 +1,20 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Redis } from 'ioredis';
 import type { Middleware } from 'koa';
-import Provider, { errors, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
+import Provider, {
+  errors,
+  interactionPolicy,
+  type Configuration,
+  type KoaContextWithOIDC,
+} from 'oidc-provider';
 import { consentPage, errorPage, loginRequiredPage, type GrantableCompany } from './consent-page';
 import { redisAdapterFactory } from './redis-adapter';
+import { registrationLimiter, type RegistrationOptions } from './registration';
 import { OAUTH_SCOPES, isOAuthScope } from './scopes';
 
 export { OAUTH_SCOPES, SCOPE_DESCRIPTIONS, isOAuthScope, type OAuthScope } from './scopes';
+export { REGISTRATION_DEFAULTS, type RegistrationOptions } from './registration';
 export type { GrantableCompany } from './consent-page';
 
 /** The signed-in dashboard user, as the seam (`currentUser`) reports it. */
@@ -44,6 +52,13 @@ export interface AuthorizationServerOptions {
   grantableCompanies(userId: string): Promise<GrantableCompany[]>;
   /** records the connection; its id becomes the tokens' subject */
   createConnection(c: NewConnection): Promise<string>;
+  /**
+   * whether the connection (the tokens' subject) still stands: a revoked connection's refresh
+   * token answers invalid_grant
+   */
+  connectionActive(connectionId: string): Promise<boolean>;
+  /** dynamic client registration: open or closed, redirect hosts, rate limits, unused-client TTL */
+  registration?: Partial<RegistrationOptions>;
   /** dashboard login address for a return path (null = no link) */
   loginUrl?(returnTo: string): string | null;
 }
@@ -111,12 +126,44 @@ export function createAuthorizationServer(opts: AuthorizationServerOptions): Aut
   const accessTtl = opts.accessTokenTtlSec ?? 600;
   const refreshTtl = opts.refreshTokenTtlSec ?? 14 * 24 * 3600;
   const resourceScope = OAUTH_SCOPES.join(' ');
+  const registration = registrationLimiter(opts.redis, opts.registration);
+  const csrfToken = (uid: string, userId: string) =>
+    createHmac('sha256', opts.cookieKeys[0]).update(`consent:${uid}:${userId}`).digest('base64url');
+  // every authorization goes through our consent page (a signed-in dashboard user, a new
+  // connection): the provider's own session never stands in for the dashboard's, so a dashboard
+  // logout ends the ability to authorize, whatever the provider's cookie says
+  const policy = interactionPolicy.base();
+  policy
+    .get('login')!
+    .checks.add(
+      new interactionPolicy.Check(
+        'dashboard_consent',
+        'each authorization is confirmed on the consent page',
+        (ctx) =>
+          ctx.oidc.result?.login
+            ? interactionPolicy.Check.NO_NEED_TO_PROMPT
+            : interactionPolicy.Check.REQUEST_PROMPT,
+      ),
+    );
   const configuration: Configuration = {
-    adapter: redisAdapterFactory(opts.redis),
+    adapter: redisAdapterFactory(opts.redis, {
+      unusedClientTtlSec: registration.options.unusedClientTtlSec,
+      usedClientTtlSec: refreshTtl,
+    }),
     clients: [],
     ...(opts.jwks ? { jwks: opts.jwks as Configuration['jwks'] } : {}),
     cookies: { keys: opts.cookieKeys },
-    findAccount: async (_ctx, sub) => ({ accountId: sub, claims: async () => ({ sub }) }),
+    // a revoked connection (or a removed member's) cannot refresh: the subject is no longer found
+    findAccount: async (_ctx, sub) =>
+      (await opts.connectionActive(sub)) ? { accountId: sub, claims: async () => ({ sub }) } : undefined,
+    extraClientMetadata: {
+      // not a property we use: the hook runs the registration policy on every client's metadata
+      properties: ['software_id'],
+      validator: (_ctx, key, _value, metadata) => {
+        if (key === 'software_id')
+          registration.checkRedirectUris(metadata.redirect_uris as string[] | undefined);
+      },
+    },
     claims: { openid: ['sub'] },
     scopes: ['openid', 'offline_access', ...OAUTH_SCOPES],
     responseTypes: ['code'],
@@ -129,7 +176,7 @@ export function createAuthorizationServer(opts: AuthorizationServerOptions): Aut
     },
     features: {
       devInteractions: { enabled: false },
-      registration: { enabled: true },
+      registration: { enabled: registration.options.enabled },
       // a client revokes only its own tokens (a public client cannot authenticate otherwise)
       revocation: {
         enabled: true,
@@ -156,6 +203,10 @@ export function createAuthorizationServer(opts: AuthorizationServerOptions): Aut
       },
     },
     issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
+    // tokens belong to the connection (revocable on its own), not to the provider's browser
+    // session: a second consent from the same browser leaves the first agent connected, and the
+    // refresh token lasts its 14 days as the consent page says
+    expiresWithSession: async () => false,
     rotateRefreshToken: true,
     ttl: {
       AccessToken: accessTtl,
@@ -166,7 +217,7 @@ export function createAuthorizationServer(opts: AuthorizationServerOptions): Aut
       Session: 3600,
       IdToken: 600,
     },
-    interactions: { url: (_ctx, interaction) => `/oauth/interaction/${interaction.uid}` },
+    interactions: { policy, url: (_ctx, interaction) => `/oauth/interaction/${interaction.uid}` },
     renderError: async (ctx: KoaContextWithOIDC, out) => {
       ctx.type = 'html';
       ctx.body = errorPage(`${out.error}: ${out.error_description ?? ''}`);
@@ -209,6 +260,8 @@ export function createAuthorizationServer(opts: AuthorizationServerOptions): Aut
       ctx.type = 'html';
       ctx.body = consentPage({
         uid,
+        csrf: csrfToken(uid, user.userId),
+        redirectUri: String(details.params.redirect_uri ?? ''),
         clientName: client.clientName ?? clientId,
         userEmail: user.email,
         scopes,
@@ -216,8 +269,18 @@ export function createAuthorizationServer(opts: AuthorizationServerOptions): Aut
       });
       return;
     }
-    // confirm
+    // confirm: only from our own consent page (its token is bound to the interaction and user)
     const form = await readForm(ctx.req);
+    const presented = Buffer.from(form.get('csrf') ?? '');
+    const expected = Buffer.from(csrfToken(uid, user.userId));
+    if (presented.length !== expected.length || !timingSafeEqual(presented, expected)) {
+      ctx.status = 403;
+      ctx.type = 'html';
+      ctx.body = errorPage(
+        'La autorización no vino de esta página (token de seguridad inválido). Vuelve a intentarlo.',
+      );
+      return;
+    }
     const company = companies.find((c) => c.companyId === form.get('company_id'));
     const environment = form.get('environment');
     // the user may grant fewer scopes than asked (unchecked boxes), never more
@@ -264,6 +327,26 @@ export function createAuthorizationServer(opts: AuthorizationServerOptions): Aut
 
   const middleware: Middleware = async (ctx, next) => {
     const p = ctx.path;
+    const ours = p.startsWith('/oauth/') || p.startsWith('/.well-known/o');
+    if (ours) {
+      // never framed (clickjacking of the consent page), never sniffed
+      ctx.res.setHeader('Content-Security-Policy', "frame-ancestors 'none'");
+      ctx.res.setHeader('X-Frame-Options', 'DENY');
+      ctx.res.setHeader('X-Content-Type-Options', 'nosniff');
+    }
+    if (p === OAUTH_ROUTES.registration && ctx.method === 'POST') {
+      const refused = await registration.admit(ctx.ip);
+      if (refused) {
+        ctx.status = 429;
+        ctx.set('Retry-After', String(refused.retryAfterSec));
+        ctx.set('Cache-Control', 'no-store');
+        ctx.body = {
+          error: 'too_many_requests',
+          error_description: `Too many client registrations (${refused.scope}); retry in ${refused.retryAfterSec} s.`,
+        };
+        return;
+      }
+    }
     const m = /^\/oauth\/interaction\/([\w-]+)(?:\/(confirm|abort))?$/.exec(p);
     if (m) {
       const action = m[2];

@@ -27,6 +27,7 @@ import { organizationRoutes } from './routes/organizations';
 import { apiKeyAdminRoutes } from './routes/api-key-admin';
 import { catalogRoutes } from './routes/catalogs';
 import { pendingActionRoutes } from './routes/pending-actions';
+import { mcpConnectionRoutes } from './routes/mcp-connections';
 import { agentsGatewayFor } from './agents/gateway';
 import { boletaRoutes } from './routes/boletas';
 import { bheRoutes } from './routes/bhe';
@@ -52,6 +53,7 @@ export function apiRoutes(deps: ApiDeps): RouteDef[] {
     ...apiKeyAdminRoutes(deps, kit.now),
     ...catalogRoutes(deps),
     ...pendingActionRoutes(deps),
+    ...mcpConnectionRoutes(deps),
     ...boletaRoutes(deps, kit.now),
     ...bheRoutes(deps, kit.now),
   ];

@@ -82,6 +82,15 @@ export interface Config {
   oauthAccessTokenTtlSec: number;
   /** dashboard login page (the consent step links to it with ?return_to=) */
   dashboardLoginUrl?: string;
+  /** OAUTH_REGISTRATION: dynamic client registration open (default) or closed */
+  oauthRegistrationEnabled: boolean;
+  /** OAUTH_REDIRECT_HOSTS: hosts a registered redirect URI may point at (empty: any) */
+  oauthRedirectHosts: string[];
+  /** client registrations per address and hour, and per hour over all addresses */
+  oauthRegistrationsPerAddressPerHour: number;
+  oauthRegistrationsPerHour: number;
+  /** a registered client never used for an authorization is forgotten after this many seconds */
+  oauthUnusedClientTtlSec: number;
   /** default MCP caps per connection and minute (emit, borrador, reenvio); a company may set its own */
   mcpCapEmitPerMinute: number;
   mcpCapBorradorPerMinute: number;
@@ -192,6 +201,22 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       oauthJwks: { env: 'OAUTH_JWKS_FILE', parse: loadJwks, required: false },
       oauthAccessTokenTtlSec: { env: 'OAUTH_ACCESS_TOKEN_TTL_SEC', default: 600, parse: positive },
       dashboardLoginUrl: { env: 'DASHBOARD_LOGIN_URL', parse: url, required: false },
+      oauthRegistrationEnabled: {
+        env: 'OAUTH_REGISTRATION',
+        default: true,
+        parse: (v: string) => {
+          if (v !== 'open' && v !== 'closed') throw new Error('must be open or closed');
+          return v === 'open';
+        },
+      },
+      oauthRedirectHosts: { env: 'OAUTH_REDIRECT_HOSTS', default: [], parse: parse.list },
+      oauthRegistrationsPerAddressPerHour: {
+        env: 'OAUTH_REGISTRATIONS_PER_ADDRESS_PER_HOUR',
+        default: 20,
+        parse: positive,
+      },
+      oauthRegistrationsPerHour: { env: 'OAUTH_REGISTRATIONS_PER_HOUR', default: 500, parse: positive },
+      oauthUnusedClientTtlSec: { env: 'OAUTH_UNUSED_CLIENT_TTL_SEC', default: 86400, parse: positive },
       mcpCapEmitPerMinute: { env: 'MCP_CAP_EMIT_PER_MINUTE', default: 20, parse: positive },
       mcpCapBorradorPerMinute: { env: 'MCP_CAP_BORRADOR_PER_MINUTE', default: 60, parse: positive },
       mcpCapReenvioPerMinute: { env: 'MCP_CAP_REENVIO_PER_MINUTE', default: 10, parse: positive },

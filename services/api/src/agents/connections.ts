@@ -1,3 +1,4 @@
+import { returnedRows } from '@dte/database';
 import type { DataSource } from 'typeorm';
 import type { GrantableCompany, NewConnection } from '@dte/oauth-server';
 import type { Principal } from '../context';
@@ -68,4 +69,74 @@ export function connectionPrincipal(c: McpConnection): Principal {
     role: null,
     actorId: `mcp:${c.id}`,
   };
+}
+
+/** A connection as its owners see it (GET /mcp-connections). */
+export interface ConnectionRecord {
+  id: string;
+  client_id: string;
+  client_name: string | null;
+  user_id: string;
+  user_email: string;
+  company_id: string;
+  company_rut: string;
+  company_razon_social: string;
+  sii_env: 'cert' | 'prod';
+  scopes: string[];
+  created_at: string;
+  last_used_at: string | null;
+  revoked_at: string | null;
+}
+
+const iso = (d: Date | string | null) => (d ? new Date(d).toISOString() : null);
+
+/**
+ * The organization's MCP connections, newest first (at most 200); `onlyUserId` narrows them to
+ * one user's (a member sees only their own agents). Revoked ones stay listed with revoked_at.
+ */
+export async function listConnections(
+  db: DataSource,
+  organizationId: string,
+  onlyUserId: string | null,
+): Promise<ConnectionRecord[]> {
+  const rows: (Omit<ConnectionRecord, 'created_at' | 'last_used_at' | 'revoked_at'> & {
+    created_at: Date;
+    last_used_at: Date | null;
+    revoked_at: Date | null;
+  })[] = await db.query(
+    `SELECT k.id, k.client_id, k.client_name, k.user_id, u.email AS user_email, k.company_id,
+            c.rut AS company_rut, c.razon_social AS company_razon_social, k.environment AS sii_env,
+            k.scopes, k.created_at, k.revoked_at,
+            (SELECT max(a.created_at) FROM mcp_audit_log a WHERE a.connection_id = k.id) AS last_used_at
+       FROM mcp_connections k JOIN users u ON u.id = k.user_id JOIN companies c ON c.id = k.company_id
+      WHERE k.organization_id = $1 AND ($2::uuid IS NULL OR k.user_id = $2)
+      ORDER BY k.created_at DESC, k.id LIMIT 200`,
+    [organizationId, onlyUserId],
+  );
+  return rows.map((r) => ({
+    ...r,
+    created_at: iso(r.created_at)!,
+    last_used_at: iso(r.last_used_at),
+    revoked_at: iso(r.revoked_at),
+  }));
+}
+
+/**
+ * Revokes one connection of the organization (of `onlyUserId` when given): its access tokens stop
+ * at once (every call checks the connection) and its refresh token answers invalid_grant (the
+ * authorization server no longer finds the subject). Revoking twice is a no-op. False when the
+ * connection is not the organization's (or not the user's).
+ */
+export async function revokeConnection(
+  db: DataSource,
+  organizationId: string,
+  id: string,
+  onlyUserId: string | null,
+): Promise<boolean> {
+  const rows: unknown[] = await db.query(
+    `UPDATE mcp_connections SET revoked_at = coalesce(revoked_at, now())
+      WHERE id = $1 AND organization_id = $2 AND ($3::uuid IS NULL OR user_id = $3) RETURNING id`,
+    [id, organizationId, onlyUserId],
+  );
+  return returnedRows<{ id: string }>(rows).length > 0;
 }

@@ -86,6 +86,14 @@ export function createAgentsGateway(deps: ApiDeps): AgentsGateway {
     currentUser: (req) => currentDashboardUser(db, accountStores(deps).sessions, deps.config, req, now()),
     grantableCompanies: (userId) => grantableCompanies(db, userId),
     createConnection: (c) => createConnection(db, c),
+    connectionActive: async (id) => (await activeConnection(db, id)) !== null,
+    registration: {
+      enabled: deps.config.oauthRegistrationEnabled,
+      allowedRedirectHosts: deps.config.oauthRedirectHosts,
+      perAddressPerHour: deps.config.oauthRegistrationsPerAddressPerHour,
+      perHour: deps.config.oauthRegistrationsPerHour,
+      unusedClientTtlSec: deps.config.oauthUnusedClientTtlSec,
+    },
     loginUrl: (returnTo) => {
       // the dashboard's login sends the user back to `return_to`, a path of its own origin only
       const login = new URL(deps.config.dashboardLoginUrl ?? `${origin}/dashboard/ingresar`);
@@ -127,7 +135,11 @@ export function createAgentsGateway(deps: ApiDeps): AgentsGateway {
       auditMcpCall(db, conn, { tool: name, args, outcome, errorCode });
     try {
       if (name === PENDING_TOOL) {
-        const row = await getPendingAction(db, conn.organization_id, String(args.id ?? ''));
+        // the caller's own actions only: its user and company, not the whole organization's
+        const row = await getPendingAction(db, conn.organization_id, String(args.id ?? ''), {
+          userId: conn.user_id,
+          companyId: conn.company_id,
+        });
         await audit('ok');
         return { isError: false, body: { pending_action: pendingRecord(row) } };
       }

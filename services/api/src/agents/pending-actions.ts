@@ -60,15 +60,23 @@ const notFound = (id: string) =>
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+/**
+ * One pending action of the organization; with `of`, only if it was asked over a connection of
+ * that user and company (what an agent may read back: its own user's, never a colleague's).
+ */
 export async function getPendingAction(
   db: DataSource,
   organizationId: string,
   id: string,
+  of?: { userId: string; companyId: string },
 ): Promise<PendingRow> {
   if (!UUID.test(id)) throw notFound(id);
   const rows: PendingRow[] = await db.query(
-    `SELECT ${COLUMNS} FROM pending_actions WHERE id = $1 AND organization_id = $2`,
-    [id, organizationId],
+    `SELECT ${COLUMNS.replace(/(\w+)/g, 'p.$1')} FROM pending_actions p
+      WHERE p.id = $1 AND p.organization_id = $2
+        AND ($3::uuid IS NULL OR EXISTS (SELECT 1 FROM mcp_connections k
+              WHERE k.id = p.connection_id AND k.user_id = $3 AND k.company_id = $4))`,
+    [id, organizationId, of?.userId ?? null, of?.companyId ?? null],
   );
   if (!rows[0]) throw notFound(id);
   return rows[0];

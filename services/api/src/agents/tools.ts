@@ -16,6 +16,12 @@ import { dteTotales, parsePeriodo } from '../dtes/totales';
 import { ApiError } from '../http/api-error';
 import type { JsonSchema } from '../http/validate';
 import type { McpActionType } from './caps';
+import {
+  derivationNeedsApproval,
+  describeDerivation,
+  describeEmission,
+  emissionNeedsApproval,
+} from './approval-summary';
 import { checkArgs, objectSchema, validateNested, withBody } from './tool-kit';
 import { RECEPCION_TOOLS } from './recepcion-tools';
 
@@ -76,7 +82,7 @@ export const AGENT_TOOLS: AgentTool[] = [
     name: 'emitir_dte',
     title: 'Emitir un documento tributario',
     description:
-      'Emite una factura (33), factura exenta (34), factura de compra (46), guía de despacho (52), nota de débito (56) o nota de crédito (61): folio asignado, firmado y enviado al SII. `documento` es el mismo cuerpo que POST /dtes',
+      'Emite una factura (33), factura exenta (34), factura de compra (46), guía de despacho (52), nota de débito (56) o nota de crédito (61): folio asignado, firmado y enviado al SII. Una nota (56/61) o un override_* es irreversible y espera la aprobación del usuario. `documento` es el mismo cuerpo que POST /dtes',
     scope: 'dte:write',
     readOnly: false,
     capType: 'emit',
@@ -86,6 +92,10 @@ export const AGENT_TOOLS: AgentTool[] = [
       { idempotency_key: IDEMPOTENCY_KEY, certificate_id: CERT_ID },
       ['idempotency_key'],
     ),
+    // a 56/61 moves money over an existing document; an override forces a rule of the SII
+    irreversible: (args) => emissionNeedsApproval(args.documento),
+    summary: (args, principal, env) =>
+      describeEmission(env.db, principal, args.documento as Record<string, unknown>, env.now),
     validate(args) {
       checkArgs(args, { idempotency_key: 'key', certificate_id: 'uuid?' });
       validateNested('dte-emission-body.schema.json', 'documento', args);
@@ -119,7 +129,7 @@ export const AGENT_TOOLS: AgentTool[] = [
     name: 'derivar_dte',
     title: 'Derivar un documento (copia, anulación, corrección)',
     description:
-      'Emite un documento derivado de otro: copy, anular (nota de crédito que anula; irreversible, espera la aprobación del usuario), corregir-nc, corregir-nd, corregir-texto. `derivacion` es el mismo cuerpo que POST /dtes/:id/derive',
+      'Emite un documento derivado de otro: copy, anular (nota de crédito que anula), corregir-nc, corregir-nd, corregir-texto. Toda nota sobre el documento (todo salvo copy) y todo override_* es irreversible y espera la aprobación del usuario. `derivacion` es el mismo cuerpo que POST /dtes/:id/derive',
     scope: 'dte:write',
     readOnly: false,
     capType: 'emit',
@@ -129,8 +139,10 @@ export const AGENT_TOOLS: AgentTool[] = [
       { id: ID, idempotency_key: IDEMPOTENCY_KEY, certificate_id: CERT_ID },
       ['id', 'idempotency_key'],
     ),
-    irreversible: (args) => (args.derivacion as DeriveBody).action === 'anular',
-    summary: (args) => `Anular el documento ${String(args.id)} con una nota de crédito`,
+    // every note over the document (anular, corregir-*) and any override waits; a copy does not
+    irreversible: (args) => derivationNeedsApproval(args.derivacion as DeriveBody),
+    summary: (args, principal, env) =>
+      describeDerivation(env.db, principal, String(args.id), args.derivacion as DeriveBody, env.now),
     validate(args) {
       checkArgs(args, { id: 'uuid', idempotency_key: 'key', certificate_id: 'uuid?' });
       validateNested('dte-derive-body.schema.json', 'derivacion', args);

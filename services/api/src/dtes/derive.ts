@@ -189,6 +189,25 @@ export function deriveBody(orig: Original, req: DeriveBody): Record<string, unkn
 }
 
 /**
+ * The emission body a derivation would issue: unknown action → invalid_action; the original
+ * (404 document.not_found, also for another organization's); then deriveBody. Also what an
+ * approval summary describes before anything is issued.
+ */
+export async function derivedEmissionBody(
+  db: DataSource,
+  principal: Principal,
+  id: string,
+  req: DeriveBody,
+): Promise<Record<string, unknown>> {
+  if (!(DERIVE_ACTIONS as readonly string[]).includes(req.action)) {
+    throw new ApiError('invalid_action', `Unknown action ${String(req.action)}.`, {
+      detail: { action: req.action, actions: DERIVE_ACTIONS },
+    });
+  }
+  return deriveBody(await original(db, principal, id), req);
+}
+
+/**
  * POST /dtes/:id/derive: unknown action → invalid_action; the original (404 document.not_found,
  * also for another organization's); the new body (deriveBody); then THE emission path (emitDte:
  * idempotency, validation, note rules with derive's codes, folio, outbox, pipeline).
@@ -201,13 +220,7 @@ export async function deriveDte(
   now: Date,
   opts: { rates?: ExchangeRateSource; backlog?: BacklogGate } = {},
 ): Promise<EmissionResult & { body: Record<string, unknown> }> {
-  if (!(DERIVE_ACTIONS as readonly string[]).includes(req.body.action)) {
-    throw new ApiError('invalid_action', `Unknown action ${String(req.body.action)}.`, {
-      detail: { action: req.body.action, actions: DERIVE_ACTIONS },
-    });
-  }
-  const orig = await original(db, principal, id);
-  const body = deriveBody(orig, req.body);
+  const body = await derivedEmissionBody(db, principal, id, req.body);
   const out = await emitDte(
     db,
     principal,
