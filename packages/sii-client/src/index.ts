@@ -57,6 +57,7 @@ export {
 export type {
   BoletaEnvioReceipt,
   BoletaEnvioStatus,
+  BoletaSiiError,
   BoletaRestEndpoints,
   BoletaRestOptions,
 } from './boleta-rest';

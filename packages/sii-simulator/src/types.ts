@@ -39,7 +39,8 @@ export interface TokenRecord {
   certificateSubject?: string;
 }
 
-export type EnvelopeVerdict = 'EPR' | 'RSC' | 'RFR' | 'RCT';
+/** RCO, RPT, VOF: final rejections of a whole send that the boleta REST status names (docs/boletas-bhe.md) */
+export type EnvelopeVerdict = 'EPR' | 'RSC' | 'RFR' | 'RCT' | 'RCO' | 'RPT' | 'VOF';
 export type DocumentResult = 'ACEPTADO' | 'REPARO' | 'RECHAZADO';
 
 export interface RegisterEvent {
@@ -65,9 +66,26 @@ export interface DocumentRecord {
   result: DocumentResult;
   /** why it was rejected or got reparos (empty when accepted clean) */
   detail: string[];
+  /** the same in the SII's shape: the boleta REST status's `error[]` (absent in older state files) */
+  errors?: SiiFinding[];
   /** SII reception time (epoch ms): the start of the 8-day register window */
   receivedAt: number;
   events: RegisterEvent[];
+}
+
+/**
+ * One finding as the SII reports it per document (boleta REST `detalle_rep_rech[].error[]`):
+ * section (DET a line, HED the header totals, DTE the document's other checks), line, level (1-2
+ * reparo, 3 rejection), code, description, detail. The amount codes are @dte/engine's
+ * AMOUNT_CODES; the `DTE` codes (1 rejection, 2 reparo) are this simulator's, UNCONFIRMED.
+ */
+export interface SiiFinding {
+  seccion: 'DET' | 'HED' | 'DTE';
+  linea: number;
+  nivel: 1 | 2 | 3;
+  codigo: number;
+  descripcion: string;
+  detalle: string;
 }
 
 export interface UploadRecord {

@@ -108,9 +108,11 @@ async function byKey(
   principal: Principal,
   key: string,
 ): Promise<BheRow | undefined> {
+  // the Idempotency-Key belongs to one company (issue 28), as its BHEs do
   const rows: BheRow[] = await db.query(
-    `SELECT ${COLUMNS} FROM bhes WHERE organization_id = $1 AND sii_env = $2 AND idempotency_key = $3`,
-    [principal.organizationId, principal.environment, key],
+    `SELECT ${COLUMNS} FROM bhes
+      WHERE organization_id = $1 AND company_id = $2 AND sii_env = $3 AND idempotency_key = $4`,
+    [principal.organizationId, principal.companyId, principal.environment, key],
   );
   return rows[0];
 }
@@ -186,7 +188,7 @@ export async function issueBhe(
   const retencionPor = b.retencion_por ?? 'receptor';
   const row = await d.db.transaction(async (m) => {
     await m.query('SELECT pg_advisory_xact_lock(hashtext($1))', [
-      `bhe-idem:${principal.organizationId}:${principal.environment}:${key}`,
+      `bhe-idem:${principal.companyId}:${principal.environment}:${key}`,
     ]);
     const raced = await byKey(m, principal, key);
     if (raced) return replay(raced, hash);

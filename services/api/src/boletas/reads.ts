@@ -2,7 +2,7 @@ import type { DataSource } from 'typeorm';
 import { DTE_COLUMNS, findDte, type DteRow, type DteScope } from '../dtes/dte-row';
 import { signedXml } from '../dtes/reads';
 import { ApiError } from '../http/api-error';
-import { boletaRow } from './records';
+import { boletaDetail, boletaRow, type BoletaSiiFinding } from './records';
 
 export const BOLETA_TIPOS = [39, 41] as const;
 
@@ -11,6 +11,16 @@ export async function getBoletaOr404(db: DataSource, scope: DteScope, id: string
   if (!row || (row.tipo_dte !== 39 && row.tipo_dte !== 41))
     throw new ApiError('not_found', 'No such boleta.');
   return row;
+}
+
+/** GET /boletas/:id: the boleta with the SII's findings on it (boleta_sii_errors, the poller's). */
+export async function getBoletaDetail(db: DataSource, scope: DteScope, id: string) {
+  const row = await getBoletaOr404(db, scope, id);
+  const found: { errors: BoletaSiiFinding[] }[] = await db.query(
+    'SELECT errors FROM boleta_sii_errors WHERE dte_id = $1',
+    [row.id],
+  );
+  return boletaDetail(row, found[0]?.errors ?? []);
 }
 
 /** GET /boletas: newest first, `limit` only (1-100, default 20, clamped); next_cursor is always null. */
