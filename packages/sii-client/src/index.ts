@@ -61,5 +61,5 @@ export type {
   BoletaRestEndpoints,
   BoletaRestOptions,
 } from './boleta-rest';
-export { anularBhe, emitirBhe } from './bhe';
+export { anularBhe, consultarBhe, emitirBhe } from './bhe';
 export type { BheEmision, BheSii } from './bhe';

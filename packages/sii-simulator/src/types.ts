@@ -124,3 +124,28 @@ export interface PurchaseRecord {
   /** a transfer (factoring) recorded through the admin API (routes/purchase-cessions.ts) */
   cesion?: { rutCesionario: string; razonSocialCesionario: string; fechaCesion: string };
 }
+
+/** A boleta de honorarios electrónica as the simulator keeps it (routes/bhe.ts). */
+export interface BheRecord {
+  numero: number;
+  rutEmisor: string;
+  rutReceptor: string;
+  fechaEmision: string;
+  descripcion: string;
+  montoBruto: number;
+  tasa: number;
+  retencion: number;
+  liquido: number;
+  retencionPor: 'receptor' | 'emisor';
+  /**
+   * VIGENTE; VCA "vigente con solicitud de anulación pendiente" (asked after day 10 of the next
+   * month: valid, its retention declared, until the receiver confirms); ANULADA
+   */
+  estado: 'VIGENTE' | 'VCA' | 'ANULADA';
+  motivoAnulacion?: string;
+  /** YYYY-MM-DD, Chile */
+  solicitudAnulacion?: string;
+  anuladaEl?: string;
+  /** the receiver refused the annulment, or did not confirm it by the limit */
+  anulacionRechazada?: boolean;
+}
