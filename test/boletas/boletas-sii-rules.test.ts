@@ -12,6 +12,8 @@ import { standaloneDte, xmlsecVerify } from '../../packages/dte-engine/test/supp
 import { today, type DteOrg } from '../../services/api/test/dtes-fixtures';
 import { call, type Answer, type TestApi } from '../../services/api/test/support/test-api';
 import { enrol, eventually, simAdmin, startPipeline, type Pipeline } from '../pipeline/harness';
+import { tedOf } from '@dte/printed-form';
+import { decodePdf417, pdfInfo, pdfText } from '../../packages/printed-form/test/support/pdf-oracles';
 
 function boleta(rut: string, over: Record<string, unknown> = {}): Record<string, unknown> {
   return {
@@ -164,5 +166,33 @@ describe('boletas as the SII treats them: findings, final send rejections, date 
       [3, 'validation_failed', 'boletas[3].tipo_dte'],
     ]);
     for (const e of errors) expect(e.message).to.be.a('string').and.not.equal('');
+  });
+
+  it('prints a boleta as an 80 mm thermal ticket and on letter, with its timbre (PDF417 = the signed TED)', async () => {
+    const res = await post(t(), o(), '/boletas', boleta(o().rut));
+    const id = res.body.id as string;
+    await settled(id, ['EPR']);
+    const [{ signed_xml: xml }] = await db().query('SELECT signed_xml FROM dtes WHERE id = $1', [id]);
+    const ted = Buffer.from(tedOf(xml as string), 'latin1');
+    for (const layout of ['thermal', 'letter']) {
+      const r = await fetch(`${t().url}/boletas/${id}/pdf${layout === 'letter' ? '?layout=letter' : ''}`, {
+        headers: { Authorization: `Bearer ${o().key}` },
+      });
+      expect(r.status, layout).to.equal(200);
+      expect(r.headers.get('content-type')).to.equal('application/pdf');
+      const pdf = Buffer.from(await r.arrayBuffer());
+      const codes = decodePdf417(pdf);
+      expect(codes, layout).to.have.length(1);
+      expect(codes[0]!.equals(ted), `${layout}: the PDF417 holds the TED byte for byte`).to.equal(true);
+      const text = pdfText(pdf).replace(/\s+/g, ' ');
+      expect(text).to.include('BOLETA ELECTRÓNICA').and.include(`N° ${res.body.folio}`);
+      expect(text).to.include('Café con leche').and.include('Timbre Electrónico SII');
+      expect(text.replace(/\s/g, '')).to.include('TOTAL$3.000');
+      const width = pdfInfo(pdf).width;
+      if (layout === 'thermal') expect(width).to.be.closeTo((80 / 25.4) * 72, 1);
+      else expect(width).to.be.closeTo(612, 1);
+    }
+    const bad = await call(t().url, 'GET', `/boletas/${id}/pdf?layout=a4`, { key: o().key });
+    expect([bad.status, bad.body.code]).to.deep.equal([400, 'validation_failed']);
   });
 });
