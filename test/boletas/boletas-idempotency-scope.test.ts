@@ -9,15 +9,16 @@ import { randomUUID } from 'node:crypto';
 import { createTestCaf, santiagoDate } from '@dte/engine';
 import { boletaBody, orgWithCafs, otherCompanyOf, type DteOrg } from '../../services/api/test/dtes-fixtures';
 import { cafForm, call, startTestApi, type TestApi } from '../../services/api/test/support/test-api';
+import { enrol } from '../pipeline/harness';
 
-describe('boletas: the Idempotency-Key is per company (issue 18)', function () {
+describe('boletas and BHE: the idempotency keys are per company (issues 18 and 28)', function () {
   this.timeout(120_000);
   let t: TestApi;
   let a: DteOrg;
   let b: DteOrg;
 
   before(async () => {
-    t = await startTestApi({ env: { BOLETAS_ENABLED: 'cert' } });
+    t = await startTestApi({ env: { BOLETAS_ENABLED: 'cert', BHE_ENABLED: 'true' } });
     a = await orgWithCafs(t, { tipos: [39], hasta: 5 });
     b = await otherCompanyOf(t, a, {
       giro: 'Venta al por menor',
@@ -128,5 +129,55 @@ describe('boletas: the Idempotency-Key is per company (issue 18)', function () {
     expect(rows.map((r) => r.id)).to.deep.equal([id]);
     expect(Number(rows[0]!.folio)).to.equal(before);
     expect(await nextFolioOfA()).to.equal(before + 1);
+  });
+
+  it('two companies with one batch_idempotency_key get two batches; each repeat returns its own (issue 28)', async () => {
+    const key = `batch-shared-${randomUUID()}`;
+    const batch = (o: DteOrg, precio: number) =>
+      call(t.url, 'POST', '/boletas/batch', {
+        key: o.key,
+        headers: { 'X-Cert-Id': o.certId },
+        json: { batch_idempotency_key: key, boletas: [boletaBody(o.rut, precio)] },
+      });
+    const ofA = await batch(a, 1190);
+    expect(ofA.status, ofA.text).to.equal(202);
+    const ofB = await batch(b, 2380);
+    expect(ofB.status, ofB.text).to.equal(202);
+    expect(ofB.body.batchId).to.not.equal(ofA.body.batchId);
+    expect((await batch(a, 1190)).body).to.deep.equal(ofA.body);
+    expect((await batch(b, 2380)).body).to.deep.equal(ofB.body);
+    const [row] = await t.db.dataSource.query('SELECT company_id FROM boleta_batches WHERE id = $1', [
+      ofB.body.batchId,
+    ]);
+    expect(row.company_id).to.equal(b.companyId);
+    // b's status read sees its own batch, not a's
+    const foreign = await call(t.url, 'GET', `/boletas/batch/${ofA.body.batchId}`, { key: b.key });
+    expect(foreign.status).to.equal(404);
+  });
+
+  it('two companies with one Idempotency-Key each issue their own BHE (issue 28)', async () => {
+    for (const o of [a, b]) await enrol(t, o);
+    const idem = `bhe-shared-${randomUUID()}`;
+    const bhe = (o: DteOrg, monto: number) =>
+      call(t.url, 'POST', '/bhe', {
+        key: o.key,
+        headers: { 'Idempotency-Key': idem, 'X-Cert-Id': o.certId },
+        json: {
+          rut_receptor: '76086428-5',
+          fecha_emision: santiagoDate(new Date()),
+          descripcion: 'Asesoría',
+          monto_bruto: monto,
+        },
+      });
+    const ofA = await bhe(a, 100000);
+    expect(ofA.status, ofA.text).to.equal(202);
+    const ofB = await bhe(b, 200000);
+    expect(ofB.status, ofB.text).to.equal(202);
+    expect(ofB.body.id).to.not.equal(ofA.body.id);
+    expect(ofB.body.rut_emisor).to.equal(b.rut);
+    expect((await bhe(a, 100000)).body.id).to.equal(ofA.body.id);
+    const conflict = await bhe(b, 300000);
+    expect(conflict.status).to.equal(409);
+    expect((conflict.body.detail as { existingDteId: string }).existingDteId).to.equal(ofB.body.id);
   });
 });

@@ -20,6 +20,9 @@ export { verifyEnvioDte, verifyDte, xmlRootName, cutOutDtes } from './verify';
 export { readEnvio } from './envio-read';
 export type { ParsedEnvio } from './envio-read';
 export { checkTotalsArithmetic } from './totals-check';
+export { checkDocumentAmounts, AMOUNT_CODES } from './amount-check';
+export { xmlCharset, xmlMediaType } from './xml/decode';
+export type { AmountFinding } from './amount-check';
 export type { EnvioVerification, EnvioDocumentVerification, EnvioVerifyOptions } from './verify';
 export { validateEnvioSchema, schemasDir } from './schema';
 export type { SchemaEngine } from './schema';
@@ -34,6 +37,8 @@ export {
   BHE_RETENCION_BP,
   BHE_RETENCION_SOURCE,
   bheAnnulmentDeadline,
+  bheAnnulmentWindow,
+  bheFechaProblem,
   bheRetencionBp,
   computeBheRetencion,
   type BheAmounts,

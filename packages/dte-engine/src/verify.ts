@@ -8,6 +8,7 @@ import { DTE_START } from './xml/canonical';
 import { SII_NS } from './xml/dte-xml';
 import { verifyTedElement } from './ted';
 import { checkTotalsArithmetic } from './totals-check';
+import { AmountFinding, checkDocumentAmounts } from './amount-check';
 import { decodeXml } from './xml/decode';
 import { childElements, childText, firstChild, flatSerialize, parseXml } from './xml/dom';
 import { cutOutDtes, ParsedEnvio } from './envio-read';
@@ -28,6 +29,8 @@ export interface EnvioDocumentVerification {
   /** header arithmetic (IVA, MntTotal) as checkTotalsArithmetic reads it */
   totalsValid: boolean;
   totalsError?: string;
+  /** the SII's amount review (lines, sums, VAT, totals, exports' currency): checkDocumentAmounts */
+  amountFindings: AmountFinding[];
   /** present when siiPublicKeys was given */
   cafSignatureValid?: boolean;
   cafError?: string;
@@ -191,6 +194,7 @@ function unreadableDocument(index: number, message: string): EnvioDocumentVerifi
     tedError: error,
     totalsValid: false,
     totalsError: error,
+    amountFindings: [],
     caf: { desde: NaN, hasta: NaN, idk: NaN, tipoDte: NaN, rutEmisor: '', fechaAutorizacion: '' },
   };
 }
@@ -232,6 +236,7 @@ function verifyOneDte(
     ...(ted.error ? { tedError: ted.error } : {}),
     totalsValid: !totalsError,
     ...(totalsError ? { totalsError } : {}),
+    amountFindings: documento ? checkDocumentAmounts(documento) : [],
     caf: {
       desde: Number(daEl ? childText(daEl, 'RNG', 'D') : NaN),
       hasta: Number(daEl ? childText(daEl, 'RNG', 'H') : NaN),

@@ -25,6 +25,11 @@ type Row = Omit<EstadoDte, 'code'> & {
   deprecated?: boolean;
   /** outside the documented enum but named by the spec's webhook behaviour */
   outcome?: boolean;
+  /**
+   * an SII code outside the spec's enum that the SII gives as a final answer (the boleta REST
+   * status's RCO, RPT, VOF): classified so it is final, kept out of the documented vocabulary
+   */
+  beyondSpec?: boolean;
 };
 
 /** Stages: 0 created, 1 signed, 2 uploading, 3 at the authority, 4 verdict. */
@@ -149,6 +154,46 @@ const TABLE: Record<string, Row> = {
     'rechazado',
     'contactar_soporte',
   ),
+  // Final rejections of a whole send named by the boleta REST status (docs/boletas-bhe.md): the
+  // SII's list of send states gives RCO as "rechazado por consistencia"; RPT and VOF are counted
+  // as rejected by LibreDTE (their exact meaning is UNCONFIRMED, PROTOCOL.md §4). None of them
+  // changes again: polling further would only end in stuck.
+  RCO: {
+    ...row(
+      'Rechazado por consistencia',
+      'El SII rechazó el envío completo por un error de consistencia; ninguna boleta del envío quedó aceptada.',
+      4,
+      true,
+      false,
+      'rechazado',
+      'contactar_soporte',
+    ),
+    beyondSpec: true,
+  },
+  RPT: {
+    ...row(
+      'Envío rechazado (RPT)',
+      'El SII rechazó el envío completo (estado RPT); ninguna boleta del envío quedó aceptada.',
+      4,
+      true,
+      false,
+      'rechazado',
+      'contactar_soporte',
+    ),
+    beyondSpec: true,
+  },
+  VOF: {
+    ...row(
+      'Envío rechazado (VOF)',
+      'El SII rechazó el envío completo (estado VOF); ninguna boleta del envío quedó aceptada.',
+      4,
+      true,
+      false,
+      'rechazado',
+      'contactar_soporte',
+    ),
+    beyondSpec: true,
+  },
   RCH: row(
     'Documento rechazado',
     'El SII rechazó el documento; el folio quedó usado. Emita un documento nuevo corregido, nunca una nota de crédito.',
@@ -223,7 +268,9 @@ const UNKNOWN: Omit<Row, 'label' | 'descripcion'> = {
 };
 
 /** The documented sii_status vocabulary (deprecated members included), for filters and schemas. */
-export const SII_STATUS_VOCABULARY: readonly string[] = Object.keys(TABLE).filter((k) => !TABLE[k]!.outcome);
+export const SII_STATUS_VOCABULARY: readonly string[] = Object.keys(TABLE).filter(
+  (k) => !TABLE[k]!.outcome && !TABLE[k]!.beyondSpec,
+);
 
 /** Every status this service itself may set, vocabulary plus the requiere_accion outcomes. */
 export const KNOWN_STATUSES: readonly string[] = Object.keys(TABLE);

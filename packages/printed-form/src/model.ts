@@ -195,8 +195,9 @@ function modelFromTree(d: Tree): PrintModel {
     })),
     emisor: {
       rut: req(em, 'RUTEmisor'),
-      razonSocial: req(em, 'RznSoc'),
-      giro: req(em, 'GiroEmis'),
+      // a boleta (EnvioBOLETA_v11.xsd) names them RznSocEmisor and GiroEmisor
+      razonSocial: text(em, 'RznSoc') ?? req(em, 'RznSocEmisor'),
+      giro: text(em, 'GiroEmis') ?? req(em, 'GiroEmisor'),
       acteco: actecos(em),
       ...opt('direccion', text(em, 'DirOrigen')),
       ...opt('comuna', text(em, 'CmnaOrigen')),

@@ -13,6 +13,9 @@ import {
 } from './names';
 import { drawTimbre, mmToPt, timbreSymbol, type TimbreSymbol } from './timbre';
 
+/** The RUT a boleta carries for a buyer without one (SII: "consumidor final"). */
+const ANONYMOUS_BUYER_RUT = '66666666-6';
+
 /** Items a printed form holds at most (spec, Limits: `dte.print.items_limit`). */
 export const MAX_PRINTED_ITEMS = 40;
 
@@ -386,6 +389,8 @@ class Layout {
 
   private receptor() {
     const r = this.m.receptor;
+    // a boleta to an anonymous buyer (RUTRecep 66666666-6, the SII's "consumidor final") prints no receptor
+    if ((this.m.tipo === 39 || this.m.tipo === 41) && r.rut === ANONYMOUS_BUYER_RUT && !r.razonSocial) return;
     this.section('Receptor');
     this.field('Señor(es)', r.razonSocial);
     this.field('R.U.T.', formatRut(r.rut));

@@ -5,7 +5,13 @@
  * byte for byte (ISO-8859-1); pdftotext finds the folio, the RUTs and the totals.
  */
 import { expect } from 'chai';
-import { stampAndSignDte, type DteDocument, type TipoDte } from '@dte/engine';
+import {
+  buildBoletaDocument,
+  stampAndSignBoleta,
+  stampAndSignDte,
+  type DteDocument,
+  type TipoDte,
+} from '@dte/engine';
 import { isServiceError } from '@dte/error-catalog';
 import { cafFor, testCredentials, today } from '../../dte-engine/test/support/credentials';
 import { sampleDocument } from '../../dte-engine/test/support/documents';
@@ -172,4 +178,73 @@ describe('printed form (@dte/printed-form)', function () {
     expect(text).not.to.match(/N° 1\b/);
     expect(decodePdf417(pdf)).to.have.length(0);
   });
+
+  for (const tipo of [39, 41] as const) {
+    for (const layout of ['thermal', 'letter'] as const) {
+      it(`boleta ${tipo} (${layout}): the PDF417 is its signed TED; name, folio, items and total printed; no anonymous receptor`, async () => {
+        const emisor = {
+          rut: '76192083-9',
+          razonSocial: 'COMERCIAL ÑANDÚ & COMPAÑÍA LIMITADA',
+          giro: 'Venta al por menor',
+          acteco: [471100],
+          direccion: 'Av. Providencia 1234',
+          comuna: 'Providencia',
+        };
+        const items =
+          tipo === 39
+            ? [
+                {
+                  nombre: 'Café en grano 1 kg',
+                  cantidad: 2,
+                  precio_unitario: 5990,
+                  exento: false,
+                  monto_item: 11980,
+                },
+                {
+                  nombre: 'Libro de recetas',
+                  cantidad: 1,
+                  precio_unitario: 12000,
+                  exento: true,
+                  monto_item: 12000,
+                },
+              ]
+            : [
+                {
+                  nombre: 'Clase de guitarra',
+                  cantidad: 1,
+                  precio_unitario: 15000,
+                  exento: true,
+                  monto_item: 15000,
+                },
+              ];
+        const doc = buildBoletaDocument(
+          { tipo_dte: tipo, rut_emisor: emisor.rut, fecha_emision: today(), items },
+          { emisor, folio: 7 },
+        );
+        const xml = stampAndSignBoleta(doc, {
+          caf: cafFor(tipo).caf,
+          credential: testCredentials().credential,
+          timestamp: new Date(),
+        });
+        const pdf = await renderSignedDte(xml, { ...COMPANY, copy: 'original', layout });
+        const codes = decodePdf417(pdf);
+        expect(codes).to.have.length(1);
+        expect(codes[0]!.toString('latin1')).to.equal(Buffer.from(tedOf(xml), 'latin1').toString('latin1'));
+        const text = pdfText(pdf);
+        // the box may wrap the name: compared without whitespace
+        expect(squeeze(text)).to.include(
+          squeeze(tipo === 39 ? 'BOLETA ELECTRÓNICA' : 'BOLETA NO AFECTA O EXENTA ELECTRÓNICA'),
+        );
+        expect(text).to.include('N° 7');
+        expect(text).to.include('R.U.T.: 76.192.083-9');
+        expect(text).to.include('COMERCIAL ÑANDÚ & COMPAÑÍA LIMITADA');
+        expect(text).to.include(items[0]!.nombre);
+        expect(text).to.include('Timbre Electrónico SII');
+        expect(squeeze(text)).to.include(squeeze(tipo === 39 ? 'TOTAL $ 23.980' : 'TOTAL $ 15.000'));
+        if (tipo === 39) expect(squeeze(text)).to.include(squeeze('I.V.A. $ 1.913'));
+        expect(text).to.not.include('66.666.666-6');
+        if (layout === 'thermal') expect(pdfInfo(pdf).width).to.be.closeTo((80 / 25.4) * 72, 1);
+      });
+    }
+  }
 });

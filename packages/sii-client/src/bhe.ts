@@ -122,3 +122,46 @@ export async function anularBhe(
   const j = await postJson(sii, env, credential, 'anular', q);
   return { numero: Number(j.numero), estado: String(j.estado) };
 }
+
+/**
+ * One BHE as the SII has it now (`GET {baseUrl}/bhe/{rut}/{numero}`, the simulator's; UNCONFIRMED):
+ * read to learn whether the receiver confirmed (ANULADA) or refused / let lapse (VIGENTE) an
+ * annulment request (VCA).
+ */
+export async function consultarBhe(
+  sii: SiiClient,
+  env: SiiEnvironment,
+  credential: SigningCredential,
+  q: { rutEmisor: string; numero: number },
+): Promise<BheSii> {
+  const url = `${bheUrl(sii, env, 'consultar').replace(/\/consultar$/, '')}/${q.rutEmisor}/${q.numero}`;
+  const operation = 'bhe.consultar';
+  return sii.withToken(env, credential, async (token) => {
+    const reply = await sendHttp({
+      url,
+      method: 'GET',
+      headers: { Cookie: `TOKEN=${token}`, 'User-Agent': sii.transport.userAgent },
+      timeoutMs: sii.transport.timeoutMs,
+      operation,
+    });
+    if (reply.status >= 500)
+      throw new SiiError('transient', `${operation}: HTTP ${reply.status}`, {
+        operation,
+        httpStatus: reply.status,
+      });
+    if (reply.status === 401)
+      throw new SiiError('auth', `${operation}: token refused`, { operation, httpStatus: 401 });
+    let j: Record<string, unknown>;
+    try {
+      j = JSON.parse(reply.body.toString('utf8')) as Record<string, unknown>;
+    } catch {
+      throw new SiiError('protocol', `${operation}: HTTP ${reply.status} without JSON`, { operation });
+    }
+    if (reply.status >= 400 || typeof j.estado !== 'string')
+      throw new SiiError('rejected', `${operation}: ${String(j.error ?? reply.status)}`, {
+        operation,
+        httpStatus: reply.status,
+      });
+    return { numero: Number(j.numero), estado: j.estado };
+  });
+}

@@ -56,14 +56,52 @@ export interface BoletaEnvioReceipt {
   fechaRecepcion?: string;
 }
 
+/** One finding of the SII on one boleta (`detalle_rep_rech[].error[]`). */
+export interface BoletaSiiError {
+  seccion: string;
+  linea: number | null;
+  nivel: number | null;
+  codigo: number | string | null;
+  descripcion: string;
+  detalle: string | null;
+}
+
+function siiErrors(v: unknown): BoletaSiiError[] {
+  if (!Array.isArray(v)) return [];
+  return (v as Record<string, unknown>[])
+    .filter((e) => e && typeof e === 'object')
+    .map((e) => {
+      const n = (x: unknown) =>
+        x === undefined || x === null || x === '' || !Number.isFinite(Number(x)) ? null : Number(x);
+      const codigo = e.codigo === undefined || e.codigo === null ? null : (n(e.codigo) ?? String(e.codigo));
+      return {
+        seccion: String(e.seccion ?? ''),
+        linea: n(e.linea),
+        nivel: n(e.nivel),
+        codigo,
+        descripcion: String(e.descripcion ?? ''),
+        detalle: e.detalle === undefined || e.detalle === null ? null : String(e.detalle),
+      };
+    });
+}
+
 export interface BoletaEnvioStatus {
   trackId: string;
   /** REC, SOK, FOK, CRT, PDR/PRD, EPR, or a rejection of the whole send (RSC, RFR, RCT) */
   estado: string;
   /** per type once EPR */
   estadistica: { tipo: number; informados: number; aceptados: number; rechazados: number; reparos: number }[];
-  /** boletas not accepted clean: estado RCH (rejected), RPR/RLV (accepted with objections) */
-  detalle: { tipo: number; folio: number; estado: string; descripcion: string[] }[];
+  /**
+   * boletas not accepted clean: estado RCH (rejected), RPR/RLV (accepted with objections), with
+   * the SII's findings (`error[]`: section, line, level, code, description, detail)
+   */
+  detalle: {
+    tipo: number;
+    folio: number;
+    estado: string;
+    descripcion: string[];
+    errores: BoletaSiiError[];
+  }[];
   errores: string[];
 }
 
@@ -229,6 +267,7 @@ export class BoletaRestClient {
           : d.descripcion
             ? [String(d.descripcion)]
             : [],
+        errores: siiErrors(d.error),
       })),
       errores: Array.isArray(json.errores) ? json.errores.map(String) : [],
     };

@@ -57,8 +57,9 @@ export {
 export type {
   BoletaEnvioReceipt,
   BoletaEnvioStatus,
+  BoletaSiiError,
   BoletaRestEndpoints,
   BoletaRestOptions,
 } from './boleta-rest';
-export { anularBhe, emitirBhe } from './bhe';
+export { anularBhe, consultarBhe, emitirBhe } from './bhe';
 export type { BheEmision, BheSii } from './bhe';

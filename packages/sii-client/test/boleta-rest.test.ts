@@ -116,7 +116,11 @@ describe('sii-simulator + sii-client: the boleta REST channel (semilla, token, e
     expect(st.estado).to.equal('EPR');
     expect(st.detalle).to.have.length(1);
     expect(st.detalle[0]).to.include({ tipo: 39, folio: 2, estado: 'RCH' });
-    expect(st.detalle[0]!.descripcion.join(' ')).to.match(/ya fue utilizado/);
+    // as the SII's boleta API shows it: a description, and the findings in error[]
+    expect(st.detalle[0]!.descripcion).to.deep.equal(['Dte Rechazado']);
+    expect(st.detalle[0]!.errores).to.have.length(1);
+    expect(st.detalle[0]!.errores[0]).to.include({ seccion: 'DTE', nivel: 3, codigo: 1 });
+    expect(st.detalle[0]!.errores[0]!.descripcion).to.match(/ya fue utilizado/);
   });
 
   it('answers RSC for a file that breaks EnvioBOLETA_v11.xsd, 400 for an EnvioDTE, and 401 without a token', async () => {

@@ -10,7 +10,10 @@
  *   4. each document (read as a standalone DTE): issuer = Carátula's, signature, CAF FRMA by
  *      this environment's SII key, CAF issuer and type, folio inside the CAF range, CAF not
  *      expired, issue date not before the CAF, TED, folio not used before → that document RCH;
- *      an issue date older than `reparoDays` → reparo (accepted with objections)
+ *      the amounts as the SII reviews them (@dte/engine checkDocumentAmounts: a line that is not
+ *      price × quantity ± discounts is a reparo, DET 200; a header sum, the VAT or the total that
+ *      does not add up is a rejection, HED level 3); an issue date older than `reparoDays` →
+ *      reparo (accepted with objections)
  *   otherwise EPR, with per-type counts.
  *
  * The signature, TED, CAF and schema rules themselves are @dte/engine's.
@@ -19,7 +22,7 @@ import { cafExpiryDate } from '@dte/engine';
 import { validateEnvioSchema, verifyEnvioDte, type EnvioVerification, type ParsedEnvio } from './engine';
 import { chileDate } from './chile-time';
 import { normalizeRut } from './rut';
-import type { Company, DocumentResult, EnvelopeVerdict, SiiEnv } from './types';
+import type { Company, DocumentResult, EnvelopeVerdict, SiiEnv, SiiFinding } from './types';
 import { SII_RUT } from './types';
 
 export interface CheckInput {
@@ -53,8 +56,15 @@ export interface DocumentOutcome {
   mntTotal: number;
   result: DocumentResult;
   detail: string[];
+  /** the same findings in the SII's shape (`error[]` of the boleta REST status) */
+  errors: SiiFinding[];
   /** false when the rejection is "folio already used": the earlier record stays */
   recordsFolio: boolean;
+}
+
+/** This simulator's codes for the non-amount checks of one document (UNCONFIRMED). */
+function dteFinding(nivel: 1 | 2 | 3, descripcion: string): SiiFinding {
+  return { seccion: 'DTE', linea: 0, nivel, codigo: nivel === 3 ? 1 : 2, descripcion, detalle: '' };
 }
 
 export interface CheckOutcome {
@@ -122,11 +132,18 @@ export async function checkEnvelope(input: CheckInput): Promise<CheckOutcome> {
       recordsFolio = false;
     }
     seen.add(key);
+    const errors: SiiFinding[] = rejects.map((m) => dteFinding(3, m));
+    for (const f of d.amountFindings) {
+      const text = `(${f.seccion} L[${f.linea}] -${f.nivel}-${f.codigo}) ${f.descripcion}: ${f.detalle}`;
+      (f.nivel === 3 ? rejects : reparos).push(text);
+      errors.push(f);
+    }
     const age = daysBetween(d.fchEmis, chileDate(input.now));
-    if (age > input.reparoDays)
-      reparos.push(
-        `fecha de emisión ${d.fchEmis} anterior en más de ${input.reparoDays} días a la recepción`,
-      );
+    if (age > input.reparoDays) {
+      const m = `fecha de emisión ${d.fchEmis} anterior en más de ${input.reparoDays} días a la recepción`;
+      reparos.push(m);
+      errors.push(dteFinding(2, m));
+    }
     documents.push({
       tipoDte: Number(d.tipoDte),
       folio: Number(d.folio),
@@ -136,6 +153,7 @@ export async function checkEnvelope(input: CheckInput): Promise<CheckOutcome> {
       mntTotal: Number(d.mntTotal),
       result: rejects.length > 0 ? 'RECHAZADO' : reparos.length > 0 ? 'REPARO' : 'ACEPTADO',
       detail: rejects.length > 0 ? rejects : reparos,
+      errors,
       recordsFolio,
     });
   }

@@ -13,5 +13,7 @@ export {
   readCertificate,
   computeBheRetencion,
   bheAnnulmentDeadline,
+  bheAnnulmentWindow,
+  bheFechaProblem,
 } from '@dte/engine';
 export type { EnvioVerification, ParsedEnvio, SiiKey, CertificateInfo } from '@dte/engine';

@@ -6,6 +6,7 @@
  */
 import { randomBytes, randomInt } from 'node:crypto';
 import type {
+  BheRecord,
   Company,
   DocumentRecord,
   PurchaseRecord,
@@ -28,6 +29,10 @@ export class EnvState {
   /** last folio granted per `${rutEmisor}|${tipo}` */
   readonly lastFolio = new Map<string, number>();
   readonly purchases: PurchaseRecord[] = [];
+  /** key `${rutEmisor}|${numero}`: the BHEs issued here (kept across restarts like the rest) */
+  readonly bhes = new Map<string, BheRecord>();
+  /** last BHE number given per issuer (the SII numbers each taxpayer's BHEs from 1) */
+  readonly lastBhe = new Map<string, number>();
   private nextTrack: number;
   private nextSeed: number;
 

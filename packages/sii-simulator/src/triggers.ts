@@ -4,8 +4,9 @@
  * environment (or of either environment when `env` is omitted). Upload triggers apply one per
  * upload, in the order they were armed (an upload answered STATUS 5/1/6/2 consumes none).
  *
- *   { kind: 'verdict', verdict: 'RSC'|'RFR'|'RCT'|'RCH'|'RPR' }  next upload gets that outcome
- *        (RCH/RPR: every document of the envelope is rejected / gets reparos, envelope EPR)
+ *   { kind: 'verdict', verdict: 'RSC'|'RFR'|'RCT'|'RCO'|'RPT'|'VOF'|'RCH'|'RPR' }  next upload gets
+ *        that outcome (RCH/RPR: every document of the envelope is rejected / gets reparos, envelope
+ *        EPR; RCO/RPT/VOF: the other rejections of a whole send the boleta REST status names)
  *   { kind: 'repeated' }              next upload is answered as already received (STATUS 99)
  *   { kind: 'upload-status', status } next upload is answered with that RECEPCIONDTE STATUS
  *   { kind: 'stuck' }                 next upload answers -11 to QueryEstUp for ever
@@ -34,7 +35,7 @@ export const OPERATIONS = [
 export type Operation = (typeof OPERATIONS)[number];
 
 export type UploadTrigger =
-  | { kind: 'verdict'; verdict: 'RSC' | 'RFR' | 'RCT' | 'RCH' | 'RPR' }
+  | { kind: 'verdict'; verdict: 'RSC' | 'RFR' | 'RCT' | 'RCO' | 'RPT' | 'VOF' | 'RCH' | 'RPR' }
   | { kind: 'repeated' }
   | { kind: 'upload-status'; status: number }
   | { kind: 'stuck' };
@@ -48,7 +49,7 @@ export type Trigger = (UploadTrigger | FaultTrigger) & { env?: SiiEnv };
 
 export class TriggerError extends Error {}
 
-const VERDICTS = ['RSC', 'RFR', 'RCT', 'RCH', 'RPR'];
+const VERDICTS = ['RSC', 'RFR', 'RCT', 'RCO', 'RPT', 'VOF', 'RCH', 'RPR'];
 
 /** Checks a trigger from JSON; throws TriggerError saying what is wrong. */
 export function parseTrigger(raw: unknown): Trigger {

@@ -39,7 +39,8 @@ export interface TokenRecord {
   certificateSubject?: string;
 }
 
-export type EnvelopeVerdict = 'EPR' | 'RSC' | 'RFR' | 'RCT';
+/** RCO, RPT, VOF: final rejections of a whole send that the boleta REST status names (docs/boletas-bhe.md) */
+export type EnvelopeVerdict = 'EPR' | 'RSC' | 'RFR' | 'RCT' | 'RCO' | 'RPT' | 'VOF';
 export type DocumentResult = 'ACEPTADO' | 'REPARO' | 'RECHAZADO';
 
 export interface RegisterEvent {
@@ -65,9 +66,26 @@ export interface DocumentRecord {
   result: DocumentResult;
   /** why it was rejected or got reparos (empty when accepted clean) */
   detail: string[];
+  /** the same in the SII's shape: the boleta REST status's `error[]` (absent in older state files) */
+  errors?: SiiFinding[];
   /** SII reception time (epoch ms): the start of the 8-day register window */
   receivedAt: number;
   events: RegisterEvent[];
+}
+
+/**
+ * One finding as the SII reports it per document (boleta REST `detalle_rep_rech[].error[]`):
+ * section (DET a line, HED the header totals, DTE the document's other checks), line, level (1-2
+ * reparo, 3 rejection), code, description, detail. The amount codes are @dte/engine's
+ * AMOUNT_CODES; the `DTE` codes (1 rejection, 2 reparo) are this simulator's, UNCONFIRMED.
+ */
+export interface SiiFinding {
+  seccion: 'DET' | 'HED' | 'DTE';
+  linea: number;
+  nivel: 1 | 2 | 3;
+  codigo: number;
+  descripcion: string;
+  detalle: string;
 }
 
 export interface UploadRecord {
@@ -105,4 +123,29 @@ export interface PurchaseRecord {
   events?: RegisterEvent[];
   /** a transfer (factoring) recorded through the admin API (routes/purchase-cessions.ts) */
   cesion?: { rutCesionario: string; razonSocialCesionario: string; fechaCesion: string };
+}
+
+/** A boleta de honorarios electrónica as the simulator keeps it (routes/bhe.ts). */
+export interface BheRecord {
+  numero: number;
+  rutEmisor: string;
+  rutReceptor: string;
+  fechaEmision: string;
+  descripcion: string;
+  montoBruto: number;
+  tasa: number;
+  retencion: number;
+  liquido: number;
+  retencionPor: 'receptor' | 'emisor';
+  /**
+   * VIGENTE; VCA "vigente con solicitud de anulación pendiente" (asked after day 10 of the next
+   * month: valid, its retention declared, until the receiver confirms); ANULADA
+   */
+  estado: 'VIGENTE' | 'VCA' | 'ANULADA';
+  motivoAnulacion?: string;
+  /** YYYY-MM-DD, Chile */
+  solicitudAnulacion?: string;
+  anuladaEl?: string;
+  /** the receiver refused the annulment, or did not confirm it by the limit */
+  anulacionRechazada?: boolean;
 }

@@ -8,11 +8,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 
 import { expect } from 'chai';
-import { signSeedDocument } from '@dte/engine';
+import { computeBheRetencion, signSeedDocument } from '@dte/engine';
 
 import { readSimulatorConfig, type SimulatorOptions } from '../src';
 import { admin, estUp, getSeed, getToken, upload } from './support/client';
-import { COMPANY, credentialFor, envelope, factura, SENDER, signDte, World } from './support/world';
+import { COMPANY, credentialFor, envelope, factura, SENDER, signDte, today, World } from './support/world';
 
 describe('sii-simulator: state kept across restarts in SII_SIMULATOR_STATE_FILE', function () {
   this.timeout(120_000);
@@ -75,6 +75,47 @@ describe('sii-simulator: state kept across restarts in SII_SIMULATOR_STATE_FILE'
       file: envelope([signDte(factura(6), next)]),
     });
     expect(newUpload.trackId, 'new track ids do not repeat old ones').to.not.equal(trackId);
+    await second.close();
+  });
+
+  it('keeps BHEs and their numbers through a restart: numbering goes on, an old one is annulled by its number', async () => {
+    const bhe = async (w: World, op: string, token: string, body: unknown) => {
+      const r = await fetch(`${w.base('cert')}/bhe/${op}`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', Cookie: `TOKEN=${token}` },
+        body: JSON.stringify(body),
+      });
+      return { status: r.status, json: (await r.json()) as Record<string, unknown> };
+    };
+    const emision = (monto: number) => {
+      const fecha = today();
+      return {
+        rutEmisor: COMPANY,
+        rutReceptor: '76086428-5',
+        fechaEmision: fecha,
+        descripcion: 'Asesoría',
+        montoBruto: monto,
+        retencion: computeBheRetencion(monto, fecha).retencion,
+      };
+    };
+    const first = await start();
+    const t1 = await first.login('cert');
+    const a = await bhe(first, 'emitir', t1, emision(100000));
+    const b = await bhe(first, 'emitir', t1, emision(200000));
+    expect([a.status, a.json.numero, b.json.numero]).to.deep.equal([200, 1, 2]);
+    await first.close();
+
+    const second = await start();
+    const t2 = await second.login('cert');
+    const c = await bhe(second, 'emitir', t2, emision(300000));
+    expect(c.json.numero, 'numbers go on after a restart').to.equal(3);
+    const annulled = await bhe(second, 'anular', t2, { rutEmisor: COMPANY, numero: 1, motivo: 'error' });
+    expect(annulled).to.deep.equal({ status: 200, json: { numero: 1, estado: 'ANULADA' } });
+    const kept = (await fetch(`${second.base('cert')}/bhe/${COMPANY}/2`).then((r) => r.json())) as Record<
+      string,
+      unknown
+    >;
+    expect(kept).to.include({ numero: 2, montoBruto: 200000, estado: 'VIGENTE' });
     await second.close();
   });
 

@@ -32,7 +32,7 @@ const DTE_TARGETS = [
 export const CREATE_LINKS: readonly CreateLinks[] = [
   { from: 'emitDte', statuses: [201, 202], id: '/id', to: DTE_TARGETS },
   { from: 'deriveDte', statuses: [202], id: '/id', to: DTE_TARGETS },
-  { from: 'emitBoleta', statuses: [202], id: '/id', to: ['getBoleta', 'getBoletaXml'] },
+  { from: 'emitBoleta', statuses: [202], id: '/id', to: ['getBoleta', 'getBoletaXml', 'getBoletaPdf'] },
   { from: 'submitBoletaBatch', statuses: [202], id: '/batchId', to: ['getBoletaBatch'] },
   { from: 'issueBhe', statuses: [202], id: '/id', to: ['getBhe', 'annulBhe'] },
   { from: 'uploadCaf', statuses: [201], id: '/id', to: ['deleteCaf'] },

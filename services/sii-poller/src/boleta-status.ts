@@ -6,7 +6,13 @@
  * per-document query is needed after EPR.
  */
 import type { SigningCredential } from '@dte/engine';
-import { boletaRestClientFor, type DocumentStatus, type SiiClient, type SiiSession } from '@dte/sii-client';
+import {
+  boletaRestClientFor,
+  type BoletaSiiError,
+  type DocumentStatus,
+  type SiiClient,
+  type SiiSession,
+} from '@dte/sii-client';
 import type { DataSource } from 'typeorm';
 import { loadDocs, type DocQuery } from './documents';
 import { ENVELOPE_REJECTIONS } from './verdicts';
@@ -69,15 +75,18 @@ export async function pollBoletaUpload(
     const docs = await loadDocs(db, p.dte_ids);
     const detalle = new Map(st.detalle.map((d) => [`${d.tipo}|${d.folio}`, d]));
     const perDoc = new Map<string, { estado: string; glosa?: string }>();
+    const findings: { dteId: string; estado: string; errores: BoletaSiiError[] }[] = [];
     for (const d of docs) {
       const det = detalle.get(`${d.tipo_dte}|${Number(d.folio)}`);
-      perDoc.set(
-        d.id,
-        det
-          ? { estado: boletaVerdict(det.estado), glosa: det.descripcion.join('; ') }
-          : { estado: 'EPR', glosa: 'Boleta aceptada' },
-      );
+      if (!det) {
+        perDoc.set(d.id, { estado: 'EPR', glosa: 'Boleta aceptada' });
+        continue;
+      }
+      const estado = boletaVerdict(det.estado);
+      perDoc.set(d.id, { estado, glosa: boletaGlosa(det.descripcion, det.errores) });
+      findings.push({ dteId: d.id, estado, errores: det.errores });
     }
+    await keepBoletaErrors(db, p.track_id, findings);
     return { next: 'done', publish: { estado: 'EPR', glosa: null, perDoc } };
   }
   return {
@@ -85,6 +94,40 @@ export async function pollBoletaUpload(
     countsAsAttempt: true,
     ...(st.estado !== p.last_estado ? { publish: { estado: st.estado, glosa: null } } : {}),
   };
+}
+
+/**
+ * The glosa of a boleta not accepted clean: the SII's description and each finding as the SII
+ * writes it in its e-mails, `(DET L[1] -2-200) Valor Detalle Distinto a Precio * Cantidad: [..]`.
+ */
+export function boletaGlosa(descripcion: string[], errores: BoletaSiiError[]): string {
+  const head = descripcion.join('; ');
+  const parts = errores.map(
+    (e) =>
+      `(${e.seccion} L[${e.linea ?? 0}] -${e.nivel ?? ''}-${e.codigo ?? ''}) ${e.descripcion}${e.detalle ? `: ${e.detalle}` : ''}`,
+  );
+  return [head, parts.join('; ')].filter(Boolean).join(': ');
+}
+
+/**
+ * The SII's findings per boleta (`error[]`), kept as read (boleta_sii_errors) so GET /boletas/:id
+ * shows them; written before the verdict is published, again on a repeated poll (idempotent).
+ */
+async function keepBoletaErrors(
+  db: DataSource,
+  trackId: string,
+  findings: { dteId: string; estado: string; errores: BoletaSiiError[] }[],
+): Promise<void> {
+  if (findings.length === 0) return;
+  const sorted = [...findings].sort((a, b) => (a.dteId < b.dteId ? -1 : 1));
+  await db.query(
+    `INSERT INTO boleta_sii_errors (dte_id, track_id, estado, errors)
+     SELECT f.dte_id, $1, f.estado, f.errors
+       FROM jsonb_to_recordset($2::jsonb) AS f(dte_id uuid, estado text, errors jsonb)
+     ON CONFLICT (dte_id) DO UPDATE
+        SET track_id = EXCLUDED.track_id, estado = EXCLUDED.estado, errors = EXCLUDED.errors, observed_at = now()`,
+    [trackId, JSON.stringify(sorted.map((f) => ({ dte_id: f.dteId, estado: f.estado, errors: f.errores })))],
+  );
 }
 
 export const BOLETA_TIPOS: readonly number[] = [39, 41];

@@ -4,8 +4,11 @@
  */
 import type { DocumentStatus, UploadStatus } from '@dte/sii-client';
 
-/** Envelope rejections: the whole send, hence every document of it. */
-export const ENVELOPE_REJECTIONS: readonly string[] = ['RFR', 'RCT', 'RSC'];
+/**
+ * Envelope rejections: the whole send, hence every document of it; final. RCO, RPT and VOF are
+ * the boleta REST status's other rejections of a send (@dte/status classifies them final).
+ */
+export const ENVELOPE_REJECTIONS: readonly string[] = ['RFR', 'RCT', 'RSC', 'RCO', 'RPT', 'VOF'];
 
 export type UploadReading =
   /** publish `estado` for every document when it changed; poll again */

@@ -28,6 +28,7 @@ import { DtesUnsentIndex1763813000000 } from './1763813000000-dtes-unsent-index'
 import { DtesRequestId1795539900000 } from './1795539900000-dtes-request-id';
 import { ToastLz41795565000000 } from './1795565000000-toast-lz4';
 import { McpAuditLogOrg1796100000000 } from './1796100000000-mcp-audit-log-org';
+import { BoletasBheSiiRules1796400000000 } from './1796400000000-boletas-bhe-sii-rules';
 
 export const migrations: (new () => MigrationInterface)[] = [
   ProcessedEvents1763780000000,
@@ -57,4 +58,5 @@ export const migrations: (new () => MigrationInterface)[] = [
   DtesRequestId1795539900000,
   ToastLz41795565000000,
   McpAuditLogOrg1796100000000,
+  BoletasBheSiiRules1796400000000,
 ];

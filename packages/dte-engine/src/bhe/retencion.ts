@@ -60,14 +60,47 @@ export function computeBheRetencion(montoBruto: number, fecha: string): BheAmoun
 }
 
 /**
- * The last day a BHE issued on `fecha` may be annulled (the spec's limit: 3 months): the same day
- * of the month three months later, or that month's last day when it is shorter (e.g. 30 Nov →
- * 28/29 Feb).
+ * How the SII annuls a BHE, by the day it is asked (the SII's own instructions for "Anular
+ * boletas emitidas", as restated publicly): until day 10 of the month after the issue the
+ * annulment takes effect at once (`inmediata`, the receiver is told by e-mail); from day 11 of
+ * that month until 1 March of the year after the issue it is a request (`solicitud`) the receiver
+ * must confirm: meanwhile the BHE stays valid ("vigente con solicitud de anulación pendiente",
+ * VCA) and its retention must be declared and paid; the receiver may refuse it, and a request not
+ * confirmed by that 1 March lapses, the BHE staying valid. After 1 March it cannot be annulled
+ * (`vencida`). Dates are YYYY-MM-DD in Chile.
  */
+export interface BheAnnulmentWindow {
+  modo: 'inmediata' | 'solicitud' | 'vencida';
+  /** last day of the immediate annulment: day 10 of the month after the issue */
+  inmediataHasta: string;
+  /** last day an annulment may be asked or confirmed: 1 March of the year after the issue */
+  limite: string;
+}
+
+export function bheAnnulmentWindow(fechaEmision: string, hoy: string): BheAnnulmentWindow {
+  const [y, m] = fechaEmision.split('-').map(Number) as [number, number, number];
+  const next = new Date(Date.UTC(y, m, 10));
+  const inmediataHasta = next.toISOString().slice(0, 10);
+  const limite = `${String(y + 1).padStart(4, '0')}-03-01`;
+  const modo = hoy <= inmediataHasta ? 'inmediata' : hoy <= limite ? 'solicitud' : 'vencida';
+  return { modo, inmediataHasta, limite };
+}
+
+/** The last day a BHE issued on `fecha` may be annulled at all (bheAnnulmentWindow's limite). */
 export function bheAnnulmentDeadline(fecha: string): string {
-  const [y, m, d] = fecha.split('-').map(Number) as [number, number, number];
-  const first = new Date(Date.UTC(y, m - 1 + 3, 1));
-  const monthEnd = new Date(Date.UTC(first.getUTCFullYear(), first.getUTCMonth() + 1, 0)).getUTCDate();
-  first.setUTCDate(Math.min(d, monthEnd));
-  return first.toISOString().slice(0, 10);
+  return bheAnnulmentWindow(fecha, fecha).limite;
+}
+
+/**
+ * The dates a BHE may carry, issued on `hoy`: not ahead of today, and within today's calendar
+ * year, so it is never backdated into another year's retention rate (Ley 21.133 changes the rate
+ * every 1 January) nor into a year whose income was already declared. Returns the reason it is
+ * refused, or undefined.
+ */
+export function bheFechaProblem(fechaEmision: string, hoy: string): string | undefined {
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(fechaEmision)) return 'must be YYYY-MM-DD';
+  if (fechaEmision > hoy) return `must not be after today (${hoy}, America/Santiago)`;
+  if (fechaEmision.slice(0, 4) !== hoy.slice(0, 4))
+    return `must be in the current year (${hoy.slice(0, 4)}): a BHE is never dated into another year's retention rate`;
+  return undefined;
 }

@@ -4,6 +4,7 @@ import { computeBoletaTotals, type BoletaTotals } from '../input/boleta';
 import { xmlText } from '../input/latin1';
 import { isValidRut, normalizeRut } from '../input/rut';
 import type { EmisorProfile } from '../input/types';
+import { boletaFechaWindow } from '../input/santiago-date';
 
 /**
  * Boletas 39 and 41 (POST /boletas, contract pending certification) and the document model of
@@ -108,6 +109,19 @@ export function checkBoleta(input: BoletaInput): BoletaTotals {
   if (input.razon_social_receptor !== undefined)
     xmlText(input.razon_social_receptor, 'razon_social_receptor', 'RznSocRecep', 100);
   return totals;
+}
+
+/**
+ * A boleta's issue date against boletaFechaWindow (the clock's rule, apart from checkBoleta so
+ * that stays pure): outside it, validation_failed at fecha_emision, as the DTE window answers.
+ */
+export function checkBoletaFecha(fecha: string, now: Date): void {
+  const w = boletaFechaWindow(now);
+  if (fecha < w.from || fecha > w.to)
+    throw invalid(
+      'fecha_emision',
+      `must be between ${w.from} and ${w.to}: a boleta is dated the day of the sale (day 1 of the current month, or yesterday, through today, America/Santiago)`,
+    );
 }
 
 /** The boleta as EnvioBOLETA_v11.xsd names it, with its folio and derived totals. */

@@ -5,7 +5,9 @@ export {
   boletaLineAmount,
   buildBoletaDocument,
   checkBoleta,
+  checkBoletaFecha,
 } from './document';
+export { boletaFechaWindow } from '../input/santiago-date';
 export type { BoletaDetalle, BoletaDocument, BoletaInput, BoletaTipo } from './document';
 export { stampAndSignBoleta, writeBoletaBody } from './xml';
 export { buildEnvioBoleta, MAX_BOLETAS_PER_ENVIO } from './envio';

@@ -52,3 +52,17 @@ export function fechaEmisionWindow(now: Date, tipoDte: number): DateWindow {
   const today = santiagoDate(now);
   return { from: tipoDte === 52 ? today : firstDayOfMonth(today), to: addDays(today, 7) };
 }
+
+/**
+ * The fecha_emision window of a boleta (39/41): a boleta is issued at the sale (DL 825 art. 55:
+ * when the goods are delivered or the service paid) and goes to the SII as it is issued, so it
+ * is never dated ahead, and never in a tax period already closed: from day 1 of the current
+ * month (or yesterday, when that is earlier: a sale just before midnight on the last day of the
+ * month posted just after it) through today, both ends included, in America/Santiago.
+ */
+export function boletaFechaWindow(now: Date): DateWindow {
+  const today = santiagoDate(now);
+  const yesterday = addDays(today, -1);
+  const first = firstDayOfMonth(today);
+  return { from: yesterday < first ? yesterday : first, to: today };
+}

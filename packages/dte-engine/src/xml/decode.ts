@@ -33,3 +33,26 @@ export function elementText(
   if (end < 0) return undefined;
   return { text: xml.slice(m.index, end + close.length), start: m.index };
 }
+
+/**
+ * The charset that names these XML bytes, for an HTTP Content-Type: what decodeXml reads them as.
+ * A declared Latin-1 (or Windows-1252) is ISO-8859-1; a declared UTF-8 is UTF-8; without a
+ * declaration, UTF-8 when the bytes are valid UTF-8 (the XML default), else ISO-8859-1. A
+ * client that decodes the bytes by the header then reads the very text that was signed.
+ */
+export function xmlCharset(input: Buffer): 'ISO-8859-1' | 'UTF-8' {
+  const head = input.subarray(0, 200).toString('latin1');
+  const declared = /^\s*<\?xml[^>]*encoding\s*=\s*["']([^"']+)["']/i.exec(head)?.[1]?.toLowerCase();
+  if (declared) return declared === 'utf-8' || declared === 'utf8' ? 'UTF-8' : 'ISO-8859-1';
+  try {
+    new TextDecoder('utf-8', { fatal: true }).decode(input);
+    return 'UTF-8';
+  } catch {
+    return 'ISO-8859-1';
+  }
+}
+
+/** `application/xml; charset=…` for these bytes (xmlCharset): every XML download uses it. */
+export function xmlMediaType(input: Buffer): string {
+  return `application/xml; charset=${xmlCharset(input)}`;
+}

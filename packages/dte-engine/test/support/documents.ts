@@ -62,7 +62,8 @@ export function sampleDocument(tipo: TipoDte, folio: number, fchEmis: string): D
           IdDoc: idDoc,
           Emisor: emisor,
           Receptor: receptor,
-          Totales: { MntExe: 45000, MntTotal: 45000 },
+          // the line (45000) less the 10 % global discount on exempt amounts
+          Totales: { MntExe: 40500, MntTotal: 40500 },
         },
         Detalle: [
           {

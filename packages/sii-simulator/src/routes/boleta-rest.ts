@@ -25,9 +25,11 @@
  * sender not authorized for the company; 400 a form or file that is not an EnvioBOLETA; 409 the same
  * file sent again, with the first trackid; 404 an unknown trackid), the JSON error body
  * `{codigo, error}`, that a token of the SOAP channel is accepted here (one token table), the
- * names inside `estadistica` ({tipo, informados, aceptados, rechazados, reparos}) and
- * `detalle_rep_rech` ({tipo, folio, estado, descripcion[]}), and that `REC` is shown instead of the
- * SOAP "-11" while a send is not yet registered.
+ * names inside `estadistica` ({tipo, informados, aceptados, rechazados, reparos}), and that `REC` is
+ * shown instead of the SOAP "-11" while a send is not yet registered. `detalle_rep_rech` is
+ * {tipo, folio, estado, descripcion, error[{seccion, linea, nivel, codigo, descripcion, detalle}]},
+ * the shape of the SII's own boleta API sample as public clients quote it. A whole send can also
+ * end RSC, RFR, RCT, RCO, RPT or VOF (a trigger chooses the last three): final, with `errores`.
  *
  *   GET  {env}/recursos/v1/boleta.electronica/{rut}-{dv}-{tipo}-{folio}/estado
  *        ?rut_receptor=&dv_receptor=&monto=&fechaEmision=DD-MM-YYYY
@@ -229,13 +231,25 @@ async function estado(sim: Sim, env: SiiEnv, ctx: Context, id: string): Promise<
       byType.set(d.tipoDte, s);
     }
     body.estadistica = [...byType.entries()].sort((a, b) => a[0] - b[0]).map(([tipo, s]) => ({ tipo, ...s }));
+    // as the SII's boleta API shows it: a description per boleta and its findings in error[]
+    // ({seccion, linea, nivel, codigo, descripcion, detalle})
     body.detalle_rep_rech = u.documents
       .filter((d) => d.result !== 'ACEPTADO')
       .map((d) => ({
         tipo: d.tipoDte,
         folio: d.folio,
         estado: RESULT_CODE[d.result],
-        descripcion: d.detail,
+        descripcion: d.result === 'RECHAZADO' ? 'Dte Rechazado' : 'Dte Aceptado con reparos',
+        error:
+          d.errors ??
+          d.detail.map((m) => ({
+            seccion: 'DTE',
+            linea: 0,
+            nivel: 3,
+            codigo: 1,
+            descripcion: m,
+            detalle: '',
+          })),
       }));
   }
   jsonReply(ctx, 200, body);

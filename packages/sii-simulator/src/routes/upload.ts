@@ -217,6 +217,7 @@ export function recordUpload(
     ...totals.get(`${d.tipoDte}|${d.folio}`),
     result: d.result,
     detail: d.detail,
+    errors: d.errors,
     receivedAt: now,
     events: [],
   }));
@@ -255,7 +256,7 @@ export function recordUpload(
 
 export function applyForcedVerdict(
   outcome: CheckOutcome,
-  verdict: 'RSC' | 'RFR' | 'RCT' | 'RCH' | 'RPR',
+  verdict: 'RSC' | 'RFR' | 'RCT' | 'RCO' | 'RPT' | 'VOF' | 'RCH' | 'RPR',
 ): void {
   if (verdict === 'RCH' || verdict === 'RPR') {
     if (outcome.verdict !== 'EPR') return;
@@ -263,6 +264,16 @@ export function applyForcedVerdict(
       if (d.result === 'RECHAZADO') continue;
       d.result = verdict === 'RCH' ? 'RECHAZADO' : 'REPARO';
       d.detail = [verdict === 'RCH' ? 'rechazo forzado por trigger' : 'reparo forzado por trigger'];
+      d.errors = [
+        {
+          seccion: 'DTE',
+          linea: 0,
+          nivel: verdict === 'RCH' ? 3 : 2,
+          codigo: verdict === 'RCH' ? 1 : 2,
+          descripcion: d.detail[0]!,
+          detalle: '',
+        },
+      ];
     }
     return;
   }

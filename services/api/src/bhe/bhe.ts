@@ -1,10 +1,27 @@
 import { randomUUID } from 'node:crypto';
-import { bheAnnulmentDeadline, computeBheRetencion, normalizeRut, santiagoDate } from '@dte/engine';
-import { anularBhe, emitirBhe, isSiiError, type SiiClient, type SiiError } from '@dte/sii-client';
+import {
+  bheAnnulmentWindow,
+  bheFechaProblem,
+  computeBheRetencion,
+  normalizeRut,
+  santiagoDate,
+} from '@dte/engine';
+import {
+  anularBhe,
+  consultarBhe,
+  emitirBhe,
+  isSiiError,
+  type SiiClient,
+  type SiiError,
+} from '@dte/sii-client';
 import { returnedRows } from '@dte/database';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { KeyWrapper } from '../crypto/envelope';
-import { loadSigningCredential, resolveSigningCertificate } from '../certificates/certificates';
+import {
+  loadSigningCredential,
+  resolveActiveCertificate,
+  resolveSigningCertificate,
+} from '../certificates/certificates';
 import type { Principal } from '../context';
 import { isUuid } from '../db/pg-errors';
 import { bodyHash } from '../dtes/canonical-json';
@@ -38,9 +55,10 @@ interface BheRow {
   monto_retencion: string;
   monto_liquido: string;
   retencion_por: string;
-  estado: 'vigente' | 'anulada';
+  estado: 'vigente' | 'anulacion_solicitada' | 'anulada';
   numero_sii: string | null;
   anulada_at: Date | null;
+  anulacion_solicitada_at: Date | null;
   motivo_anulacion: string | null;
   certificate_id?: string;
   company_id: string;
@@ -50,10 +68,18 @@ interface BheRow {
 
 const COLUMNS = `id, sii_env, rut_emisor, rut_receptor, razon_social_receptor,
   to_char(fecha_emision, 'YYYY-MM-DD') AS fecha_emision, periodo, descripcion, monto_bruto, tasa_retencion,
-  monto_retencion, monto_liquido, retencion_por, estado, numero_sii, anulada_at, motivo_anulacion, company_id,
+  monto_retencion, monto_liquido, retencion_por, estado, numero_sii, anulada_at, anulacion_solicitada_at,
+  motivo_anulacion, company_id,
   body_hash, created_at`;
 
+/**
+ * The record shown. `estado`: vigente, anulacion_solicitada (asked after day 10 of the next month:
+ * the receiver must confirm; the BHE is still valid and its retention must be declared, so
+ * `anulada` is false and `retencion_vigente` true) or anulada. `plazo_anulacion`: the last day of
+ * the immediate annulment and the outer limit (bheAnnulmentWindow).
+ */
 export function bheRecord(r: BheRow) {
+  const w = bheAnnulmentWindow(r.fecha_emision, r.fecha_emision);
   return {
     id: r.id,
     numero: r.numero_sii === null ? null : Number(r.numero_sii),
@@ -70,6 +96,12 @@ export function bheRecord(r: BheRow) {
     retencion_por: r.retencion_por,
     estado: r.estado,
     anulada: r.estado === 'anulada',
+    anulacion_pendiente: r.estado === 'anulacion_solicitada',
+    retencion_vigente: r.estado !== 'anulada',
+    anulacion_solicitada_at: r.anulacion_solicitada_at
+      ? new Date(r.anulacion_solicitada_at).toISOString()
+      : null,
+    plazo_anulacion: { inmediata_hasta: w.inmediataHasta, limite: w.limite },
     anulada_at: r.anulada_at ? new Date(r.anulada_at).toISOString() : null,
     motivo_anulacion: r.motivo_anulacion,
     sii_env: r.sii_env,
@@ -97,6 +129,10 @@ function siiFailure(err: SiiError, expected?: number): ApiError {
     return new ApiError('bhe.retencion.mismatch', err.glosa ?? err.message, { detail: { expected } });
   if (err.siiCode === 'RECEPTOR') return new ApiError('bhe.receptor.tipo_invalid', err.glosa ?? err.message);
   if (err.siiCode === 'PLAZO') return new ApiError('bhe.plazo_anulacion.expired', err.glosa ?? err.message);
+  if (err.siiCode === 'FECHA')
+    return new ApiError('validation_failed', err.glosa ?? err.message, {
+      issues: [{ path: 'fecha_emision', message: err.glosa ?? err.message }],
+    });
   return new ApiError(
     'bhe.rest.pipeline_error',
     `The SII refused the BHE request: ${err.glosa ?? err.message}`,
@@ -108,9 +144,11 @@ async function byKey(
   principal: Principal,
   key: string,
 ): Promise<BheRow | undefined> {
+  // the Idempotency-Key belongs to one company (issue 28), as its BHEs do
   const rows: BheRow[] = await db.query(
-    `SELECT ${COLUMNS} FROM bhes WHERE organization_id = $1 AND sii_env = $2 AND idempotency_key = $3`,
-    [principal.organizationId, principal.environment, key],
+    `SELECT ${COLUMNS} FROM bhes
+      WHERE organization_id = $1 AND company_id = $2 AND sii_env = $3 AND idempotency_key = $4`,
+    [principal.organizationId, principal.companyId, principal.environment, key],
   );
   return rows[0];
 }
@@ -163,6 +201,12 @@ export async function issueBhe(
         detail: { rut_emisor: b.rut_emisor, expected: company.rut },
       },
     );
+  // not ahead of today, and in today's year: never into another year's retention rate
+  const fechaProblem = bheFechaProblem(b.fecha_emision, santiagoDate(now));
+  if (fechaProblem)
+    throw new ApiError('validation_failed', `fecha_emision ${b.fecha_emision} ${fechaProblem}`, {
+      issues: [{ path: 'fecha_emision', message: fechaProblem }],
+    });
   const rutReceptor = normalizeRut(b.rut_receptor);
   if (rutReceptor === rutEmisor)
     throw new ApiError(
@@ -186,7 +230,7 @@ export async function issueBhe(
   const retencionPor = b.retencion_por ?? 'receptor';
   const row = await d.db.transaction(async (m) => {
     await m.query('SELECT pg_advisory_xact_lock(hashtext($1))', [
-      `bhe-idem:${principal.organizationId}:${principal.environment}:${key}`,
+      `bhe-idem:${principal.companyId}:${principal.environment}:${key}`,
     ]);
     const raced = await byKey(m, principal, key);
     if (raced) return replay(raced, hash);
@@ -257,11 +301,44 @@ async function findBhe(
   return rows[0];
 }
 
-export async function getBhe(db: DataSource, scope: Scope, id: string) {
-  return bheRecord(await findBhe(db, scope, id));
+/**
+ * GET /bhe/:id. A BHE whose annulment waits for the receiver is asked at the SII again (with the
+ * company's active certificate): confirmed, it is anulada; refused or lapsed, vigente. When the
+ * SII cannot be asked now, the stored record is answered as it is (the next read asks again).
+ */
+export async function getBhe(d: BheDeps, scope: Scope, id: string, now: Date) {
+  const row = await findBhe(d.db, scope, id);
+  if (row.estado !== 'anulacion_solicitada' || row.numero_sii === null) return bheRecord(row);
+  let estado: string;
+  try {
+    const cert = await resolveActiveCertificate(d.db, scope.organizationId, undefined, now, row.company_id);
+    const credential = await loadSigningCredential(d.db, d.keys, cert.id);
+    estado = (
+      await consultarBhe(d.sii, scope.environment as 'cert' | 'prod', credential, {
+        rutEmisor: row.rut_emisor,
+        numero: Number(row.numero_sii),
+      })
+    ).estado;
+  } catch (err) {
+    if (isSiiError(err) || err instanceof ApiError) return bheRecord(row);
+    throw err;
+  }
+  if (estado !== 'ANULADA' && estado !== 'VIGENTE') return bheRecord(row);
+  const updated: unknown[] = await d.db.query(
+    `UPDATE bhes SET estado = $2, anulada_at = CASE WHEN $2 = 'anulada' THEN $3::timestamptz ELSE NULL END
+      WHERE id = $1 AND estado = 'anulacion_solicitada' RETURNING ${COLUMNS}`,
+    [row.id, estado === 'ANULADA' ? 'anulada' : 'vigente', now],
+  );
+  return bheRecord(returnedRows<BheRow>(updated)[0] ?? (await findBhe(d.db, scope, id)));
 }
 
-/** GET /bhe: filters periodo (YYYY-MM), estado (vigente|anulada), anulada (true|false); limit 1-100. */
+/** The states of a BHE (bheRecord). */
+export const BHE_ESTADOS = ['vigente', 'anulacion_solicitada', 'anulada'];
+
+/**
+ * GET /bhe: filters periodo (YYYY-MM), estado (vigente|anulacion_solicitada|anulada), anulada
+ * (true|false: a pending request is not annulled); limit 1-100.
+ */
 export async function listBhe(db: DataSource, scope: Scope, q: Record<string, unknown>) {
   const n = Number.parseInt(String(q.limit ?? ''), 10);
   const limit = Number.isFinite(n) ? Math.min(100, Math.max(1, n)) : 20;
@@ -270,33 +347,37 @@ export async function listBhe(db: DataSource, scope: Scope, q: Record<string, un
     throw new ApiError('validation_failed', 'periodo must be YYYY-MM', {
       issues: [{ path: 'periodo', message: 'YYYY-MM' }],
     });
-  let estado = typeof q.estado === 'string' ? q.estado : undefined;
-  if (estado !== undefined && estado !== 'vigente' && estado !== 'anulada')
-    throw new ApiError('validation_failed', 'estado must be vigente or anulada', {
-      issues: [{ path: 'estado', message: 'vigente | anulada' }],
+  const estado = typeof q.estado === 'string' ? q.estado : undefined;
+  if (estado !== undefined && !BHE_ESTADOS.includes(estado))
+    throw new ApiError('validation_failed', `estado must be ${BHE_ESTADOS.join(', ')}`, {
+      issues: [{ path: 'estado', message: BHE_ESTADOS.join(' | ') }],
     });
+  let estados = estado === undefined ? null : [estado];
   if (q.anulada !== undefined) {
     if (q.anulada !== 'true' && q.anulada !== 'false')
       throw new ApiError('validation_failed', 'anulada must be true or false', {
         issues: [{ path: 'anulada', message: 'true | false' }],
       });
-    const wanted = q.anulada === 'true' ? 'anulada' : 'vigente';
-    if (estado !== undefined && estado !== wanted) return { bhes: [], next_cursor: null };
-    estado = wanted;
+    // a BHE whose annulment waits for the receiver is not annulled (still valid)
+    const wanted = q.anulada === 'true' ? ['anulada'] : ['vigente', 'anulacion_solicitada'];
+    estados = (estados ?? wanted).filter((e) => wanted.includes(e));
+    if (estados.length === 0) return { bhes: [], next_cursor: null };
   }
   const rows: BheRow[] = await db.query(
     `SELECT ${COLUMNS} FROM bhes WHERE organization_id = $1 AND sii_env = $2 AND ($3::uuid IS NULL OR company_id = $3)
-        AND ($4::text IS NULL OR periodo = $4) AND ($5::text IS NULL OR estado = $5)
+        AND ($4::text IS NULL OR periodo = $4) AND ($5::text[] IS NULL OR estado = ANY($5))
       ORDER BY created_at DESC, id DESC LIMIT $6`,
-    [scope.organizationId, scope.environment, scope.companyId, periodo ?? null, estado ?? null, limit],
+    [scope.organizationId, scope.environment, scope.companyId, periodo ?? null, estados, limit],
   );
   return { bhes: rows.map(bheRecord), next_cursor: null };
 }
 
 /**
- * POST /bhe/:id/anular: within 3 months of the issue date (Santiago's today against
- * bheAnnulmentDeadline), else bhe.plazo_anulacion.expired; the SII annuls, then the row.
- * Annulling an annulled BHE answers it as it is.
+ * POST /bhe/:id/anular, as the SII annuls (bheAnnulmentWindow): until day 10 of the month after
+ * the issue it is annulled at once; from day 11 until 1 March of the next year the SII takes a
+ * request the receiver must confirm, and the BHE stays valid (estado anulacion_solicitada, its
+ * retention still declared) until GET /bhe/:id reads the receiver's answer; after that limit,
+ * bhe.plazo_anulacion.expired. Annulling an annulled or pending BHE answers it as it is.
  */
 export async function annulBhe(
   d: BheDeps,
@@ -312,16 +393,13 @@ export async function annulBhe(
     companyId: principal.companyId,
   };
   const current = await findBhe(d.db, scope, id);
-  if (current.estado === 'anulada') return bheRecord(current);
-  const limite = bheAnnulmentDeadline(current.fecha_emision);
-  const hoy = santiagoDate(now);
-  if (hoy > limite)
+  if (current.estado !== 'vigente') return bheRecord(current);
+  const w = bheAnnulmentWindow(current.fecha_emision, santiagoDate(now));
+  if (w.modo === 'vencida')
     throw new ApiError(
       'bhe.plazo_anulacion.expired',
-      `A BHE issued on ${current.fecha_emision} could be annulled until ${limite}.`,
-      {
-        detail: { fecha_emision: current.fecha_emision, limite },
-      },
+      `A BHE issued on ${current.fecha_emision} could be annulled until ${w.limite}.`,
+      { detail: { fecha_emision: current.fecha_emision, limite: w.limite } },
     );
   const cert = await resolveSigningCertificate(d.db, principal.organizationId, certIdHeader, {
     path: 'other',
@@ -331,22 +409,28 @@ export async function annulBhe(
   const credential = await loadSigningCredential(d.db, d.keys, cert.id);
   const row = await d.db.transaction(async (m) => {
     const locked = await findBhe(m, scope, id, true);
-    if (locked.estado === 'anulada') return locked;
+    if (locked.estado !== 'vigente') return locked;
+    let estado: 'anulada' | 'anulacion_solicitada';
     try {
-      await anularBhe(d.sii, principal.environment, credential, {
+      const r = await anularBhe(d.sii, principal.environment, credential, {
         rutEmisor: locked.rut_emisor,
         numero: Number(locked.numero_sii),
         motivo: motivo ?? 'anulada por el emisor',
       });
+      estado = r.estado === 'ANULADA' ? 'anulada' : 'anulacion_solicitada';
     } catch (err) {
       if (!isSiiError(err)) throw err;
-      if (err.httpStatus === 409) {
-        // the SII already has it annulled: record that
-      } else throw siiFailure(err);
+      // the SII already has it annulled, or already has the request: record that
+      if (err.httpStatus === 409 && err.siiCode === 'SOLICITADA') estado = 'anulacion_solicitada';
+      else if (err.httpStatus === 409) estado = 'anulada';
+      else throw siiFailure(err);
     }
     const updated: unknown[] = await m.query(
-      `UPDATE bhes SET estado = 'anulada', anulada_at = $2, motivo_anulacion = $3 WHERE id = $1 RETURNING ${COLUMNS}`,
-      [id, now, motivo ?? null],
+      `UPDATE bhes SET estado = $2, motivo_anulacion = $3,
+              anulada_at = CASE WHEN $2 = 'anulada' THEN $4::timestamptz END,
+              anulacion_solicitada_at = CASE WHEN $2 = 'anulacion_solicitada' THEN $4::timestamptz END
+        WHERE id = $1 RETURNING ${COLUMNS}`,
+      [id, estado, motivo ?? null, now],
     );
     return returnedRows<BheRow>(updated)[0]!;
   });

@@ -23,6 +23,23 @@ interface BatchError {
   path?: string;
 }
 
+/**
+ * The spec's `path` of an entry's error: `boletas[i]` and, when the rule names the field, the
+ * field inside the entry (`boletas[2].items[0].monto_item`; a JSON Schema issue's path comes as
+ * `/items/0` or `items[0]`).
+ */
+function entryPath(index: number, field: unknown): string {
+  const base = `boletas[${index}]`;
+  if (typeof field !== 'string' || field === '' || field === '/') return base;
+  const dotted = field
+    .replace(/^\//, '')
+    .split('/')
+    .map((part) => (/^\d+$/.test(part) ? `[${part}]` : `.${part}`))
+    .join('')
+    .replace(/^\./, '');
+  return `${base}${dotted.startsWith('[') ? '' : '.'}${dotted}`;
+}
+
 function validationError(errors: BatchError[]): ApiError {
   return new ApiError(
     'validation_error',
@@ -111,7 +128,7 @@ export async function submitBatch(
     try {
       const input = validateBody<BoletaInput>('boleta-emission.schema.json', copy);
       checkSiiEnv(principal, input);
-      checkBoletaFor(issuer, input);
+      checkBoletaFor(issuer, input, now);
       entries.push({ input, position, raw: copy });
     } catch (err) {
       if (!isServiceError(err)) throw err;
@@ -120,6 +137,7 @@ export async function submitBatch(
         index,
         position,
         code: err.code,
+        path: entryPath(index, issues?.[0]?.path ?? (err.detail as { field?: unknown } | undefined)?.field),
         message: issues?.length ? issues.map((i) => `${i.path} ${i.message}`).join('; ') : err.message,
         ...(err.detail ? { detail: err.detail } : {}),
       } as BatchError);
@@ -135,7 +153,7 @@ export async function submitBatch(
 
   return db.transaction(async (m) => {
     await m.query('SELECT pg_advisory_xact_lock(hashtext($1))', [
-      `boleta-batch:${principal.organizationId}:${principal.environment}:${key}`,
+      `boleta-batch:${principal.companyId}:${principal.environment}:${key}`,
     ]);
     const raced = await findBatchByKey(m as unknown as DataSource, principal, key);
     if (raced) return replay(raced, hash);
@@ -180,11 +198,12 @@ interface BatchRow {
   created_at: Date;
 }
 
+/** The batch_idempotency_key belongs to one company (issue 28), as its boletas do. */
 async function findBatchByKey(db: Pick<DataSource, 'query'>, principal: Principal, key: string) {
   const rows: BatchRow[] = await db.query(
     `SELECT id, body_hash, total, created_at FROM boleta_batches
-      WHERE organization_id = $1 AND sii_env = $2 AND idempotency_key = $3`,
-    [principal.organizationId, principal.environment, key],
+      WHERE organization_id = $1 AND company_id = $2 AND sii_env = $3 AND idempotency_key = $4`,
+    [principal.organizationId, principal.companyId, principal.environment, key],
   );
   return rows[0];
 }

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import {
   buildBoletaDocument,
   checkBoleta,
+  checkBoletaFecha,
   normalizeRut,
   type BoletaDocument,
   type BoletaInput,
@@ -91,7 +92,7 @@ export async function loadIssuer(
  * passes the production gate, and the engine's rules (41 without taxable items, line amounts,
  * texts). Declared totals are ignored (derived).
  */
-export function checkBoletaFor(issuer: BoletaIssuer, input: BoletaInput): void {
+export function checkBoletaFor(issuer: BoletaIssuer, input: BoletaInput, now: Date): void {
   if (normalizeRut(input.rut_emisor) !== normalizeRut(issuer.company.rut))
     throw new ApiError(
       'emisor_rut_mismatch',
@@ -102,6 +103,7 @@ export function checkBoletaFor(issuer: BoletaIssuer, input: BoletaInput): void {
     );
   issuer.typeGate(input.tipo_dte);
   checkBoleta(input);
+  checkBoletaFecha(input.fecha_emision, now);
 }
 
 export interface BoletaRecord {
@@ -286,7 +288,7 @@ export async function emitBoleta(
     async () => {
       checkSiiEnv(principal, req.body);
       const issuer = await loadIssuer(db, principal, req.certIdHeader || req.body.certificate_id, now);
-      checkBoletaFor(issuer, req.body);
+      checkBoletaFor(issuer, req.body, now);
       // backpressure: above the company's unsent backlog, 503 sii_unavailable before any folio
       await opts.backlog?.admit(db, { companyId: scope.companyId, environment: principal.environment });
       // the folio, the boleta, its feed row and outbox rows in one statement (folio-write.ts)

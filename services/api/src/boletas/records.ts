@@ -1,4 +1,15 @@
+import { classify } from '@dte/status';
 import type { DteRow } from '../dtes/dte-row';
+
+/** One finding of the SII on the boleta, as its boleta REST status gave it (`error[]`). */
+export interface BoletaSiiFinding {
+  seccion: string;
+  linea: number | null;
+  nivel: number | null;
+  codigo: number | string | null;
+  descripcion: string;
+  detalle: string | null;
+}
 
 const BASE = '/api/v1/boletas';
 
@@ -22,11 +33,18 @@ export function boletaResponse(r: DteRow) {
   };
 }
 
-/** Detail: the emission response plus sii_glosa, track_id, created_at. */
-export function boletaDetail(r: DteRow) {
+/**
+ * Detail: the emission response plus sii_glosa, track_id, created_at; and what a client needs to
+ * act on the SII's answer: `estado` (the EstadoDte block: terminal, categoria, accion) and
+ * `sii_errores`, the SII's findings on this boleta (section, line, level, code, description,
+ * detail), empty when it has none.
+ */
+export function boletaDetail(r: DteRow, siiErrores: BoletaSiiFinding[] = []) {
   return {
     ...boletaResponse(r),
     sii_glosa: r.sii_glosa,
+    estado: classify(r.sii_status),
+    sii_errores: siiErrores,
     track_id: r.track_id === null ? null : Number(r.track_id),
     created_at: new Date(r.created_at).toISOString(),
   };

@@ -57,7 +57,7 @@ export interface NoteOverrides {
 }
 
 /** sii_status of a document the SII refused: it does not exist for the rules below. */
-export const REJECTED_STATUSES = ['RCH', 'RFR', 'RCT', 'RSC'];
+export const REJECTED_STATUSES = ['RCH', 'RFR', 'RCT', 'RSC', 'RCO', 'RPT', 'VOF'];
 
 const CODES: Record<RuleCodes, Record<'fuera_plazo' | 'cedida' | 'plazo_anulacion', string>> = {
   emission: {

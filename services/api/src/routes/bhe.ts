@@ -78,10 +78,13 @@ export function bheRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
         limit: { description: '1-100, default 20 (clamped)', schema: { type: 'integer' } },
         periodo: { description: 'YYYY-MM of the issue date', schema: { type: 'string' } },
         estado: {
-          description: 'vigente or anulada',
-          schema: { type: 'string', enum: ['vigente', 'anulada'] },
+          description: 'vigente, anulacion_solicitada (waiting for the receiver) or anulada',
+          schema: { type: 'string', enum: ['vigente', 'anulacion_solicitada', 'anulada'] },
         },
-        anulada: { description: 'true or false', schema: { type: 'boolean' } },
+        anulada: {
+          description: 'true or false (a pending annulment request is not annulled)',
+          schema: { type: 'boolean' },
+        },
       },
       responses: { 200: { description: '{bhes: [record], next_cursor: null}' } },
       errors: ['validation_failed'],
@@ -93,27 +96,28 @@ export function bheRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
       method: 'get',
       path: '/bhe/:id',
       operationId: 'getBhe',
-      summary: 'Detail of a BHE',
+      summary: 'Detail of a BHE (a pending annulment request is asked at the SII again)',
       tag,
       auth: 'bearer',
       scope: 'dte:read',
       responses: { 200: { description: 'the BHE record' } },
       errors: ['bhe.not_found'],
       handler: flagged(flag, async (ctx) => {
-        ctx.body = await getBhe(deps.dataSource, scopeOf(principalOf(ctx)), String(ctx.params.id));
+        ctx.body = await getBhe(d, scopeOf(principalOf(ctx)), String(ctx.params.id), now());
       }),
     },
     {
       method: 'post',
       path: '/bhe/:id/anular',
       operationId: 'annulBhe',
-      summary: 'Annul a BHE within 3 months of its issue date',
+      summary:
+        'Annul a BHE: at once until day 10 of the next month, then a request the receiver confirms, until 1 March of the next year',
       tag,
       auth: 'bearer',
       scope: 'dte:write',
       body: { kind: 'json', schema: 'bhe-anular.schema.json' },
       headers: { 'X-Cert-Id': 'certificate that authenticates at the SII' },
-      responses: { 200: { description: 'the annulled BHE' } },
+      responses: { 200: { description: 'the BHE, anulada or anulacion_solicitada' } },
       errors: [
         'bhe.not_found',
         'bhe.plazo_anulacion.expired',

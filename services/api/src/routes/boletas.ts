@@ -1,11 +1,13 @@
 import { backlogGateFor } from '../dtes/backlog-gate';
 import type { BoletaInput } from '@dte/engine';
 import type { Context } from 'koa';
+import { xmlMediaType } from '@dte/engine';
 import { batchStatus, submitBatch } from '../boletas/batch';
 import { emitBoleta } from '../boletas/emission';
 import type { FeatureFlag } from '../boletas/flags';
-import { boletaXml, getBoletaOr404, listBoletas } from '../boletas/reads';
-import { boletaDetail, boletaResponse } from '../boletas/records';
+import { boletaPdf, boletaXml, getBoletaDetail, listBoletas } from '../boletas/reads';
+import type { PrintLayout } from '@dte/printed-form';
+import { boletaResponse } from '../boletas/records';
 import type { ApiDeps, Principal, RouteDef } from '../context';
 import { ApiError } from '../http/api-error';
 import { COMPANY_WITH_CERTIFICATES_PRELOAD } from '../dtes/company-profile';
@@ -177,22 +179,65 @@ export function boletaRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
       responses: { 200: { description: 'the boleta' } },
       errors: ['not_found'],
       handler: flagged(flag, async (ctx) => {
-        ctx.body = boletaDetail(await getBoletaOr404(db, scopeOf(principalOf(ctx)), String(ctx.params.id)));
+        ctx.body = await getBoletaDetail(db, scopeOf(principalOf(ctx)), String(ctx.params.id));
       }),
     },
     {
       method: 'get',
       path: '/boletas/:id/xml',
       operationId: 'getBoletaXml',
-      summary: 'The signed boleta (application/xml, ISO-8859-1)',
+      summary: 'The signed boleta (application/xml; the charset parameter names its bytes)',
       tag,
       auth: 'bearer',
       scope: 'dte:read',
       responses: { 200: { description: 'signed boleta XML', contentType: 'application/xml' } },
       errors: ['not_found', 'boleta.xml.not_yet_available'],
       handler: flagged(flag, async (ctx) => {
-        ctx.type = 'application/xml; charset=ISO-8859-1';
-        ctx.body = await boletaXml(db, scopeOf(principalOf(ctx)), String(ctx.params.id));
+        const xml = await boletaXml(db, scopeOf(principalOf(ctx)), String(ctx.params.id));
+        ctx.type = xmlMediaType(xml);
+        ctx.body = xml;
+      }),
+    },
+    {
+      method: 'get',
+      path: '/boletas/:id/pdf',
+      operationId: 'getBoletaPdf',
+      summary:
+        'The printed boleta (80 mm thermal ticket or letter) with the PDF417 timbre, from the signed XML',
+      tag,
+      auth: 'bearer',
+      scope: 'dte:read',
+      query: {
+        layout: {
+          description: 'thermal (default: the 80 mm roll of a point of sale) or letter',
+          schema: { type: 'string', enum: ['thermal', 'letter'] },
+        },
+      },
+      responses: { 200: { description: 'application/pdf' } },
+      errors: [
+        'validation_failed',
+        'not_found',
+        'boleta.xml.not_yet_available',
+        'dte.print.items_limit',
+        'dte.print.overflow',
+      ],
+      handler: flagged(flag, async (ctx) => {
+        const layout = ctx.query.layout === undefined ? 'thermal' : String(ctx.query.layout);
+        if (layout !== 'thermal' && layout !== 'letter')
+          throw new ApiError('validation_failed', 'Invalid print query.', {
+            issues: [{ path: 'layout', message: 'must be thermal or letter' }],
+          });
+        const { pdf, cached, filename } = await boletaPdf(
+          db,
+          deps.redis,
+          scopeOf(principalOf(ctx)),
+          String(ctx.params.id),
+          layout as PrintLayout,
+        );
+        ctx.type = 'application/pdf';
+        ctx.set('Content-Disposition', `inline; filename="${filename}"`);
+        ctx.set('X-Cache', cached ? 'hit' : 'miss');
+        ctx.body = pdf;
       }),
     },
   ];

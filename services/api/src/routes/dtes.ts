@@ -1,3 +1,4 @@
+import { xmlMediaType } from '@dte/engine';
 import type { Context } from 'koa';
 import type { ApiDeps, Principal, RouteDef } from '../context';
 import type { DteScope } from '../dtes/dte-row';
@@ -219,9 +220,7 @@ export function dteRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
       errors: ['not_found', 'dte.xml.not_yet_available'],
       handler: async (ctx) => {
         const xml = await signedXml(db, scopeOf(principalOf(ctx)), idOf(ctx));
-        ctx.type = /encoding=["']ISO-8859-1["']/i.test(xml.subarray(0, 100).toString('latin1'))
-          ? 'application/xml; charset=ISO-8859-1'
-          : 'application/xml; charset=utf-8';
+        ctx.type = xmlMediaType(xml);
         ctx.body = xml;
       },
     },

@@ -28,6 +28,7 @@ import {
   DEFAULT_XML_LIMITS,
   type ReceivedDocument,
 } from '@dte/reception';
+import { xmlMediaType } from '@dte/engine';
 import type { Context } from 'koa';
 import { loadSigningCredential, resolveActiveCertificate } from '../certificates/certificates';
 import type { ApiDeps, Principal, RouteDef } from '../context';
@@ -169,7 +170,7 @@ export function recepcionRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
       handler: async (ctx) => {
         const xml = await inboxXml(db, scopeOf(principalOf(ctx)), String(ctx.params.id));
         if (!xml) throw new ApiError('recepcion.no_encontrado', 'No received XML for this document.');
-        ctx.type = 'application/xml; charset=ISO-8859-1';
+        ctx.type = xmlMediaType(xml);
         ctx.body = xml;
       },
     },
