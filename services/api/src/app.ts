@@ -30,6 +30,7 @@ import { pendingActionRoutes } from './routes/pending-actions';
 import { agentsGatewayFor } from './agents/gateway';
 import { boletaRoutes } from './routes/boletas';
 import { bheRoutes } from './routes/bhe';
+import { billingRoutes } from './routes/billing';
 
 export const BASE_PATH = '/api/v1';
 
@@ -54,6 +55,7 @@ export function apiRoutes(deps: ApiDeps): RouteDef[] {
     ...pendingActionRoutes(deps),
     ...boletaRoutes(deps, kit.now),
     ...bheRoutes(deps, kit.now),
+    ...billingRoutes(deps, kit.now),
   ];
   let doc: unknown;
   const openApi = () =>

@@ -6,6 +6,7 @@ import { startApi } from './app';
 import { startAutoStamping } from './caf/auto-stamping-loop';
 import { startApiPipeline } from './projector/pipeline';
 import { startReceptorDelivery } from './dtes/receptor-delivery';
+import { reportBillingMetrics, startBillingNotices } from './routes/billing';
 
 async function main(): Promise<void> {
   const logger = createLogger('api');
@@ -18,11 +19,15 @@ async function main(): Promise<void> {
   const api = await startApi(deps, { port: config.port, host: config.host });
   const sweep = startAutoStamping(deps);
   const delivery = startReceptorDelivery(deps);
+  const notices = startBillingNotices(deps);
+  const stopBillingMetrics = reportBillingMetrics(deps);
   const pipeline = await startApiPipeline(dataSource, logger);
   deps.readiness = pipeline.checks;
   onShutdown(logger, [
     async () => sweep.stop(),
     async () => delivery.stop(),
+    async () => notices.stop(),
+    async () => stopBillingMetrics(),
     () => api.close(),
     () => pipeline.stop(),
     () => deps.redis.quit().then(() => undefined),
