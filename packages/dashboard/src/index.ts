@@ -14,6 +14,7 @@ export const DASHBOARD_PATH = '/dashboard';
 const STATIC: Record<string, { type: string; file: string }> = {
   '/static/app.js': { type: 'text/javascript; charset=utf-8', file: 'app.js' },
   '/static/app.css': { type: 'text/css; charset=utf-8', file: 'app.css' },
+  '/static/plan.js': { type: 'text/javascript; charset=utf-8', file: 'plan.js' },
 };
 
 /** Strict headers of every dashboard answer: only our own scripts and styles, never framed. */
