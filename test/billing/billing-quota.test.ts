@@ -17,14 +17,16 @@ import {
   nextFolio,
   orgWithCafs,
   type DteOrg,
+  today,
 } from '../../services/api/test/dtes-fixtures';
+import { enrol } from '../pipeline/harness';
 
 describe('billing: the monthly allowance at emission (issue 32)', function () {
   this.timeout(240_000);
   let t: TestApi;
 
   before(async () => {
-    t = await startTestApi({ env: { BOLETAS_ENABLED: 'cert' } });
+    t = await startTestApi({ env: { BOLETAS_ENABLED: 'cert', BHE_ENABLED: 'true' } });
   });
   after(async () => t?.close());
 
@@ -147,6 +149,44 @@ describe('billing: the monthly allowance at emission (issue 32)', function () {
     expect(fits.status, fits.text).to.equal(202);
     expect(await nextFolio(t, o, 39)).to.equal(6);
     expect(await usage(o)).to.equal(5);
+  });
+
+  it('a BHE counts too: over the limit it answers 402 before the SII is asked, and its replay still answers', async () => {
+    const o = await orgWithCafs(t, { tipos: [] });
+    await enrol(t, o);
+    await limitTo(o, 1);
+    const bhe = (idem: string) =>
+      call(t.url, 'POST', '/bhe', {
+        key: o.key,
+        json: {
+          rut_receptor: '76086428-5',
+          razon_social_receptor: 'Cliente SpA',
+          fecha_emision: today(),
+          descripcion: 'Asesoría contable',
+          monto_bruto: 100000,
+        },
+        headers: { 'Idempotency-Key': idem, 'X-Cert-Id': o.certId },
+      });
+    const key = randomUUID();
+    const first = await bhe(key);
+    expect(first.status, first.text).to.equal(202);
+    const second = await bhe(randomUUID());
+    expect(second.status, second.text).to.equal(402);
+    expect(second.body.detail).to.deep.equal({ usedThisMonth: 1, limit: 1 });
+    const replay = await bhe(key);
+    expect(replay.status, replay.text).to.be.oneOf([200, 202]);
+    expect(replay.body.numero).to.equal(first.body.numero);
+    expect(await usage(o)).to.equal(1);
+    const bhes = await t.db.dataSource.query(
+      'SELECT count(*)::int AS n FROM bhes WHERE organization_id = $1',
+      [o.orgId],
+    );
+    expect(bhes[0].n).to.equal(1);
+    // the refused one never reached the SII: the next BHE gets the SII's very next number
+    await limitTo(o, 2);
+    const next = await bhe(randomUUID());
+    expect(next.status, next.text).to.equal(202);
+    expect(next.body.numero).to.equal((first.body.numero as number) + 1);
   });
 
   it('an unlimited allowance still counts the month, and the default of certification is unlimited', async () => {
