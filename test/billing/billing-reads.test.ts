@@ -199,6 +199,18 @@ describe('billing: GET /billing, consultar_plan and the "Plan y consumo" page (i
     expect(asAdmin.status, asAdmin.text).to.equal(200);
     const asOwner = await call(t.url, 'GET', '/billing', { cookie: ownerCookie });
     expect(asOwner.body).to.deep.equal(await billingByKey());
+    // an owner creates a key with only billing:read (e.g. for an accounting tool): it reads, nothing else
+    const created = await call(t.url, 'POST', '/api-keys', {
+      cookie: ownerCookie,
+      json: { nombre: 'Contabilidad', environment: 'cert', scopes: ['billing:read'] },
+      headers: { Origin: DASHBOARD_ORIGIN },
+    });
+    expect(created.status, created.text).to.equal(201);
+    const billingKey = created.body.key as string;
+    const byBillingKey = await call(t.url, 'GET', '/billing', { key: billingKey });
+    expect(byBillingKey.status, byBillingKey.text).to.equal(200);
+    expect(byBillingKey.body).to.deep.equal(await billingByKey());
+    expect((await call(t.url, 'GET', '/dtes', { key: billingKey })).status).to.equal(403);
   });
 
   it('GET /billing, consultar_plan over MCP and the dashboard page show the same numbers, with the warning at 80 % and then at the limit', async () => {
