@@ -100,7 +100,9 @@ function cacheOf(q: DataSource | EntityManager): Set<string> {
 /**
  * Makes sure the month's usage row of (organization, environment) exists, so the emission's
  * statement can lock it (meterSql). One INSERT … ON CONFLICT DO NOTHING the first time a process
- * meets the month; remembered afterwards (the row is never deleted).
+ * meets the month outside a transaction, remembered afterwards (the row is never deleted); inside
+ * a transaction (notes over own documents, boleta batches, BHE) it runs every time, since that
+ * transaction may still roll the row back.
  */
 export async function ensureUsageRow(q: DataSource | EntityManager, key: MeterKey): Promise<void> {
   const { organizationId, environment, periodo } = meterParams(key);
@@ -111,7 +113,9 @@ export async function ensureUsageRow(q: DataSource | EntityManager, key: MeterKe
     `INSERT INTO billing_usage (organization_id, sii_env, periodo) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
     [organizationId, environment, periodo],
   );
-  cache.add(id);
+  // remembered only once committed: a row inserted inside a transaction that rolls back is gone
+  const inTransaction = !(q instanceof DataSource) && q.queryRunner?.isTransactionActive;
+  if (!inTransaction) cache.add(id);
 }
 
 /** The month's use and allowance of (organization, environment) as they stand. */
