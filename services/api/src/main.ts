@@ -1,3 +1,4 @@
+import { billingSettings } from '@dte/billing';
 import { createLogger, onShutdown } from '@dte/service-runtime';
 import { loadConfig } from './config';
 import { openApiDatabase } from './db/data-source';
@@ -11,6 +12,8 @@ import { reportBillingMetrics, startBillingNotices } from './routes/billing';
 async function main(): Promise<void> {
   const logger = createLogger('api');
   const config = loadConfig();
+  // the plan catalog and default allowances (BILLING_*): a bad value stops the start, not an emission
+  billingSettings();
   if (!config.siiCafKeys) {
     logger.warn('SII_CAF_KEYS_FILE is not set: CAF signatures (FRMA) are not verified; set it in production');
   }

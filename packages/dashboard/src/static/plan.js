@@ -8,8 +8,18 @@
   if (!main || main.dataset.page !== '/plan') return;
   const $ = (sel) => document.querySelector(sel);
   const MESES = [
-    'enero', 'febrero', 'marzo', 'abril', 'mayo', 'junio',
-    'julio', 'agosto', 'septiembre', 'octubre', 'noviembre', 'diciembre',
+    'enero',
+    'febrero',
+    'marzo',
+    'abril',
+    'mayo',
+    'junio',
+    'julio',
+    'agosto',
+    'septiembre',
+    'octubre',
+    'noviembre',
+    'diciembre',
   ];
   const entero = (n) => Number(n).toLocaleString('es-CL');
   const clp = (n) => '$' + Math.round(Number(n) || 0).toLocaleString('es-CL');
@@ -27,7 +37,8 @@
 
   function el(tag, attrs, ...children) {
     const e = document.createElement(tag);
-    for (const [k, v] of Object.entries(attrs || {})) if (v !== undefined && v !== null) e.setAttribute(k, String(v));
+    for (const [k, v] of Object.entries(attrs || {}))
+      if (v !== undefined && v !== null) e.setAttribute(k, String(v));
     for (const c of children) if (c !== null && c !== undefined) e.append(c instanceof Node ? c : String(c));
     return e;
   }
@@ -89,16 +100,22 @@
       bar.append(Object.assign(svg('title', {}), { textContent: `${mes(h.periodo)}: ${entero(h.prod)}` }));
       chart.append(bar);
       chart.append(
-        Object.assign(svg('text', { x: i * step + step / 2, y: H + 14, 'text-anchor': 'middle', class: 'eje' }), {
-          textContent: mesCorto(h.periodo),
-        }),
+        Object.assign(
+          svg('text', { x: i * step + step / 2, y: H + 14, 'text-anchor': 'middle', class: 'eje' }),
+          {
+            textContent: mesCorto(h.periodo),
+          },
+        ),
       );
     });
     fig.append(chart);
   }
 
   async function load() {
-    const res = await fetch('/api/v1/billing', { credentials: 'same-origin', headers: { Accept: 'application/json' } });
+    const res = await fetch('/api/v1/billing', {
+      credentials: 'same-origin',
+      headers: { Accept: 'application/json' },
+    });
     const b = await res.json().catch(() => ({}));
     const alertas = $('#plan-alertas');
     if (!res.ok) {
@@ -118,20 +135,38 @@
     grafico(b.historial);
     const hist = $('#tabla-historial tbody');
     for (const h of [...b.historial].reverse()) {
-      hist.append(el('tr', { 'data-periodo': h.periodo }, el('td', {}, mes(h.periodo)), el('td', {}, entero(h.prod)), el('td', {}, entero(h.cert))));
+      hist.append(
+        el(
+          'tr',
+          { 'data-periodo': h.periodo },
+          el('td', {}, mes(h.periodo)),
+          el('td', {}, entero(h.prod)),
+          el('td', {}, entero(h.cert)),
+        ),
+      );
     }
     const pagos = $('#tabla-pagos tbody');
-    if (b.payments.length === 0) pagos.append(el('tr', {}, el('td', { colspan: 4 }, 'No hay pagos registrados.')));
+    if (b.payments.length === 0)
+      pagos.append(el('tr', {}, el('td', { colspan: 4 }, 'No hay pagos registrados.')));
     for (const p of b.payments) {
       pagos.append(
-        el('tr', {}, el('td', {}, fecha(p.paid_on)), el('td', {}, mes(p.periodo)), el('td', {}, clp(p.amount_clp)), el('td', {}, p.reference || '—')),
+        el(
+          'tr',
+          {},
+          el('td', {}, fecha(p.paid_on)),
+          el('td', {}, mes(p.periodo)),
+          el('td', {}, clp(p.amount_clp)),
+          el('td', {}, p.reference || '—'),
+        ),
       );
     }
   }
 
   load()
     .catch((err) => {
-      $('#plan-alertas').append(el('p', { class: 'aviso error', role: 'alert' }, `No se pudo cargar el consumo: ${err.message}`));
+      $('#plan-alertas').append(
+        el('p', { class: 'aviso error', role: 'alert' }, `No se pudo cargar el consumo: ${err.message}`),
+      );
     })
     .finally(() => {
       document.body.dataset.planReady = 'true';
