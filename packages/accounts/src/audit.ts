@@ -10,6 +10,8 @@ export type AuditAction =
   | 'organization.created'
   | 'organization.situacion_revalidada'
   | 'organization.production_enabled'
+  | 'organization.plan_set'
+  | 'organization.payment_recorded'
   | 'company.updated'
   | 'member.role_changed'
   | 'member.removed'

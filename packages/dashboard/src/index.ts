@@ -15,6 +15,7 @@ const STATIC: Record<string, { type: string; file: string }> = {
   '/static/app.js': { type: 'text/javascript; charset=utf-8', file: 'app.js' },
   '/static/app.css': { type: 'text/css; charset=utf-8', file: 'app.css' },
   '/static/agentes.js': { type: 'text/javascript; charset=utf-8', file: 'agentes.js' },
+  '/static/plan.js': { type: 'text/javascript; charset=utf-8', file: 'plan.js' },
 };
 
 /** Strict headers of every dashboard answer: only our own scripts and styles, never framed. */

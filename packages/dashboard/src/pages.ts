@@ -5,6 +5,7 @@
  * escaping beyond the fixed strings.
  */
 import { AGENTS_PAGE } from './agents-page';
+import { PLAN_PAGE } from './plan-page';
 
 export interface Page {
   /** path under /dashboard */
@@ -243,6 +244,7 @@ ${['dte:read', 'dte:write', 'certificates:read', 'certificates:write', 'caf:writ
 <thead><tr><th scope="col">Fecha</th><th scope="col">Acción</th><th scope="col">Actor</th><th scope="col">Detalle</th><th scope="col">IP</th></tr></thead><tbody></tbody></table>
 <button type="button" id="btn-mas-auditoria" hidden>Más antiguos</button>`,
   },
+  PLAN_PAGE,
 ];
 
 const nav = (current: string) =>

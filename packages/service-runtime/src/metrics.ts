@@ -99,6 +99,13 @@ export const metrics = {
     help: 'Age of the oldest unpublished outbox row (0 when none)',
     registers,
   }),
+  /** read on scrape (api): this month's documents per plan and environment, summed over organizations */
+  billingDocumentsMonth: new client.Gauge({
+    name: 'dte_billing_documents_month',
+    help: "Documents issued this month (America/Santiago) per plan and environment, summed over the plan's organizations",
+    labelNames: ['plan', 'sii_env'] as const,
+    registers,
+  }),
   /** read on scrape: the lag of each consumer group this process runs, summed over partitions */
   consumerLag: new client.Gauge({
     name: 'dte_kafka_consumer_lag',

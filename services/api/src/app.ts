@@ -31,6 +31,7 @@ import { mcpConnectionRoutes } from './routes/mcp-connections';
 import { agentsGatewayFor } from './agents/gateway';
 import { boletaRoutes } from './routes/boletas';
 import { bheRoutes } from './routes/bhe';
+import { billingRoutes } from './routes/billing';
 
 export const BASE_PATH = '/api/v1';
 
@@ -56,6 +57,7 @@ export function apiRoutes(deps: ApiDeps): RouteDef[] {
     ...mcpConnectionRoutes(deps),
     ...boletaRoutes(deps, kit.now),
     ...bheRoutes(deps, kit.now),
+    ...billingRoutes(deps, kit.now),
   ];
   let doc: unknown;
   const openApi = () =>

@@ -1,3 +1,4 @@
+import { billingSettings } from '@dte/billing';
 import { createLogger, onShutdown } from '@dte/service-runtime';
 import { loadConfig } from './config';
 import { openApiDatabase } from './db/data-source';
@@ -6,10 +7,13 @@ import { startApi } from './app';
 import { startAutoStamping } from './caf/auto-stamping-loop';
 import { startApiPipeline } from './projector/pipeline';
 import { startReceptorDelivery } from './dtes/receptor-delivery';
+import { reportBillingMetrics, startBillingNotices } from './routes/billing';
 
 async function main(): Promise<void> {
   const logger = createLogger('api');
   const config = loadConfig();
+  // the plan catalog and default allowances (BILLING_*): a bad value stops the start, not an emission
+  billingSettings();
   if (!config.siiCafKeys) {
     logger.warn('SII_CAF_KEYS_FILE is not set: CAF signatures (FRMA) are not verified; set it in production');
   }
@@ -18,11 +22,15 @@ async function main(): Promise<void> {
   const api = await startApi(deps, { port: config.port, host: config.host });
   const sweep = startAutoStamping(deps);
   const delivery = startReceptorDelivery(deps);
+  const notices = startBillingNotices(deps);
+  const stopBillingMetrics = reportBillingMetrics(deps);
   const pipeline = await startApiPipeline(dataSource, logger);
   deps.readiness = pipeline.checks;
   onShutdown(logger, [
     async () => sweep.stop(),
     async () => delivery.stop(),
+    async () => notices.stop(),
+    async () => stopBillingMetrics(),
     () => api.close(),
     () => pipeline.stop(),
     () => deps.redis.quit().then(() => undefined),

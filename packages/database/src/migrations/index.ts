@@ -29,6 +29,7 @@ import { DtesRequestId1795539900000 } from './1795539900000-dtes-request-id';
 import { ToastLz41795565000000 } from './1795565000000-toast-lz4';
 import { McpAuditLogOrg1796100000000 } from './1796100000000-mcp-audit-log-org';
 import { BoletasBheSiiRules1796400000000 } from './1796400000000-boletas-bhe-sii-rules';
+import { Billing1796600000000 } from './1796600000000-billing';
 
 export const migrations: (new () => MigrationInterface)[] = [
   ProcessedEvents1763780000000,
@@ -59,4 +60,5 @@ export const migrations: (new () => MigrationInterface)[] = [
   ToastLz41795565000000,
   McpAuditLogOrg1796100000000,
   BoletasBheSiiRules1796400000000,
+  Billing1796600000000,
 ];

@@ -1,3 +1,4 @@
+import { readBilling } from '@dte/billing';
 import type { DataSource } from 'typeorm';
 import { certificateRecord, listCertificates } from '../certificates/certificates';
 import { listCurrentBranches } from '../routes/branches';
@@ -289,6 +290,18 @@ export const AGENT_TOOLS: AgentTool[] = [
     validate: () => undefined,
     run: async (_args, principal, env) =>
       listCurrentBranches(env.db, principal.organizationId, principal.companyId),
+  },
+  {
+    name: 'consultar_plan',
+    title: 'Plan y consumo',
+    description:
+      'El plan de la organización, los documentos emitidos este mes y su límite por ambiente, los últimos meses y los pagos (como GET /billing)',
+    scope: 'billing:read',
+    readOnly: true,
+    inputSchema: objectSchema({}),
+    validate: () => undefined,
+    run: async (_args, principal, env) =>
+      (await readBilling(env.db, principal.organizationId, env.now)) as unknown as Record<string, unknown>,
   },
   ...RECEPCION_TOOLS,
 ];

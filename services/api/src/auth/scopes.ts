@@ -10,6 +10,7 @@ export const SCOPES = [
   'rcv:read',
   'recepcion:read',
   'recepcion:write',
+  'billing:read',
 ] as const;
 
 export type Scope = (typeof SCOPES)[number];

@@ -1,3 +1,4 @@
+import { chargeDocuments } from '@dte/billing';
 import { randomUUID } from 'node:crypto';
 import {
   bheAnnulmentWindow,
@@ -234,6 +235,12 @@ export async function issueBhe(
     ]);
     const raced = await byKey(m, principal, key);
     if (raced) return replay(raced, hash);
+    // the month's allowance before the SII is asked: 402 and nothing issued when it is used up
+    await chargeDocuments(
+      m,
+      { organizationId: principal.organizationId, environment: principal.environment, now },
+      1,
+    );
     let numero: number;
     try {
       numero = (

@@ -9,7 +9,8 @@ import {
   type BoletaInput,
 } from '@dte/engine';
 import type { DataSource, EntityManager } from 'typeorm';
-import { allocateFolios, folioUnavailable, type AllocatedFolio } from '../caf/folio-allocator';
+import { chargeDocuments } from '@dte/billing';
+import { allocateFolios, type AllocatedFolio } from '../caf/folio-allocator';
 import { chooseSigningCertificate, resolveSigningCertificate } from '../certificates/certificates';
 import type { Principal } from '../context';
 import { bodyHash } from '../dtes/canonical-json';
@@ -19,7 +20,7 @@ import {
   type CompanyProfile,
 } from '../dtes/company-profile';
 import { DTE_COLUMNS, type DteRow } from '../dtes/dte-row';
-import { emissionOutbox, writeWithFolio, type NewDocument } from '../dtes/folio-write';
+import { emissionOutbox, emissionRefused, writeWithFolio, type NewDocument } from '../dtes/folio-write';
 import { idempotencyKeyOf, issueOrReplay } from '../dtes/idempotency';
 import { ApiError } from '../http/api-error';
 import { enqueueOutbox, type OutboxEntry } from '../outbox/enqueue';
@@ -165,6 +166,12 @@ export async function insertBoletas(
   now: Date,
 ): Promise<DteRow[]> {
   const { principal, company } = issuer;
+  // the month's allowance before any folio: the whole batch fits, or 402 and nothing is taken
+  await chargeDocuments(
+    m,
+    { organizationId: principal.organizationId, environment: principal.environment, now },
+    items.length,
+  );
   const folios: AllocatedFolio[] = new Array(items.length);
   const byTipo = new Map<number, number[]>();
   items.forEach((it, i) => byTipo.set(it.input.tipo_dte, [...(byTipo.get(it.input.tipo_dte) ?? []), i]));
@@ -303,12 +310,16 @@ export async function emitBoleta(
       );
       const written = await writeWithFolio(db, doc, draft);
       if (written) return written;
-      return folioUnavailable(db, {
-        organizationId: principal.organizationId,
-        companyId: issuer.company.id,
-        environment: principal.environment,
-        tipoDte: req.body.tipo_dte,
-      });
+      return emissionRefused(
+        db,
+        {
+          organizationId: principal.organizationId,
+          companyId: issuer.company.id,
+          environment: principal.environment,
+          tipoDte: req.body.tipo_dte,
+        },
+        now,
+      );
     },
     (known) => known,
   );

@@ -54,12 +54,12 @@ export type FolioKeySql = Record<'organizationId' | 'companyId' | 'environment' 
  * its holder committed it (READ COMMITTED re-checks the WHERE clause on the new version), so it
  * moves on to the next CAF when this one ran out.
  */
-function usableCafSql(p: FolioKeySql): string {
+function usableCafSql(p: FolioKeySql & { guard?: string }): string {
   return `SELECT id, next_folio FROM cafs
                      WHERE organization_id = ${p.organizationId} AND company_id = ${p.companyId}
                        AND environment = ${p.environment} AND tipo_dte = ${p.tipoDte}
                        AND deleted_at IS NULL AND next_folio <= hasta
-                       AND (expires_at IS NULL OR expires_at > ${p.now})
+                       AND (expires_at IS NULL OR expires_at > ${p.now})${p.guard ? `\n                       AND ${p.guard}` : ''}
                      ORDER BY desde
                      LIMIT 1
                      FOR UPDATE`;
@@ -73,8 +73,10 @@ function usableCafSql(p: FolioKeySql): string {
  * one. `first` is next_folio as the lock returned it (SELECT … FOR UPDATE yields the newest
  * version of the row it waited for), and the row cannot change between that lock and the
  * UPDATE, so first..last are exactly the folios this statement moved next_folio past.
+ * `guard`: a condition the statement must meet to take any folio (the month's allowance,
+ * @dte/billing meterSql: an uncorrelated EXISTS, evaluated before the CAF is locked).
  */
-export function takeFoliosSql(p: FolioKeySql & { count: string }): string {
+export function takeFoliosSql(p: FolioKeySql & { count: string; guard?: string }): string {
   return `UPDATE cafs c SET next_folio = LEAST(c.hasta + 1, l.next_folio + ${p.count})
           FROM (${usableCafSql(p)}) l
          WHERE c.id = l.id

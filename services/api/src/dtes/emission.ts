@@ -10,7 +10,6 @@ import {
   type ValidatedEmission,
 } from '@dte/engine';
 import { DataSource, type EntityManager } from 'typeorm';
-import { folioUnavailable } from '../caf/folio-allocator';
 import { chooseSigningCertificate, type CertificateRow } from '../certificates/certificates';
 import type { Principal } from '../context';
 import { ApiError } from '../http/api-error';
@@ -23,7 +22,7 @@ import {
   preloadedCompanyWithCertificates,
   type CompanyProfile,
 } from './company-profile';
-import { writeWithFolio, type NewDocument } from './folio-write';
+import { emissionRefused, writeWithFolio, type NewDocument } from './folio-write';
 import { idempotencyKeyOf, issueOrReplay } from './idempotency';
 import { enforceReferenceRules, lockReferenced, taxReferences, type RuleCodes } from './note-rules';
 import type { DteRow } from './dte-row';
@@ -236,7 +235,7 @@ async function issueNew(
   };
   // the folio, the document, its feed row and outbox rows in one statement (folio-write.ts)
   const write = async (q: DataSource | EntityManager): Promise<DteRow> =>
-    (await writeWithFolio(q, doc, draft)) ?? folioUnavailable(q, folioKey);
+    (await writeWithFolio(q, doc, draft)) ?? emissionRefused(q, folioKey, now);
 
   const row =
     taxReferences(input).length === 0

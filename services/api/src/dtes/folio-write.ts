@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { DOCUMENT_FOLIO_PATH } from '@dte/engine';
+import { ensureUsageRow, meterParams, meterRefusal, meterSql } from '@dte/billing';
 import { outboxInsertSql, queryPrepared } from '@dte/database';
 import { PIPELINE_SCHEMAS, PIPELINE_TOPICS } from '@dte/messaging';
 import { DataSource, type EntityManager } from 'typeorm';
-import { takeFoliosSql } from '../caf/folio-allocator';
+import { folioUnavailable, takeFoliosSql, type FolioKey } from '../caf/folio-allocator';
 import type { OutboxEntry } from '../outbox/enqueue';
 import { DTE_COLUMNS, type DteRow } from './dte-row';
 import { statusOutboxEntry } from './status-record';
@@ -138,6 +139,13 @@ async function flushEmissions(
     for (const it of items) out.push(await outcomeOf(() => writeOneWithFolio(db, it.doc, it.draft)));
     return out;
   }
+  // nothing written: no folio, or the month's allowance has no room for all of them (some may
+  // still fit: each goes alone, and the allowance decides one by one)
+  if (rows.length === 0 && items.length > 1) {
+    const out: Outcome<DteRow | undefined>[] = [];
+    for (const it of items) out.push(await outcomeOf(() => writeOneWithFolio(db, it.doc, it.draft)));
+    return out;
+  }
   if (rows.length === 0) return items.map(() => ({ ok: undefined }));
   const byId = new Map(rows.map((r) => [r.id, r]));
   return items.map((it) => {
@@ -197,13 +205,27 @@ export async function writeManyWithFolios(
     first.environment,
     first.tipoDte,
   ].map($);
+  // the month's allowance (@dte/billing): room for all of them locked before the CAF, or no folio
+  const meterKey = { organizationId: first.organizationId, environment: first.environment, now: latest };
+  await ensureUsageRow(q, meterKey);
+  const mp = meterParams(meterKey);
+  const pCount = `${$(items.length)}::int`;
+  const meter = meterSql({
+    organizationId: pOrg,
+    environment: pEnv,
+    periodo: $(mp.periodo),
+    defaultLimit: $(mp.defaultLimit),
+    count: pCount,
+    written: '(SELECT count(*)::int FROM d)',
+  });
   const taken = takeFoliosSql({
     organizationId: pOrg,
     companyId: pCompany,
     environment: pEnv,
     tipoDte: pTipo,
     now: `${$(latest)}::timestamptz`,
-    count: `${$(items.length)}::int`,
+    count: pCount,
+    guard: meter.guard,
   });
   const outbox = items.map((it) => emissionOutbox(it.doc));
   const arrays: [string, string, unknown[]][] = [
@@ -239,7 +261,8 @@ export async function writeManyWithFolios(
     },
   );
   params.push(...outboxSql.params);
-  const sql = `WITH f AS (${taken}),
+  const sql = `WITH ${meter.room},
+     f AS (${taken}),
      nd AS (SELECT * FROM unnest(${unnest}) WITH ORDINALITY AS nd(${names}, n)),
      d AS (
        INSERT INTO dtes (id, organization_id, company_id, sii_env, tipo_dte, folio, caf_id, certificate_id,
@@ -257,7 +280,27 @@ export async function writeManyWithFolios(
      e AS (
        INSERT INTO dte_events (dte_id, event_id, sii_status, glosa, track_id, source, observed_at)
        SELECT d.id, nd.queued_event, 'queued', NULL, NULL, 'api', nd.created_at FROM d JOIN nd ON nd.id = d.id),
-     o AS (${outboxSql.sql})
+     o AS (${outboxSql.sql}),
+     ${meter.charge}
      SELECT * FROM d`;
   return q instanceof DataSource ? queryPrepared<DteRow>(q, sql, params) : q.query(sql, params);
+}
+
+/**
+ * Why an emission's statement wrote nothing (always throws): the month's allowance (402
+ * billing.free_tier_exceeded with usedThisMonth and limit) or, when it had room, the folio
+ * (folioUnavailable: caf_not_found, caf_expired, caf_exhausted).
+ */
+export async function emissionRefused(
+  q: DataSource | EntityManager,
+  key: FolioKey,
+  now: Date,
+): Promise<never> {
+  const overQuota = await meterRefusal(q, {
+    organizationId: key.organizationId,
+    environment: key.environment,
+    now,
+  });
+  if (overQuota) throw overQuota;
+  return folioUnavailable(q, key);
 }
