@@ -124,16 +124,23 @@ export function createMcpHttp(opts: McpServerOptions): McpHttp {
     );
   };
 
-  const handle = async (req: IncomingMessage, res: ServerResponse, body: unknown) => {
+  /** The caller of a request's Bearer token, or undefined once it was answered 401. */
+  const callerOf = async (req: IncomingMessage, res: ServerResponse): Promise<McpCaller | undefined> => {
     const header = req.headers.authorization ?? '';
     const m = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
-    if (!m) return unauthorized(res);
-    let caller: McpCaller;
-    try {
-      caller = await opts.verifyToken(m[1]);
-    } catch (err) {
-      return unauthorized(res, { code: 'invalid_token', description: (err as Error).message });
+    if (!m) {
+      unauthorized(res);
+      return undefined;
     }
+    try {
+      return await opts.verifyToken(m[1]);
+    } catch (err) {
+      unauthorized(res, { code: 'invalid_token', description: (err as Error).message });
+      return undefined;
+    }
+  };
+
+  const handle = async (req: IncomingMessage, res: ServerResponse, caller: McpCaller, body: unknown) => {
     const server = buildServer(opts, caller);
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
@@ -158,6 +165,9 @@ export function createMcpHttp(opts: McpServerOptions): McpHttp {
     }
     if (ctx.path !== opts.path) return next();
     ctx.respond = false;
+    // the token first: a caller without a valid one never gets its body read (up to 1 MiB)
+    const caller = await callerOf(ctx.req, ctx.res);
+    if (!caller) return;
     let body: unknown;
     if (ctx.method === 'POST') {
       const chunks: Buffer[] = [];
@@ -182,7 +192,7 @@ export function createMcpHttp(opts: McpServerOptions): McpHttp {
         return;
       }
     }
-    await handle(ctx.req, ctx.res, body);
+    await handle(ctx.req, ctx.res, caller, body);
   };
 
   return { middleware, resourceMetadataUrl };

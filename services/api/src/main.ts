@@ -1,5 +1,5 @@
-import { createLogger, onShutdown } from '@dte/service-runtime';
-import { loadConfig } from './config';
+import { ConfigError, createLogger, onShutdown } from '@dte/service-runtime';
+import { isProduction, loadConfig, riskyDefaults } from './config';
 import { openApiDatabase } from './db/data-source';
 import { productionDeps } from './deps';
 import { startApi } from './app';
@@ -10,9 +10,12 @@ import { startReceptorDelivery } from './dtes/receptor-delivery';
 async function main(): Promise<void> {
   const logger = createLogger('api');
   const config = loadConfig();
-  if (!config.siiCafKeys) {
-    logger.warn('SII_CAF_KEYS_FILE is not set: CAF signatures (FRMA) are not verified; set it in production');
+  const risky = riskyDefaults(config);
+  if (risky.length > 0 && isProduction()) {
+    // a production process never runs on development fallbacks (issue 28)
+    throw new ConfigError(risky.map((r) => `${r}; refused with NODE_ENV=production`));
   }
+  for (const r of risky) logger.warn(`${r} (development only: refused with NODE_ENV=production)`);
   const dataSource = await openApiDatabase({ url: config.databaseUrl, schema: config.databaseSchema });
   const deps = productionDeps(config, dataSource, logger);
   const api = await startApi(deps, { port: config.port, host: config.host });
