@@ -124,7 +124,16 @@ describe('edge hardening: account bursts, hash bound, fair write cap, limits and
       try {
         held = [emit(t, a, body(33, a.rut, 1000)), emit(t, a, body(33, a.rut, 1001))];
         await new Promise((r) => setTimeout(r, 500)); // both in the api, waiting for their folio
-        const third = await emit(t, a, body(33, a.rut, 1002));
+        // refused at once; admitted, it would wait at the held folio (then: failed after 5 s)
+        const thirdPending = emit(t, a, body(33, a.rut, 1002));
+        held.push(thirdPending);
+        const third = await Promise.race([
+          thirdPending,
+          new Promise<never>((_, reject) =>
+            setTimeout(() => reject(new Error('admitted beyond its share: held at the folio')), 5000),
+          ),
+        ]);
+        held.pop();
         expectRateLimited(third);
         expect(third.body.message).to.contain('your organization');
         const other = await emit(t, b, body(33, b.rut, 2000));
