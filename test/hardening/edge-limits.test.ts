@@ -4,10 +4,11 @@
  * write cap's per-organization share, the per-organization request limit and its headers, the
  * security headers, /mcp's token before its body, and the production start refusal.
  */
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import net from 'node:net';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { passwordHashPeak } from '@dte/accounts';
 import { expect } from 'chai';
 
@@ -22,6 +23,7 @@ import {
 import { body, emit, holdCompanyFolios, orgWithCafs } from '../../services/api/test/dtes-fixtures';
 
 const ROOT = path.resolve(__dirname, '../..');
+const execFileP = promisify(execFile);
 
 /** Sign-up or login from `address` (the api trusts 127.0.0.1 as its proxy in these tests). */
 const account = (t: TestApi, what: 'signup' | 'login', address: string, email?: string) =>
@@ -161,9 +163,27 @@ describe('edge hardening: account bursts, hash bound, fair write cap, limits and
     it("an organization's own limit applies to its keys only, shown in RateLimit-* headers, and answers 429 with Retry-After beyond it", async () => {
       const small = await t.seed();
       const other = await t.seed();
-      await t.db.dataSource.query('UPDATE organizations SET rate_limit_max = 3 WHERE id = $1', [
-        small.organization_id,
-      ]);
+      const setLimit = (...args: string[]) =>
+        execFileP(
+          process.execPath,
+          [
+            '--import',
+            'tsx',
+            'src/cli/set-rate-limit.ts',
+            '--org',
+            small.organization_id,
+            '--operator',
+            'Ana',
+            ...args,
+          ],
+          {
+            cwd: path.join(ROOT, 'packages/accounts'),
+            env: { ...process.env, DATABASE_URL: t.config.databaseUrl, DATABASE_SCHEMA: t.db.schema },
+          },
+        );
+      // the operator's command sets the organization's own limit
+      const { stdout } = await setLimit('--max', '3');
+      expect(JSON.parse(stdout)).to.deep.equal({ organization_id: small.organization_id, rate_limit_max: 3 });
       const answers: Answer[] = [];
       for (let i = 0; i < 4; i++) answers.push(await call(t.url, 'GET', '/caf', { key: small.api_key }));
       expect(answers.slice(0, 3).map((r) => r.status)).to.deep.equal([200, 200, 200]);
@@ -174,6 +194,19 @@ describe('edge hardening: account bursts, hash bound, fair write cap, limits and
       const fine = await call(t.url, 'GET', '/caf', { key: other.api_key });
       expect(fine.status).to.equal(200);
       expect(fine.headers.get('ratelimit-limit')).to.equal('10000'); // the harness's RATE_LIMIT_MAX
+      // back to the default, audited both times
+      await setLimit('--default');
+      const back = await call(t.url, 'GET', '/caf', { key: small.api_key });
+      expect(back.headers.get('ratelimit-limit')).to.equal('10000');
+      const audit: { detail: { rate_limit_max: number | null; before: number | null } }[] =
+        await t.db.dataSource.query(
+          `SELECT detail FROM audit_log WHERE organization_id = $1 AND action = 'organization.rate_limit_set' ORDER BY id`,
+          [small.organization_id],
+        );
+      expect(audit.map((a) => a.detail)).to.deep.equal([
+        { rate_limit_max: 3, before: null },
+        { rate_limit_max: null, before: 3 },
+      ]);
     });
 
     it('answers carry X-Content-Type-Options: nosniff and, on https, HSTS (errors included)', async () => {

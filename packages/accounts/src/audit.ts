@@ -10,6 +10,7 @@ export type AuditAction =
   | 'organization.created'
   | 'organization.situacion_revalidada'
   | 'organization.production_enabled'
+  | 'organization.rate_limit_set'
   | 'company.updated'
   | 'member.role_changed'
   | 'member.removed'
