@@ -13,6 +13,7 @@ import { passwordHashPeak } from '@dte/accounts';
 import { expect } from 'chai';
 
 import { loadConfig } from '../../services/api/src/config';
+import { defaultTenantShare } from '../../services/api/src/http/inflight-limit';
 import {
   call,
   DASHBOARD_ORIGIN,
@@ -158,6 +159,10 @@ describe('edge hardening: account bursts, hash bound, fair write cap, limits and
       const config = loadConfig({ MASTER_KEY: randomBytes(32).toString('base64') });
       expect(config.rateLimitMax).to.equal(6000);
       expect(config.rateLimitWindowSec).to.equal(60);
+      // and one organization's share of the write cap leaves a quarter to the others
+      expect(config.apiMaxInflight).to.equal(64);
+      expect(config.apiMaxInflightPerOrg).to.equal(undefined);
+      expect(defaultTenantShare(config.apiMaxInflight)).to.equal(48);
     });
 
     it("an organization's own limit applies to its keys only, shown in RateLimit-* headers, and answers 429 with Retry-After beyond it", async () => {

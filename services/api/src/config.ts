@@ -109,9 +109,11 @@ export interface Config {
   apiInflightRetryAfterSec: number;
   /**
    * Fairness of that cap (http/inflight-limit.ts): the writes one organization may have in
-   * progress in this process at once (0: no share, only the process cap)
+   * progress in this process at once (0: no share, only the process cap). Unset: three quarters
+   * of API_MAX_INFLIGHT, so a quarter always stays for the other organizations while one
+   * high-volume issuer still drives most of the process.
    */
-  apiMaxInflightPerOrg: number;
+  apiMaxInflightPerOrg?: number;
   /** a client must send its request headers within this many ms (Node's headersTimeout) */
   apiHeadersTimeoutMs: number;
   /** and its whole request, body included, within this many ms (Node's requestTimeout): then 408 */
@@ -237,7 +239,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       emissionBacklogCacheMs: { env: 'EMISSION_BACKLOG_CACHE_MS', default: 1000, parse: parse.int },
       apiMaxInflight: { env: 'API_MAX_INFLIGHT', default: 64, parse: parse.int },
       apiInflightRetryAfterSec: { env: 'API_INFLIGHT_RETRY_AFTER_SEC', default: 1, parse: positive },
-      apiMaxInflightPerOrg: { env: 'API_MAX_INFLIGHT_PER_ORG', default: 16, parse: parse.int },
+      apiMaxInflightPerOrg: { env: 'API_MAX_INFLIGHT_PER_ORG', required: false, parse: parse.int },
       apiHeadersTimeoutMs: { env: 'API_HEADERS_TIMEOUT_MS', default: 10_000, parse: positive },
       apiRequestTimeoutMs: { env: 'API_REQUEST_TIMEOUT_MS', default: 30_000, parse: positive },
       trustedProxies: { env: 'TRUSTED_PROXIES', default: [], parse: parseTrustedProxies },

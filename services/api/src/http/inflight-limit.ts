@@ -80,13 +80,21 @@ export class InflightLimiter {
   }
 }
 
-/** The cap as configured (API_MAX_INFLIGHT, API_MAX_INFLIGHT_PER_ORG, API_INFLIGHT_RETRY_AFTER_SEC). */
+/**
+ * The cap as configured (API_MAX_INFLIGHT, API_MAX_INFLIGHT_PER_ORG, API_INFLIGHT_RETRY_AFTER_SEC);
+ * an organization's share defaults to three quarters of the cap (48 of 64).
+ */
 export function writeInflightLimiter(
   config: Pick<Config, 'apiMaxInflight' | 'apiMaxInflightPerOrg' | 'apiInflightRetryAfterSec'>,
 ): InflightLimiter {
   return new InflightLimiter({
     max: config.apiMaxInflight,
-    perTenant: config.apiMaxInflightPerOrg,
+    perTenant: config.apiMaxInflightPerOrg ?? defaultTenantShare(config.apiMaxInflight),
     retryAfterSec: config.apiInflightRetryAfterSec,
   });
+}
+
+/** Three quarters of the cap (at least 1): one organization never takes the last quarter. */
+export function defaultTenantShare(max: number): number {
+  return max <= 0 ? 0 : Math.max(1, Math.floor((max * 3) / 4));
 }
