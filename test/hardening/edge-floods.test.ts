@@ -147,6 +147,12 @@ describe('edge hardening: slow bodies and wrong keys cannot stop a tenant (issue
         const attacker = '203.0.113.7';
         for (let i = 0; i < 24; i++) await via(attacker, wrongKey());
         expect((await via(attacker, wrongKey())).status).to.equal(429);
+        // entries the client writes itself, left of what the proxy appended, change nothing
+        const forged = await call(t.url, 'GET', '/caf', {
+          key: wrongKey(),
+          headers: { 'X-Forwarded-For': `198.51.100.50, ${attacker}, 127.0.0.1` },
+        });
+        expect(forged.status).to.equal(429);
         // the same client, its valid key: served
         expect((await via(attacker, s.api_key)).status).to.equal(200);
         // another customer behind the same proxy: its keys, and even its own wrong key, are not refused
