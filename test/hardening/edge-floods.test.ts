@@ -7,6 +7,8 @@ import { randomBytes } from 'node:crypto';
 import net from 'node:net';
 import { expect } from 'chai';
 
+import { loadConfig } from '../../services/api/src/config';
+import { resolveClient, trustList } from '../../services/api/src/http/client-address';
 import { call, startTestApi, type TestApi } from '../../services/api/test/support/test-api';
 import { body, emit, orgWithCafs, type DteOrg } from '../../services/api/test/dtes-fixtures';
 
@@ -158,6 +160,24 @@ describe('edge hardening: slow bodies and wrong keys cannot stop a tenant (issue
         // another customer behind the same proxy: its keys, and even its own wrong key, are not refused
         expect((await via('198.51.100.9', other.api_key)).status).to.equal(200);
         expect((await via('198.51.100.9', wrongKey())).status).to.equal(401);
+      });
+
+      it('reads CIDR blocks and IPv4-mapped peers, skips only trusted hops, and refuses a bad TRUSTED_PROXIES at start', () => {
+        const trust = trustList(['10.0.0.0/8', '2001:db8::/32'])!;
+        expect(resolveClient('::ffff:10.1.2.3', '203.0.113.9', trust)).to.equal('203.0.113.9');
+        expect(resolveClient('10.1.2.3', '198.51.100.1, 203.0.113.9, 10.9.9.9', trust)).to.equal(
+          '203.0.113.9',
+        );
+        expect(resolveClient('2001:db8::1', '2001:db8::2, 2001:db8::3', trust)).to.equal('2001:db8::2');
+        expect(resolveClient('10.1.2.3', 'not-an-address', trust)).to.equal('10.1.2.3');
+        expect(resolveClient('192.0.2.5', '203.0.113.9', trust), 'an untrusted peer').to.equal('192.0.2.5');
+        const master = { MASTER_KEY: randomBytes(32).toString('base64') };
+        expect(loadConfig({ ...master, TRUSTED_PROXIES: '10.0.0.0/8, ::1' }).trustedProxies).to.deep.equal([
+          '10.0.0.0/8',
+          '::1',
+        ]);
+        expect(() => loadConfig({ ...master, TRUSTED_PROXIES: '10.0.0.0/33' })).to.throw(/TRUSTED_PROXIES/);
+        expect(() => loadConfig({ ...master, TRUSTED_PROXIES: 'ingress.local' })).to.throw(/TRUSTED_PROXIES/);
       });
 
       it('one stale key presented from many addresses is refused by its prefix, not the valid keys', async () => {
