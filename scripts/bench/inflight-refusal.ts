@@ -50,7 +50,7 @@ async function timed(
 async function goodput(cap: string): Promise<void> {
   const clients = Number(process.env.CLIENTS ?? 64);
   const seconds = Number(process.env.SECONDS ?? 10);
-  const t = await startTestApi({ env: { API_MAX_INFLIGHT: cap } });
+  const t = await startTestApi({ env: { API_MAX_INFLIGHT: cap, API_MAX_INFLIGHT_PER_ORG: '0' } });
   try {
     const o = await orgWithCafs(t, { tipos: [33], hasta: 100_000 });
     for (let i = 0; i < 20; i++) await emit(t, o, body(33, o.rut, 1000 + i));

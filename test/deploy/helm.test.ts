@@ -785,7 +785,7 @@ describe('deploy: the Helm chart rendered by helm template', function () {
         svc,
       ).to.not.include.members(['/etc/dte/sii-caf-keys', '/etc/dte/oauth-jwks']);
     }
-    // the default values: no files (the api warns and does not verify CAFs), mail from the Secret
+    // the default values: no files (the api then refuses to start under NODE_ENV=production), mail from the Secret
     const def = containerOf(byKindName(defaults, 'Deployment', 'dte-dte-service-api'));
     const defConfig = apiConfig(containerEnv(defaults, def, 'dte-secrets', DEFAULT_SECRET));
     expect(defConfig.siiCafKeys).to.equal(undefined);
@@ -980,9 +980,12 @@ describe('deploy: the Helm chart rendered by helm template', function () {
       expect(prod).to.include('http://dte-api.dte.svc:80/api/v1');
       expect(prod).to.include('certification https://maullin.sii.cl, production https://palena.sii.cl');
       expect(prod, 'production verifies CAFs').to.not.include('SII_CAF_KEYS_FILE');
+      expect(prod, 'production has its OAuth keys').to.not.include('OAUTH_JWKS_FILE');
       const staging = await notes(['--set', 'sii.simulatorUrl=http://sii-sim:18080']);
       expect(staging).to.include('the simulator at http://sii-sim:18080').and.not.include('palena');
-      expect(staging, 'CAFs not verified: said').to.include('does not verify that CAFs are');
+      // without the files the api refuses to start under the chart's NODE_ENV=production: said
+      expect(staging, 'no CAF keys: said').to.include('refuses to start').and.include('SII_CAF_KEYS_FILE');
+      expect(staging, 'no OAuth keys: said').to.include('OAUTH_JWKS_FILE');
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }

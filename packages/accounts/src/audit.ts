@@ -12,6 +12,7 @@ export type AuditAction =
   | 'organization.production_enabled'
   | 'organization.plan_set'
   | 'organization.payment_recorded'
+  | 'organization.rate_limit_set'
   | 'company.updated'
   | 'member.role_changed'
   | 'member.removed'

@@ -12,3 +12,4 @@ export * from './users';
 export * from './organizations';
 export * from './members';
 export * from './plans';
+export * from './rate-limit-setting';

@@ -1,4 +1,5 @@
 import { randomBytes, scrypt as scryptCb, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+import { ServiceError } from '@dte/error-catalog';
 
 /**
  * Password hashing with node's built-in scrypt (memory-hard). Stored form:
@@ -17,7 +18,60 @@ const KEY_LEN = 32;
 export const PASSWORD_MIN = 10;
 export const PASSWORD_MAX = 200;
 
+/**
+ * How many hashes (or verifications) run at once in this process, and how many may wait for a
+ * turn: each takes 128 MiB on the libuv pool, so a burst of sign-ups or logins cannot take the
+ * pod's memory (two at once: 256 MiB). One more than `queue` waiting is refused at once with 429
+ * rate_limit (retryAfterSec 1), never queued without bound. The api sets them from
+ * PASSWORD_HASH_CONCURRENCY and PASSWORD_HASH_QUEUE.
+ */
+export interface PasswordHashingBound {
+  concurrency: number;
+  queue: number;
+}
+
+let bound: PasswordHashingBound = { concurrency: 2, queue: 16 };
+let running = 0;
+let peak = 0;
+const waiting: (() => void)[] = [];
+
+export function boundPasswordHashing(b: PasswordHashingBound): void {
+  bound = { concurrency: Math.max(1, b.concurrency), queue: Math.max(0, b.queue) };
+}
+
+/** The most hashes that ran at once since the last call (then reset to those running now). */
+export function passwordHashPeak(): number {
+  const p = peak;
+  peak = running;
+  return p;
+}
+
+async function inTurn<T>(fn: () => Promise<T>): Promise<T> {
+  if (running >= bound.concurrency) {
+    if (waiting.length >= bound.queue) {
+      throw new ServiceError('rate_limit', 'Demasiadas contraseñas en proceso; reintenta en un momento.', {
+        detail: { retryAfterSec: 1 },
+      });
+    }
+    await new Promise<void>((resolve) => waiting.push(resolve)); // the turn is handed over as is
+  } else {
+    running += 1;
+    peak = Math.max(peak, running);
+  }
+  try {
+    return await fn();
+  } finally {
+    const next = waiting.shift();
+    if (next) next();
+    else running -= 1;
+  }
+}
+
 function scrypt(password: string, salt: Buffer, params: ScryptParams): Promise<Buffer> {
+  return inTurn(() => scryptNow(password, salt, params));
+}
+
+function scryptNow(password: string, salt: Buffer, params: ScryptParams): Promise<Buffer> {
   const opts: ScryptOptions = { N: params.N, r: params.r, p: params.p, maxmem: 256 * params.N * params.r };
   return new Promise((resolve, reject) =>
     scryptCb(password.normalize('NFKC'), salt, KEY_LEN, opts, (err, key) =>

@@ -6,9 +6,11 @@ import { dashboard } from '@dte/dashboard';
 import type { ApiDeps, RouteDef } from './context';
 import { errorEnvelope } from './http/error-envelope';
 import { healthProbes } from './http/health';
-import { writeInflightLimit } from './http/inflight-limit';
+import { clientAddress } from './http/client-address';
+import { startKnownKeysRefresh } from './auth/known-keys';
 import { httpMetrics } from './http/metrics';
 import { requestId } from './http/request-id';
+import { securityHeaders } from './http/security-headers';
 import { buildOpenApi } from './openapi';
 import { branchRoutes } from './routes/branches';
 import { cafRoutes } from './routes/caf';
@@ -91,13 +93,19 @@ export function createApp(deps: ApiDeps): ApiApp {
   // ── Emission routes (/dtes, issue 6) mount here, with the same building blocks. ──
   deps.mountExtraRoutes?.(router, kit);
 
+  app.use(
+    securityHeaders({
+      https: deps.config.publicBaseUrl.startsWith('https:'),
+      hstsMaxAgeSec: deps.config.hstsMaxAgeSec,
+    }),
+  );
   app.use(httpMetrics());
+  app.use(clientAddress(deps.config.trustedProxies)); // ctx.ip: X-Forwarded-For only from TRUSTED_PROXIES
   app.use(requestId());
   app.use(healthProbes(deps));
   // OAuth server ({auth_url}/oauth, metadata) and the MCP server (/mcp), issue 15
   app.use(agentsGatewayFor(deps).middleware);
   app.use(errorEnvelope({ catalogUrl: catalogUrl(deps), logger: deps.logger }));
-  app.use(writeInflightLimit(deps.config, BASE_PATH)); // load shedding of writes: 429 rate_limit beyond API_MAX_INFLIGHT
   app.use(dashboard()); // the web UI under /dashboard (@dte/dashboard), a client of the routes below
   app.use(router.routes());
   return { app, router, routes };
@@ -109,10 +117,29 @@ export interface RunningApi {
   close(): Promise<void>;
 }
 
-/** Starts the app on `port` (0 = a free port) and resolves once it listens. */
+/**
+ * Starts the app on `port` (0 = a free port) and resolves once it listens. A client must send its
+ * headers within API_HEADERS_TIMEOUT_MS and its whole request within API_REQUEST_TIMEOUT_MS (then
+ * 408 and the connection closed, checked every second): a body that never ends holds a socket
+ * that long, not Node's default 300 s.
+ */
 export async function startApi(deps: ApiDeps, opts: { port: number; host?: string }): Promise<RunningApi> {
   const { app } = createApp(deps);
-  const server = http.createServer(app.callback());
+  const knownKeys = startKnownKeysRefresh(
+    deps.dataSource,
+    deps.redis,
+    deps.logger,
+    deps.config.knownKeysRefreshMs,
+  );
+  const { apiHeadersTimeoutMs, apiRequestTimeoutMs } = deps.config;
+  const server = http.createServer(
+    {
+      headersTimeout: Math.min(apiHeadersTimeoutMs, apiRequestTimeoutMs),
+      requestTimeout: apiRequestTimeoutMs,
+      connectionsCheckingInterval: Math.min(1000, apiHeadersTimeoutMs),
+    },
+    app.callback(),
+  );
   const host = opts.host ?? '127.0.0.1';
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -124,6 +151,7 @@ export async function startApi(deps: ApiDeps, opts: { port: number; host?: strin
     url: `http://${host}:${port}${BASE_PATH}`,
     close: () =>
       new Promise<void>((resolve) => {
+        knownKeys.stop();
         server.close(() => resolve());
         server.closeAllConnections();
       }),

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { ConfigError, parse, readConfig } from '@dte/service-runtime';
 import { parseFeatureFlag, type FeatureFlag } from './boletas/flags';
 
@@ -115,6 +116,35 @@ export interface Config {
   apiMaxInflight: number;
   /** Retry-After of that answer, seconds */
   apiInflightRetryAfterSec: number;
+  /**
+   * Fairness of that cap (http/inflight-limit.ts): the writes one organization may have in
+   * progress in this process at once (0: no share, only the process cap). Unset: three quarters
+   * of API_MAX_INFLIGHT, so a quarter always stays for the other organizations while one
+   * high-volume issuer still drives most of the process.
+   */
+  apiMaxInflightPerOrg?: number;
+  /** a client must send its request headers within this many ms (Node's headersTimeout) */
+  apiHeadersTimeoutMs: number;
+  /** and its whole request, body included, within this many ms (Node's requestTimeout): then 408 */
+  apiRequestTimeoutMs: number;
+  /**
+   * TRUSTED_PROXIES: addresses or CIDR blocks of the proxies (ingress) whose X-Forwarded-For is
+   * believed (http/client-address.ts); empty: the socket's peer is the client
+   */
+  trustedProxies: string[];
+  /** sign-ups per client address per hour, and in all per minute (every replica together) */
+  signupPerAddressPerHour: number;
+  signupGlobalPerMinute: number;
+  /** logins per client address per minute, and in all per minute (every replica together) */
+  loginPerAddressPerMinute: number;
+  loginGlobalPerMinute: number;
+  /** scrypt password hashes running at once in this process (128 MiB each), and how many may wait */
+  passwordHashConcurrency: number;
+  passwordHashQueue: number;
+  /** how often keys created outside the api (seed, CLI) are marked as existing (auth/known-keys.ts), ms */
+  knownKeysRefreshMs: number;
+  /** Strict-Transport-Security max-age of every answer when PUBLIC_BASE_URL is https (0: none) */
+  hstsMaxAgeSec: number;
 }
 
 const loadJwks = (file: string): { keys: Record<string, unknown>[] } => {
@@ -156,6 +186,13 @@ const seriesMap = (raw: string): Record<string, string> => {
   return m as Record<string, string>;
 };
 
+/**
+ * The default per-key (and per session user) request limit a minute: about 100 requests a second,
+ * what large APIs allow one account by default, so one integration can drive the documented
+ * capacity (issue 27). An organization may have its own (organizations.api_rate_limit_per_minute).
+ */
+export const DEFAULT_RATE_LIMIT_PER_MINUTE = 6000;
+
 /** Every environment variable the api reads, checked at start-up. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = env.API_PORT ? parse.port(env.API_PORT) : 3000;
@@ -180,7 +217,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       loginLockSec: { env: 'LOGIN_LOCK_SEC', default: 900, parse: positive },
       dashboardOrigins: { env: 'DASHBOARD_ORIGINS', default: ['http://127.0.0.1:5173'], parse: parse.list },
       publicBaseUrl: { env: 'PUBLIC_BASE_URL', default: `http://127.0.0.1:${port}/api/v1`, parse: url },
-      rateLimitMax: { env: 'RATE_LIMIT_MAX', default: 600, parse: positive },
+      rateLimitMax: { env: 'RATE_LIMIT_MAX', default: DEFAULT_RATE_LIMIT_PER_MINUTE, parse: positive },
       rateLimitWindowSec: { env: 'RATE_LIMIT_WINDOW_SEC', default: 60, parse: positive },
       authFailureMax: { env: 'AUTH_FAILURE_MAX', default: 20, parse: positive },
       lowFoliosThreshold: { env: 'LOW_FOLIOS_THRESHOLD', default: 20, parse: parse.int },
@@ -227,6 +264,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       emissionBacklogCacheMs: { env: 'EMISSION_BACKLOG_CACHE_MS', default: 1000, parse: parse.int },
       apiMaxInflight: { env: 'API_MAX_INFLIGHT', default: 64, parse: parse.int },
       apiInflightRetryAfterSec: { env: 'API_INFLIGHT_RETRY_AFTER_SEC', default: 1, parse: positive },
+      apiMaxInflightPerOrg: { env: 'API_MAX_INFLIGHT_PER_ORG', required: false, parse: parse.int },
+      apiHeadersTimeoutMs: { env: 'API_HEADERS_TIMEOUT_MS', default: 10_000, parse: positive },
+      apiRequestTimeoutMs: { env: 'API_REQUEST_TIMEOUT_MS', default: 30_000, parse: positive },
+      trustedProxies: { env: 'TRUSTED_PROXIES', default: [], parse: parseTrustedProxies },
+      signupPerAddressPerHour: { env: 'SIGNUP_PER_ADDRESS_PER_HOUR', default: 10, parse: positive },
+      signupGlobalPerMinute: { env: 'SIGNUP_GLOBAL_PER_MINUTE', default: 60, parse: positive },
+      loginPerAddressPerMinute: { env: 'LOGIN_PER_ADDRESS_PER_MINUTE', default: 30, parse: positive },
+      loginGlobalPerMinute: { env: 'LOGIN_GLOBAL_PER_MINUTE', default: 600, parse: positive },
+      passwordHashConcurrency: { env: 'PASSWORD_HASH_CONCURRENCY', default: 2, parse: positive },
+      passwordHashQueue: { env: 'PASSWORD_HASH_QUEUE', default: 16, parse: parse.int },
+      knownKeysRefreshMs: { env: 'KNOWN_KEYS_REFRESH_MS', default: 60_000, parse: positive },
+      hstsMaxAgeSec: { env: 'HSTS_MAX_AGE_SEC', default: 31_536_000, parse: parse.int },
     },
     env,
   );
@@ -239,6 +288,46 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       'EXCHANGE_RATE_URL is the Banco Central API: EXCHANGE_RATE_USER and EXCHANGE_RATE_PASSWORD are required',
     ]);
   return config;
+}
+
+/**
+ * Start-up refusals of a production process (NODE_ENV=production, as the image and the Helm chart
+ * set it): the settings whose development fallbacks are unsafe. SII_CAF_KEYS_FILE unset accepts
+ * CAFs without checking the SII's signature; OAUTH_JWKS_FILE unset signs with oidc-provider's
+ * public development keys; SESSION_SECRET unset keys the OAuth cookies from the master key.
+ * Elsewhere these are warnings (the list is returned either way).
+ */
+export function riskyDefaults(config: Config): string[] {
+  const out: string[] = [];
+  if (!config.siiCafKeys)
+    out.push('SII_CAF_KEYS_FILE is not set: CAF signatures (FRMA) would not be verified');
+  if (!config.oauthJwks)
+    out.push("OAUTH_JWKS_FILE is not set: the OAuth server would sign with oidc-provider's development keys");
+  if (!config.sessionSecret)
+    out.push('SESSION_SECRET is not set: the OAuth cookies would be keyed from the master key');
+  return out;
+}
+
+/** True for a production process: NODE_ENV=production. */
+export function isProduction(env: NodeJS.ProcessEnv = process.env): boolean {
+  return env.NODE_ENV === 'production';
+}
+
+/** TRUSTED_PROXIES: comma-separated IPv4/IPv6 addresses or CIDR blocks. */
+function parseTrustedProxies(raw: string): string[] {
+  const list = parse.list(raw);
+  for (const item of list) {
+    const [addr, bits, extra] = item.split('/');
+    const family = isIP(addr ?? '');
+    const max = family === 6 ? 128 : 32;
+    if (
+      !family ||
+      extra !== undefined ||
+      (bits !== undefined && !(/^\d+$/.test(bits) && Number(bits) <= max))
+    )
+      throw new Error(`bad entry ${JSON.stringify(item)}: expected an IP address or CIDR block`);
+  }
+  return list;
 }
 
 /** The Banco Central de Chile's statistics API (GetSeries), as opposed to a /tipo-cambio source. */

@@ -28,6 +28,8 @@ export interface Principal {
   sessionId?: string;
   /** what the route's `preload` read in the API key's own lookup (API keys only) */
   preloaded?: { value: unknown };
+  /** the organization's own request limit per window (organizations.rate_limit_max); null: the default */
+  rateLimitMax?: number | null;
 }
 
 /** A read a route wants done in the API key's lookup: a JSON column over the api_keys row `k`. */

@@ -1,6 +1,6 @@
 import { billingSettings } from '@dte/billing';
-import { createLogger, onShutdown } from '@dte/service-runtime';
-import { loadConfig } from './config';
+import { ConfigError, createLogger, onShutdown } from '@dte/service-runtime';
+import { isProduction, loadConfig, riskyDefaults } from './config';
 import { openApiDatabase } from './db/data-source';
 import { productionDeps } from './deps';
 import { startApi } from './app';
@@ -14,9 +14,12 @@ async function main(): Promise<void> {
   const config = loadConfig();
   // the plan catalog and default allowances (BILLING_*): a bad value stops the start, not an emission
   billingSettings();
-  if (!config.siiCafKeys) {
-    logger.warn('SII_CAF_KEYS_FILE is not set: CAF signatures (FRMA) are not verified; set it in production');
+  const risky = riskyDefaults(config);
+  if (risky.length > 0 && isProduction()) {
+    // a production process never runs on development fallbacks (issue 28)
+    throw new ConfigError(risky.map((r) => `${r}; refused with NODE_ENV=production`));
   }
+  for (const r of risky) logger.warn(`${r} (development only: refused with NODE_ENV=production)`);
   const dataSource = await openApiDatabase({ url: config.databaseUrl, schema: config.databaseSchema });
   const deps = productionDeps(config, dataSource, logger);
   const api = await startApi(deps, { port: config.port, host: config.host });

@@ -23,7 +23,12 @@ describe('in-flight cap of api writes (429 rate_limit, Retry-After)', function (
 
   before(async () => {
     t = await startTestApi({
-      env: { API_MAX_INFLIGHT: String(CAP), API_INFLIGHT_RETRY_AFTER_SEC: String(RETRY_AFTER) },
+      // one organization here: no share of its own (the share is tested in test/hardening/edge-limits)
+      env: {
+        API_MAX_INFLIGHT: String(CAP),
+        API_MAX_INFLIGHT_PER_ORG: '0',
+        API_INFLIGHT_RETRY_AFTER_SEC: String(RETRY_AFTER),
+      },
     });
     o = await orgWithCafs(t, { tipos: [33], hasta: 300 });
   });

@@ -30,6 +30,7 @@ import { ToastLz41795565000000 } from './1795565000000-toast-lz4';
 import { McpAuditLogOrg1796100000000 } from './1796100000000-mcp-audit-log-org';
 import { BoletasBheSiiRules1796400000000 } from './1796400000000-boletas-bhe-sii-rules';
 import { Billing1796600000000 } from './1796600000000-billing';
+import { OrganizationRateLimit1796000000000 } from './1796000000000-organization-rate-limit';
 
 export const migrations: (new () => MigrationInterface)[] = [
   ProcessedEvents1763780000000,
@@ -61,4 +62,5 @@ export const migrations: (new () => MigrationInterface)[] = [
   McpAuditLogOrg1796100000000,
   BoletasBheSiiRules1796400000000,
   Billing1796600000000,
+  OrganizationRateLimit1796000000000,
 ];

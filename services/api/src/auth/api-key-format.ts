@@ -23,7 +23,14 @@ export function hashApiKey(key: string): string {
 export function generateApiKey(environment: SiiEnv): NewApiKey {
   const secret = randomBytes(32).toString('base64url');
   const key = `sk_${environment}_${secret}`;
-  return { key, prefix: `sk_${environment}_${secret.slice(0, 8)}`, hash: hashApiKey(key), environment };
+  return { key, prefix: apiKeyPrefix(key), hash: hashApiKey(key), environment };
+}
+
+/** The display prefix of a well-formed key: `sk_<env>_` and the first 8 characters of its secret. */
+export function apiKeyPrefix(key: string): string {
+  const m = API_KEY_PATTERN.exec(key);
+  if (!m) throw new Error('not an API key');
+  return `sk_${m[1]}_${m[2]!.slice(0, 8)}`;
 }
 
 /** The environment a well-formed key declares, or null for anything that is not a key of ours. */

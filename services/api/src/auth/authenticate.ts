@@ -3,7 +3,8 @@ import { queryPrepared } from '@dte/database';
 import type { DataSource } from 'typeorm';
 import { ApiError } from '../http/api-error';
 import type { MemberRole, Principal, PrincipalPreload } from '../context';
-import { hashApiKey, parseApiKey } from './api-key-format';
+import { apiKeyPrefix, hashApiKey, parseApiKey } from './api-key-format';
+import type { PresentedKey } from './rate-limit';
 import { isScope, type Scope, type SiiEnv } from './scopes';
 import type { SessionStore } from '@dte/accounts';
 
@@ -16,6 +17,7 @@ interface KeyRow {
   expires_at: Date | null;
   revoked_at: Date | null;
   last_used_at: Date | null;
+  rate_limit_max: number | null;
   preload?: unknown;
 }
 
@@ -25,13 +27,13 @@ const LAST_USED_RESOLUTION_MS = 60_000;
 const BEARER = /^Bearer[ ]+(\S+)\s*$/i;
 
 /**
- * The hash of the API key an `Authorization: Bearer <key>` header presents (what its api_keys row
- * is found by), or undefined when the header holds no well-formed key (authenticateApiKey then
- * answers why).
+ * The API key an `Authorization: Bearer <key>` header presents: its hash (what its api_keys row is
+ * found by) and display prefix (what failed authentications are counted by), or undefined when
+ * the header holds no well-formed key (authenticateApiKey then answers why, without a lookup).
  */
-export function presentedKeyHash(header: string | undefined): string | undefined {
+export function presentedKey(header: string | undefined): PresentedKey | undefined {
   const m = header ? BEARER.exec(header) : null;
-  return m && parseApiKey(m[1]!) ? hashApiKey(m[1]!) : undefined;
+  return m && parseApiKey(m[1]!) ? { hash: hashApiKey(m[1]!), prefix: apiKeyPrefix(m[1]!) } : undefined;
 }
 
 /**
@@ -60,7 +62,8 @@ export async function authenticateApiKey(
   const rows = await queryPrepared<KeyRow>(
     db,
     `SELECT k.id, k.organization_id, k.company_id, k.environment, k.scopes, k.expires_at, k.revoked_at,
-            k.last_used_at${preload ? `, ${preload.sql} AS preload` : ''}
+            k.last_used_at,
+            (SELECT o.rate_limit_max FROM organizations o WHERE o.id = k.organization_id) AS rate_limit_max${preload ? `, ${preload.sql} AS preload` : ''}
        FROM api_keys k WHERE k.key_hash = $1`,
     [hashApiKey(key)],
   );
@@ -87,6 +90,7 @@ export async function authenticateApiKey(
     scopes: new Set(row.scopes.filter(isScope)),
     role: null,
     actorId: `key:${row.id}`,
+    rateLimitMax: row.rate_limit_max,
     ...(preload ? { preloaded: { value: row.preload ?? null } } : {}),
   };
 }
@@ -130,8 +134,9 @@ export async function authenticateSession(
     if (!requireOrg) return { ...base, organizationId: '', role: null };
     throw new ApiError('org.required', 'Choose an organization for this session first.');
   }
-  const rows: { role: MemberRole }[] = await db.query(
-    `SELECT m.role FROM memberships m JOIN users u ON u.id = m.user_id
+  const rows: { role: MemberRole; rate_limit_max: number | null }[] = await db.query(
+    `SELECT m.role, o.rate_limit_max FROM memberships m JOIN users u ON u.id = m.user_id
+       JOIN organizations o ON o.id = m.organization_id
       WHERE m.user_id = $1 AND m.organization_id = $2`,
     [s.uid, s.org],
   );
@@ -142,7 +147,7 @@ export async function authenticateSession(
       'The session user is not a member of its organization; choose another.',
     );
   }
-  return { ...base, organizationId: s.org, role: rows[0].role };
+  return { ...base, organizationId: s.org, role: rows[0].role, rateLimitMax: rows[0].rate_limit_max };
 }
 
 export async function authenticate(

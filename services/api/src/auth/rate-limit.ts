@@ -29,56 +29,61 @@ export function applyRateLimit(
 ): void {
   ctx.set('RateLimit-Limit', String(limit.max));
   ctx.set('RateLimit-Remaining', String(Math.max(0, Math.floor(limit.max - count))));
+  ctx.set('RateLimit-Reset', String(secondsToWindowEnd(limit.windowSec, now)));
   if (count > limit.max) throw tooMany(limit, now);
 }
 
+/** What a request presents as an API key: its hash (what its row is found by) and display prefix. */
+export interface PresentedKey {
+  hash: string;
+  /** `sk_<env>_` and the first 8 characters of the secret, as api_keys.prefix shows it */
+  prefix: string;
+}
+
+/** A key that authenticated is remembered this long (refreshed by each use) as known to exist. */
+export const KNOWN_KEY_TTL_SEC = 30 * 86400;
+
 /**
- * refuseAddressAfterFailures and enforceRateLimit's count for a request that presents an API key,
- * in ONE round trip before the key is looked up (every API request pays it): the client address's
- * failures are read and, unless they refuse it (429 rate_limit, the key is not counted, as
- * before), the request is counted against the key. The key is named by its hash (`kh:<sha-256>`,
- * one key as its id is), known before the lookup. Returns the key's count, for applyRateLimit once
- * the key is authenticated.
+ * Before an API key is looked up, in ONE round trip (every API request pays it): the failed
+ * authentications of the client address and of the presented key's prefix are read, and unless
+ * they refuse it, the request is counted against the key (named by its hash, `kh:<sha-256>`,
+ * known before the lookup). Returns the key's count, for applyRateLimit once the key is
+ * authenticated, and whether the key is known to exist.
+ *
+ * Failures are keyed by what cannot hurt others (issue 28): the address as the trusted proxy
+ * reports it (http/client-address.ts) and the presented credential's prefix. Either one at
+ * `authFailureMax` refuses, with 429 rate_limit and no lookup, only keys that are NOT known to
+ * exist: a key that authenticated once (or was just created) is remembered by its hash
+ * (`kv:<hash>`, KNOWN_KEY_TTL_SEC, refreshed by each use), so a valid key is never refused
+ * because of failures of others sharing its address, and guessing or a stale client still cannot
+ * load the database with lookups. Requests without a key are never refused here: they cost no
+ * lookup (a missing or malformed credential is a 401 at once; a session is one Redis read).
  */
 export async function admitApiKeyRequest(
   redis: Redis,
   address: string,
-  keyHash: string,
+  key: PresentedKey,
   authFailureMax: number,
   limit: { max: number; windowSec: number },
   now: Date,
-): Promise<number> {
-  const key = windowOf(`rl:kh:${keyHash}`, limit.windowSec, now);
-  const res = await admit(redis, address, authFailureMax, now, {
-    ...key,
-    expirySec: limit.windowSec * 2 + 1,
-  });
-  return slidingEstimate(key, res[1], res[2]);
-}
-
-/**
- * THE address check (refuseAddressAfterFailures, admitApiKeyRequest) in one command: 429
- * rate_limit when the address's failed authentications in the window reach `authFailureMax`;
- * otherwise, with `key`, the request counted against it, whose counters come back.
- */
-async function admit(
-  redis: Redis,
-  address: string,
-  authFailureMax: number,
-  now: Date,
-  key?: { current: string; previous: string; expirySec: number },
-): Promise<[number, (number | string | null)?, (string | null)?]> {
-  const failures = windowOf(`af:${address}`, AUTH_FAILURE_WINDOW_SEC, now);
-  let res: [number, (number | string | null)?, (string | null)?];
+): Promise<{ count: number; known: boolean }> {
+  const counter = windowOf(`rl:kh:${key.hash}`, limit.windowSec, now);
+  const byAddress = windowOf(`af:${address}`, AUTH_FAILURE_WINDOW_SEC, now);
+  const byPrefix = windowOf(`afp:${key.prefix}`, AUTH_FAILURE_WINDOW_SEC, now);
+  let res: [number, (number | string | null)?, (string | null)?, number?];
   try {
     res = await withSlidingCount(redis).dteAdmit(
-      key ? 4 : 2,
-      failures.current,
-      failures.previous,
-      ...(key ? [key.current, key.previous] : []),
-      String(1 - failures.elapsed),
+      byAddress.current,
+      byAddress.previous,
+      byPrefix.current,
+      byPrefix.previous,
+      `kv:${key.hash}`,
+      counter.current,
+      counter.previous,
+      String(1 - byAddress.elapsed),
       String(authFailureMax),
-      key?.expirySec ?? 0,
+      limit.windowSec * 2 + 1,
+      KNOWN_KEY_TTL_SEC,
     );
   } catch (err) {
     throw redisDown(err);
@@ -87,29 +92,32 @@ async function admit(
   if (res[0] === 0) {
     throw tooMany({ max: authFailureMax, windowSec: AUTH_FAILURE_WINDOW_SEC }, now, 'failed authentications');
   }
-  return res;
+  return { count: slidingEstimate(counter, res[1], res[2]), known: res[3] === 1 };
 }
 
-/** The window of failed authentications per client address (the count is AUTH_FAILURE_MAX, 20 by default). */
+/** The window of failed authentications per client address and per key prefix (AUTH_FAILURE_MAX in it, 20 by default). */
 export const AUTH_FAILURE_WINDOW_SEC = 60;
 
 /**
- * Before any API key is looked up: a client address with `max` (AUTH_FAILURE_MAX) failed
- * authentications in the last AUTH_FAILURE_WINDOW_SEC seconds answers 429 rate_limit without
- * touching the database (guessing keys, or a broken client, cannot load it for everyone).
+ * Counts one failed authentication of a presented key against the client address and the key's
+ * prefix, and forgets the key as known (a revoked or expired key is refused like an unknown one).
  */
-export async function refuseAddressAfterFailures(
+export async function recordKeyFailure(
   redis: Redis,
   address: string,
-  max: number,
+  key: PresentedKey,
   now: Date,
 ): Promise<void> {
-  await admit(redis, address, max, now);
+  await Promise.all([
+    slidingCount(redis, `af:${address}`, AUTH_FAILURE_WINDOW_SEC, now),
+    slidingCount(redis, `afp:${key.prefix}`, AUTH_FAILURE_WINDOW_SEC, now),
+    redis.del(`kv:${key.hash}`),
+  ]);
 }
 
-/** Counts one failed authentication of that client address. */
-export async function recordAuthFailure(redis: Redis, address: string, now: Date): Promise<void> {
-  await slidingCount(redis, `af:${address}`, AUTH_FAILURE_WINDOW_SEC, now);
+/** Remembers a key as existing (it authenticated, or was just created): see admitApiKeyRequest. */
+export async function rememberValidKey(redis: Redis, keyHash: string): Promise<void> {
+  await redis.set(`kv:${keyHash}`, '1', 'EX', KNOWN_KEY_TTL_SEC);
 }
 
 /**
@@ -127,10 +135,15 @@ export async function enforceNamedLimit(
   if (count > limit.max) throw tooMany(limit, now, what);
 }
 
-function tooMany(limit: { max: number; windowSec: number }, now: Date, what = 'requests'): ApiError {
+/** Whole seconds (at least 1) until the current window of `windowSec` ends. */
+function secondsToWindowEnd(windowSec: number, now: Date): number {
   const nowSec = now.getTime() / 1000;
-  const window = Math.floor(nowSec / limit.windowSec);
-  const retryAfterSec = Math.max(1, Math.ceil((window + 1) * limit.windowSec - nowSec));
+  const window = Math.floor(nowSec / windowSec);
+  return Math.max(1, Math.ceil((window + 1) * windowSec - nowSec));
+}
+
+function tooMany(limit: { max: number; windowSec: number }, now: Date, what = 'requests'): ApiError {
+  const retryAfterSec = secondsToWindowEnd(limit.windowSec, now);
   return new ApiError('rate_limit', `Too many ${what}: at most ${limit.max} every ${limit.windowSec} s.`, {
     detail: { retryAfterSec },
     hint: 'Back off exponentially with jitter.',
@@ -149,26 +162,30 @@ redis.call('EXPIRE', KEYS[1], ARGV[1])
 return {current, redis.call('GET', KEYS[2])}`;
 
 /**
- * admit's one command. KEYS: the address's failures (current, previous window) and, when counting
- * a key, its counter (current, previous); ARGV: the weight of the previous failures window, the
- * failures that refuse, the key counter's expiry. Answers {0} when the address is refused
- * (nothing counted), {1} when admitted without a key, else {1, key current, key previous}.
+ * admitApiKeyRequest's one command. KEYS: the address's failures (current, previous window), the
+ * prefix's failures (current, previous), the known-key marker, the key's counter (current,
+ * previous); ARGV: the weight of the previous failures window, the failures that refuse, the key
+ * counter's expiry, the known marker's lifetime. Answers {0} when refused (nothing counted), else
+ * {1, key current, key previous, known (1/0)}. A known key's marker is refreshed.
  */
 const ADMIT_LUA = `
-local failures = tonumber(redis.call('GET', KEYS[2]) or '0') * tonumber(ARGV[1])
-  + tonumber(redis.call('GET', KEYS[1]) or '0')
-if failures >= tonumber(ARGV[2]) then return {0} end
-if #KEYS < 4 then return {1} end
-local current = redis.call('INCR', KEYS[3])
-redis.call('EXPIRE', KEYS[3], ARGV[3])
-return {1, current, redis.call('GET', KEYS[4])}`;
+local known = redis.call('EXPIRE', KEYS[5], ARGV[4])
+if known == 0 then
+  local w = tonumber(ARGV[1])
+  local max = tonumber(ARGV[2])
+  local byAddress = tonumber(redis.call('GET', KEYS[2]) or '0') * w + tonumber(redis.call('GET', KEYS[1]) or '0')
+  local byPrefix = tonumber(redis.call('GET', KEYS[4]) or '0') * w + tonumber(redis.call('GET', KEYS[3]) or '0')
+  if byAddress >= max or byPrefix >= max then return {0} end
+end
+local current = redis.call('INCR', KEYS[6])
+redis.call('EXPIRE', KEYS[6], ARGV[3])
+return {1, current, redis.call('GET', KEYS[7]), known}`;
 
 type SlidingCountRedis = Redis & {
-  /** ADMIT_LUA, the number of keys (2 or 4) first */
+  /** ADMIT_LUA: its 7 keys, then its 4 arguments */
   dteAdmit(
-    numberOfKeys: 2 | 4,
     ...keysThenArgs: (string | number)[]
-  ): Promise<[number, (number | string | null)?, (string | null)?]>;
+  ): Promise<[number, (number | string | null)?, (string | null)?, number?]>;
   dteSlidingCount(
     current: string,
     previous: string,
@@ -181,8 +198,7 @@ function withSlidingCount(redis: Redis): SlidingCountRedis {
   const r = redis as SlidingCountRedis;
   if (typeof r.dteSlidingCount !== 'function') {
     redis.defineCommand('dteSlidingCount', { numberOfKeys: 2, lua: SLIDING_COUNT_LUA });
-    // no numberOfKeys: each call says how many keys it passes
-    redis.defineCommand('dteAdmit', { lua: ADMIT_LUA });
+    redis.defineCommand('dteAdmit', { numberOfKeys: 7, lua: ADMIT_LUA });
   }
   return r;
 }

@@ -1,6 +1,6 @@
 import type { Context } from 'koa';
 import type { Redis } from 'ioredis';
-import { DEFAULT_LOGIN_GUARD, LoginGuard, SessionStore } from '@dte/accounts';
+import { boundPasswordHashing, DEFAULT_LOGIN_GUARD, LoginGuard, SessionStore } from '@dte/accounts';
 import type { Config } from '../config';
 
 /**
@@ -64,8 +64,17 @@ export function accountStores(deps: { redis: Redis; config: Config }): {
         ...DEFAULT_LOGIN_GUARD,
         maxFailures: deps.config.loginMaxFailures,
         lockSec: deps.config.loginLockSec,
+        perIpPerMinute: deps.config.loginPerAddressPerMinute,
+        globalPerMinute: deps.config.loginGlobalPerMinute,
+        signupPerIpPerHour: deps.config.signupPerAddressPerHour,
+        signupGlobalPerMinute: deps.config.signupGlobalPerMinute,
       }),
     };
+    // the process's bound on concurrent scrypt hashes (sign-up, login, password changes)
+    boundPasswordHashing({
+      concurrency: deps.config.passwordHashConcurrency,
+      queue: deps.config.passwordHashQueue,
+    });
     stores.set(deps.redis, s);
   }
   return s;

@@ -33,14 +33,16 @@ export function accountRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
       method: 'post',
       path: '/auth/signup',
       operationId: 'signUp',
-      summary: 'Create a dashboard user (e-mail, password of 10-200 characters) and sign in',
+      summary:
+        'Create a dashboard user (e-mail, password of 10-200 characters) and sign in (rate-limited per address and in all)',
       tag: 'accounts',
       auth: 'none',
       body: { kind: 'json', schema: 'account-signup.schema.json' },
       responses: { 201: { description: 'user created; Set-Cookie carries the session' } },
-      errors: ['csrf_origin_mismatch', 'csrf_blocked'],
+      errors: ['rate_limit', 'csrf_origin_mismatch', 'csrf_blocked'],
       handler: async (ctx) => {
         checkSessionCsrf(ctx, deps.config.dashboardOrigins);
+        await stores().guard.checkSignup(ctx.ip, now());
         const b = ctx.state.body as Credentials;
         const user = await signUp(
           deps.dataSource,

@@ -2,6 +2,7 @@ import { audit } from '@dte/accounts';
 import type { DataSource } from 'typeorm';
 import type { ApiDeps, RouteDef } from '../context';
 import { generateApiKey } from '../auth/api-key-format';
+import { rememberValidKey } from '../auth/rate-limit';
 import type { Scope, SiiEnv } from '../auth/scopes';
 import { ApiError } from '../http/api-error';
 import { isUuid } from '../db/pg-errors';
@@ -139,6 +140,8 @@ export function apiKeyAdminRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
         });
         ctx.status = 201;
         ctx.set('Cache-Control', 'no-store');
+        // a new key is known at once: failures of others at its address never refuse it (rate-limit.ts)
+        await rememberValidKey(deps.redis, k.hash).catch(() => undefined);
         ctx.body = { ...show(await keyOf(db, p.organizationId, row.id)), key: k.key };
       },
     },
@@ -223,6 +226,8 @@ export function apiKeyAdminRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
         });
         ctx.status = 201;
         ctx.set('Cache-Control', 'no-store');
+        // a new key is known at once: failures of others at its address never refuse it (rate-limit.ts)
+        await rememberValidKey(deps.redis, k.hash).catch(() => undefined);
         ctx.body = { ...show(await keyOf(db, p.organizationId, id)), key: k.key };
       },
     },

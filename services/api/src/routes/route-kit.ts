@@ -1,25 +1,26 @@
 import type { Context, Middleware } from 'koa';
 import type { ApiDeps, Principal, RouteDef } from '../context';
-import { authenticate, authorize, presentedKeyHash } from '../auth/authenticate';
+import { authenticate, authorize, presentedKey } from '../auth/authenticate';
 import { checkSessionCsrf } from '../auth/csrf';
 import { accountStores, readSessionCookie } from '../auth/session';
 import {
   admitApiKeyRequest,
   applyRateLimit,
   enforceRateLimit,
-  recordAuthFailure,
-  refuseAddressAfterFailures,
+  recordKeyFailure,
+  rememberValidKey,
 } from '../auth/rate-limit';
 import { ApiError } from '../http/api-error';
-
-/** answers that count as a failed authentication of the client address */
-const AUTH_FAILURES = new Set(['unauthorized', 'invalid_api_key', 'api_key_revoked', 'api_key_expired']);
+import { writeInflightLimiter, type InflightLimiter } from '../http/inflight-limit';
 import { parseJsonBody } from '../http/json-body';
 import { validateBody } from '../http/validate';
 
+/** answers that count as a failed authentication of a presented key (its address and prefix) */
+const KEY_FAILURES = new Set(['invalid_api_key', 'api_key_revoked', 'api_key_expired']);
+
 /** The building blocks of a route, shared with routes mounted by other parts (the /dtes routes). */
 export interface RouteKit {
-  /** middleware chain for a route definition: auth, rate limit, CSRF, scope/role, JSON body */
+  /** middleware chain for a route definition: auth, rate limit, CSRF, scope/role, write cap, JSON body */
   chain(def: Pick<RouteDef, 'auth' | 'scope' | 'roles' | 'body' | 'preload'>): Middleware[];
   now(): Date;
 }
@@ -28,23 +29,37 @@ export function principalOf(ctx: Context): Principal {
   return ctx.state.principal as Principal;
 }
 
+/** One write cap per api instance (createRouteKit runs more than once for the same deps). */
+const limiters = new WeakMap<ApiDeps, InflightLimiter>();
+function inflightLimiterFor(deps: ApiDeps): InflightLimiter {
+  let l = limiters.get(deps);
+  if (!l) limiters.set(deps, (l = writeInflightLimiter(deps.config)));
+  return l;
+}
+
 export function createRouteKit(deps: ApiDeps): RouteKit {
   const now = deps.clock ?? (() => new Date());
+  const inflight = inflightLimiterFor(deps);
   const chain: RouteKit['chain'] = (def) => {
     const out: Middleware[] = [];
     if (def.auth !== 'none') {
       out.push(async (ctx, next) => {
         const at = now();
         const sessionOnly = def.auth === 'session' || def.auth === 'session_user';
-        const limit = { max: deps.config.rateLimitMax, windowSec: deps.config.rateLimitWindowSec };
-        // an address that keeps failing is refused before any key lookup; a request with an API
-        // key is also counted against that key in the same round trip to Redis
-        const keyHash = sessionOnly ? undefined : presentedKeyHash(ctx.get('Authorization') || undefined);
-        const keyCount = keyHash
-          ? await admitApiKeyRequest(deps.redis, ctx.ip, keyHash, deps.config.authFailureMax, limit, at)
-          : await refuseAddressAfterFailures(deps.redis, ctx.ip, deps.config.authFailureMax, at).then(
-              () => undefined,
-            );
+        const windowSec = deps.config.rateLimitWindowSec;
+        // a presented key is refused before its lookup when its address or its prefix keeps
+        // failing and it is not known to exist; else it is counted in the same round trip to Redis
+        const key = sessionOnly ? undefined : presentedKey(ctx.get('Authorization') || undefined);
+        const admitted = key
+          ? await admitApiKeyRequest(
+              deps.redis,
+              ctx.ip,
+              key,
+              deps.config.authFailureMax,
+              { max: deps.config.rateLimitMax, windowSec },
+              at,
+            )
+          : undefined;
         const principal = await authenticate(ctx, deps.dataSource, {
           allowBearer: !sessionOnly,
           allowSession: def.auth !== 'bearer',
@@ -54,17 +69,27 @@ export function createRouteKit(deps: ApiDeps): RouteKit {
           now: at,
           preload: def.preload,
         }).catch(async (err: unknown) => {
-          if (err instanceof ApiError && AUTH_FAILURES.has(err.code)) {
-            await recordAuthFailure(deps.redis, ctx.ip, at).catch(() => undefined);
+          if (key && err instanceof ApiError && KEY_FAILURES.has(err.code)) {
+            await recordKeyFailure(deps.redis, ctx.ip, key, at).catch(() => undefined);
           }
           throw err;
         });
         ctx.state.principal = principal;
-        if (keyCount !== undefined && principal.kind === 'api_key') applyRateLimit(ctx, keyCount, limit, at);
-        else await enforceRateLimit(ctx, deps.redis, principal.actorId, limit, at);
+        // the organization's own limit, else RATE_LIMIT_MAX (RateLimit-Limit shows which)
+        const limit = { max: principal.rateLimitMax ?? deps.config.rateLimitMax, windowSec };
+        if (admitted && principal.kind === 'api_key') {
+          if (!admitted.known) await rememberValidKey(deps.redis, key!.hash).catch(() => undefined);
+          applyRateLimit(ctx, admitted.count, limit, at);
+        } else await enforceRateLimit(ctx, deps.redis, principal.actorId, limit, at);
         if (principal.kind === 'session') checkSessionCsrf(ctx, deps.config.dashboardOrigins);
         authorize(principal, def.scope, def.roles);
-        await next();
+        // only authenticated writes hold the cap, each organization at most its share
+        const release = inflight.admit(ctx.method, principal.organizationId || principal.actorId);
+        try {
+          await next();
+        } finally {
+          release?.();
+        }
       });
     }
     if (def.body?.kind === 'json') {

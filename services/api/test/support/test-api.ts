@@ -83,6 +83,10 @@ export async function startTestApi(
     SII_BASE_URL: sim.url,
     RATE_LIMIT_MAX: '10000',
     AUTH_FAILURE_MAX: '10000',
+    // the tests sign up and log in many users from 127.0.0.1; the bursts are tested with their own
+    SIGNUP_PER_ADDRESS_PER_HOUR: '10000',
+    SIGNUP_GLOBAL_PER_MINUTE: '10000',
+    LOGIN_GLOBAL_PER_MINUTE: '10000',
     LOW_FOLIOS_THRESHOLD: '5',
     ...opts.env,
   });
