@@ -1,0 +1,182 @@
+/**
+ * Issue 28, the lows of the trust helper, over HTTP with a real PostgreSQL, Redis and the SII
+ * simulator: an inbox event of one tenant does not write another tenant's documents; removing a
+ * member revokes the API keys they created; correo_receptor cannot reach more than 5 mailboxes.
+ */
+import { randomUUID } from 'node:crypto';
+import { createTestCaf, santiagoDate } from '@dte/engine';
+import { expect } from 'chai';
+import {
+  intercambio,
+  invoice,
+  makeSupplier,
+  signed,
+} from '../../../packages/reception/test/support/supplier';
+import { cafForm, call, startTestApi, uploadCert, type TestApi } from './support/test-api';
+
+type Doc = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+describe('hardening: tenant writes and account lows (issue 28)', function () {
+  this.timeout(180_000);
+  let t: TestApi;
+  /** organization A's key and its invoice 7 (first test) */
+  let keyA = '';
+  let dteA = '';
+  const admin = async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${t.sim.url}${path}`, {
+      method,
+      headers: { 'Content-Type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    expect(res.status, `${method} ${path}: ${await res.clone().text()}`).to.be.lessThan(300);
+    return res.json();
+  };
+  const rutOf = async (companyId: string): Promise<string> =>
+    (await t.db.dataSource.query(`SELECT rut FROM companies WHERE id = $1`, [companyId]))[0].rut;
+
+  before(async () => {
+    // a mail server is configured (never reached here): resend-delivery reads its addresses
+    t = await startTestApi({
+      sim: { timings: { registerMs: 0, stepMs: 0 } },
+      env: { SMTP_URL: 'smtp://127.0.0.1:9', MAIL_FROM: 'DTE <dte@test.local>' },
+    });
+  });
+  after(async () => t?.close());
+
+  it("an acknowledgement registered by one organization leaves another organization's document as it was", async () => {
+    // organization A issued invoice 7 to B (its row in dtes); B receives it and acknowledges it
+    const a = await t.seed({});
+    const b = await t.seed({});
+    const rutA = await rutOf(a.company_id);
+    const rutB = await rutOf(b.company_id);
+    const certA = await uploadCert(t, a.api_key, rutA);
+    const cafXml = createTestCaf({
+      siiKey: t.sim.siiKeys.cert,
+      rutEmisor: rutA,
+      razonSocial: 'EMISOR A SPA',
+      tipoDte: 33,
+      desde: 1,
+      hasta: 10,
+      fechaAutorizacion: santiagoDate(new Date(Date.now() - 86_400_000)),
+      keyBits: 512,
+    });
+    const caf = await call(t.url, 'POST', '/caf', { key: a.api_key, form: cafForm(cafXml) });
+    expect(caf.status, caf.text).to.equal(201);
+    keyA = a.api_key;
+    dteA = randomUUID();
+    await t.db.dataSource.query(
+      `INSERT INTO dtes (id, organization_id, company_id, sii_env, tipo_dte, folio, caf_id, certificate_id, rut_emisor,
+         rut_receptor, razon_social_receptor, fecha_emision, input, document, sii_status, idempotency_key, body_hash)
+       VALUES ($1, $2, $3, 'cert', 33, 7, $4, $5, $6, $7, 'B SPA', current_date, '{}', '{}', 'ACEPTADO', $8, 'h')`,
+      [dteA, a.organization_id, a.company_id, caf.body.id, certA.id, rutA, rutB, `k-${dteA}`],
+    );
+    // B receives A's invoice 7 by intercambio (a CAF the simulator's SII signed) and acknowledges it
+    const supplier = makeSupplier(rutA, t.sim.siiKeys.cert);
+    supplier.next = 7;
+    const doc = invoice(supplier, rutB, 10_000);
+    const received = await call<{ documentos: Doc[] }>(t.url, 'POST', '/recepcion/intercambio', {
+      key: b.api_key,
+      raw: intercambio(supplier, [signed(supplier, doc)], rutB).toString('latin1'),
+      headers: { 'Content-Type': 'application/xml' },
+    });
+    expect(received.status, received.text).to.equal(201);
+    await uploadCert(t, b.api_key, rutB);
+    await admin('PUT', `/admin/cert/companies/${rutB}`, {
+      senders: [rutB],
+      fchResol: '2024-01-01',
+      nroResol: 0,
+    });
+    await admin('POST', '/admin/cert/purchases', {
+      rutReceptor: rutB,
+      rutEmisor: rutA,
+      tipoDte: 33,
+      folio: 7,
+      fchEmis: santiagoDate(new Date()),
+      mntNeto: 10_000,
+      mntExe: 0,
+      iva: 1_900,
+      mntTotal: 11_900,
+    });
+    const ev = await call<Doc>(t.url, 'POST', `/recepcion/${received.body.documentos[0]!.id}/eventos`, {
+      key: b.api_key,
+      json: { accion: 'ACD', confirmar: true },
+    });
+    expect(ev.status, ev.text).to.equal(200);
+    expect(ev.body).to.include({ acuse: 'ACD' });
+    // A's document is A's: it learns the acknowledgement from its own RCV sync, not from B's write
+    const [row] = await t.db.dataSource.query(`SELECT receptor_estado FROM dtes WHERE id = $1`, [dteA]);
+    expect(row.receptor_estado).to.equal('sin_info');
+  });
+
+  it('removing a member revokes the API keys they created; the keys of the others keep working', async () => {
+    const owner = await t.seed({
+      ownerEmail: `own-${randomUUID()}@empresa.cl`,
+      ownerPassword: 'clave-larga-1234',
+    });
+    const memberEmail = `mem-${randomUUID()}@empresa.cl`;
+    const member = (
+      await t.db.dataSource.query(`INSERT INTO users (email, name) VALUES ($1, 'Miembro') RETURNING id`, [
+        memberEmail,
+      ])
+    )[0].id as string;
+    await t.db.dataSource.query(
+      `INSERT INTO memberships (user_id, organization_id, role) VALUES ($1, $2, 'admin')`,
+      [member, owner.organization_id],
+    );
+    // the member made a key through the dashboard (created_by = the member)
+    const memberCookie = await t.sessionCookie(member, owner.organization_id);
+    const made = await call<{ key?: string; api_key?: string }>(t.url, 'POST', '/api-keys', {
+      cookie: memberCookie,
+      json: { nombre: 'integración del miembro', environment: 'cert', scopes: ['dte:read'] },
+      headers: { Origin: 'https://dashboard.test' },
+    });
+    expect(made.status, made.text).to.equal(201);
+    const memberKey = (made.body.key ?? made.body.api_key) as string;
+    expect((await call(t.url, 'GET', '/dtes', { key: memberKey })).status).to.equal(200);
+    const ownerCookie = await t.sessionCookie(owner.user_id!, owner.organization_id);
+    const removed = await call(t.url, 'DELETE', `/organizations/me/miembros/${member}`, {
+      cookie: ownerCookie,
+      headers: { Origin: 'https://dashboard.test' },
+    });
+    expect(removed.status, removed.text).to.be.oneOf([200, 204]);
+    const after = await call<{ code: string }>(t.url, 'GET', '/dtes', { key: memberKey });
+    expect(after.status).to.equal(401);
+    expect((await call(t.url, 'GET', '/dtes', { key: owner.api_key })).status).to.equal(200);
+    const [audit] = await t.db.dataSource.query(
+      `SELECT detail FROM audit_log WHERE organization_id = $1 AND action = 'member.removed'`,
+      [owner.organization_id],
+    );
+    expect(audit.detail).to.include({ api_keys_revoked: 1 });
+  });
+
+  it('correo_receptor: an entry with commas (one "address" nodemailer splits into six mailboxes) is refused', async () => {
+    expect(dteA, 'the first test made the document').to.not.equal('');
+    for (const correo of [
+      'a,b,c,d,e,f@x.cl',
+      'a@x.cl;b@y.cl',
+      '"a@x.cl,b"@y.cl',
+      'Ana <a@x.cl>',
+      'g: a@x.cl, b@y.cl;',
+    ]) {
+      const res = await call<{ code: string }>(t.url, 'POST', `/dtes/${dteA}/resend-delivery`, {
+        key: keyA,
+        json: { correo_receptor: [correo] },
+      });
+      expect(res.status, `${correo}: ${res.text}`).to.equal(400);
+      expect(res.body.code).to.equal('validation_failed');
+      expect(res.text).to.contain('correo_receptor');
+    }
+    // six plain addresses: over the bound too; nothing was queued for any of these
+    const six = Array.from({ length: 6 }, (_, i) => `r${i}@x.cl`);
+    const res = await call(t.url, 'POST', `/dtes/${dteA}/resend-delivery`, {
+      key: keyA,
+      json: { correo_receptor: six },
+    });
+    expect(res.status).to.equal(400);
+    const [n] = await t.db.dataSource.query(
+      `SELECT count(*)::int AS n FROM dte_deliveries WHERE dte_id = $1`,
+      [dteA],
+    );
+    expect(n.n).to.equal(0);
+  });
+});
