@@ -179,4 +179,60 @@ describe('hardening: tenant writes and account lows (issue 28)', function () {
     );
     expect(n.n).to.equal(0);
   });
+
+  it('GET /dtes/muestras renders at most 60 PDFs, one batch per organization at a time', async () => {
+    const o = await t.seed({});
+    const rut = await rutOf(o.company_id);
+    const cert = await uploadCert(t, o.api_key, rut);
+    const issuer = makeSupplier(rut, t.sim.siiKeys.cert);
+    const caf = await call(t.url, 'POST', '/caf', {
+      key: o.api_key,
+      form: cafForm(
+        createTestCaf({
+          siiKey: t.sim.siiKeys.cert,
+          rutEmisor: rut,
+          razonSocial: 'EMPRESA DE PRUEBA',
+          tipoDte: 33,
+          desde: 1,
+          hasta: 200,
+          fechaAutorizacion: santiagoDate(new Date(Date.now() - 86_400_000)),
+          keyBits: 512,
+        }),
+      ),
+    });
+    expect(caf.status, caf.text).to.equal(201);
+    // 62 signed certification invoices of the organization
+    for (let i = 0; i < 62; i++) {
+      const folio = issuer.next;
+      const xml = signed(issuer, invoice(issuer, '66666666-6', 1000 + i));
+      const id = randomUUID();
+      await t.db.dataSource.query(
+        `INSERT INTO dtes (id, organization_id, company_id, sii_env, tipo_dte, folio, caf_id, certificate_id, rut_emisor,
+           rut_receptor, razon_social_receptor, fecha_emision, input, document, sii_status, idempotency_key, body_hash, signed_xml)
+         VALUES ($1, $2, $3, 'cert', 33, $4, $5, $6, $7, '66666666-6', 'CLIENTE SPA', current_date, '{}', '{}', 'ACEPTADO', $8, 'h', $9)`,
+        [id, o.organization_id, o.company_id, folio, caf.body.id, cert.id, rut, `k-${id}`, xml],
+      );
+    }
+    const get = () =>
+      fetch(`${t.url}/dtes/muestras`, { headers: { Authorization: `Bearer ${o.api_key}` } }).then(
+        async (r) => ({
+          status: r.status,
+          total: r.headers.get('X-Muestras-Total'),
+          body: Buffer.from(await r.arrayBuffer()),
+        }),
+      );
+    // two at once for the same organization: one builds, the other is told to come back
+    const [a, b] = await Promise.all([get(), get()]);
+    const ok = [a, b].find((r) => r.status === 200)!;
+    const busy = [a, b].find((r) => r.status !== 200)!;
+    expect(ok, 'one answer is the ZIP').to.not.equal(undefined);
+    expect(busy.status).to.equal(429);
+    expect(JSON.parse(busy.body.toString()).code).to.equal('rate_limit');
+    // the ZIP holds 60 PDFs (central directory entries) and says how many there are
+    const entries = ok.body.toString('latin1').split('PK\x01\x02').length - 1;
+    expect(entries).to.equal(60);
+    expect(ok.total).to.equal('62');
+    // once the first batch ended, the organization may build again
+    expect((await get()).status).to.equal(200);
+  });
 });
