@@ -11,3 +11,4 @@ export * from './audit';
 export * from './users';
 export * from './organizations';
 export * from './members';
+export * from './control-proof';

@@ -12,7 +12,7 @@ import {
   makeSupplier,
   signed,
 } from '../../../packages/reception/test/support/supplier';
-import { cafForm, call, startTestApi, uploadCert, type TestApi } from './support/test-api';
+import { cafForm, call, newRut, startTestApi, testP12, uploadCert, type TestApi } from './support/test-api';
 
 type Doc = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -34,7 +34,13 @@ describe('hardening: tenant writes and account lows (issue 28)', function () {
   const rutOf = async (companyId: string): Promise<string> =>
     (await t.db.dataSource.query(`SELECT rut FROM companies WHERE id = $1`, [companyId]))[0].rut;
 
+  /** the signers of the proof-of-control tests (their .p12 made before the api serves: it blocks) */
+  const realSigner = newRut();
+  const stranger = newRut();
+
   before(async () => {
+    testP12(realSigner);
+    testP12(stranger);
     // a mail server is configured (never reached here): resend-delivery reads its addresses
     t = await startTestApi({
       sim: { timings: { registerMs: 0, stepMs: 0 } },
@@ -234,5 +240,85 @@ describe('hardening: tenant writes and account lows (issue 28)', function () {
     expect(ok.total).to.equal('62');
     // once the first batch ended, the organization may build again
     expect((await get()).status).to.equal(200);
+  });
+
+  describe('proof of control before a RUT gets an owner', () => {
+    const ORIGIN = { Origin: 'https://dashboard.test' };
+    const signUp = async () => {
+      const res = await call(t.url, 'POST', '/auth/signup', {
+        json: { email: `u-${randomUUID()}@empresa.cl`, password: 'clave-segura-123' },
+        headers: ORIGIN,
+      });
+      expect(res.status, res.text).to.equal(201);
+      return /dte_session=([^;]+)/.exec(res.headers.get('set-cookie') ?? '')![1]!;
+    };
+    const active = async (rut: string) => {
+      const r = await fetch(`${t.sim.url}/admin/contribuyentes/${rut}`, {
+        method: 'PUT',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ estado: 'activo', razonSocial: 'EMPRESA REAL SPA' }),
+      });
+      expect(r.status).to.equal(200);
+    };
+    const certificado = (signer: string, password = 'secreto') => ({
+      p12_base64: testP12(signer, password).toString('base64'),
+      password,
+    });
+    const orgs = async (rut: string) =>
+      Number(
+        (await t.db.dataSource.query(`SELECT count(*)::int AS n FROM organizations WHERE rut = $1`, [rut]))[0]
+          .n,
+      );
+
+    it('a signed-up stranger cannot take an active RUT: no certificate, a wrong password, or a signer the SII does not authorize for it', async () => {
+      const rut = newRut();
+      await active(rut);
+      await admin('PUT', `/admin/cert/companies/${rut}`, {
+        senders: [realSigner],
+        fchResol: '2024-01-01',
+        nroResol: 0,
+      });
+      // the stranger's own certificate, enrolled at the SII for its own company only
+      await admin('PUT', `/admin/cert/companies/${newRut()}`, {
+        senders: [stranger],
+        fchResol: '2024-01-01',
+        nroResol: 0,
+      });
+      const cookie = await signUp();
+      const post = (json: unknown) =>
+        call<{ code: string; detail?: Record<string, unknown> }>(t.url, 'POST', '/organizations', {
+          cookie,
+          json,
+          headers: ORIGIN,
+        });
+
+      let res = await post({ rut });
+      expect(res.status, res.text).to.equal(400);
+      expect(res.body.code).to.equal('validation_failed');
+      expect(res.text).to.contain('/certificado');
+      res = await post({ rut, certificado: { ...certificado(realSigner), password: 'otra-clave' } });
+      expect(res.status, res.text).to.equal(422);
+      expect(res.body.code).to.equal('cert.invalid');
+      res = await post({ rut, certificado: certificado(stranger) });
+      expect(res.status, res.text).to.equal(422);
+      expect(res.body.code).to.equal('cert_subject_mismatch');
+      expect(res.body.detail).to.include({ motivo: 'firmante_no_autorizado', firmante: stranger });
+      expect(await orgs(rut)).to.equal(0);
+
+      // the real company, with the certificate of its authorized signer, onboards and owns it
+      const owner = await signUp();
+      const ok = await call<{ id: string }>(t.url, 'POST', '/organizations', {
+        cookie: owner,
+        json: { rut, certificado: certificado(realSigner) },
+        headers: ORIGIN,
+      });
+      expect(ok.status, ok.text).to.equal(201);
+      expect(await orgs(rut)).to.equal(1);
+      const [audit] = await t.db.dataSource.query(
+        `SELECT detail FROM audit_log WHERE organization_id = $1 AND action = 'organization.created'`,
+        [ok.body.id],
+      );
+      expect(audit.detail.prueba_control).to.include({ firmante: realSigner });
+    });
   });
 });
