@@ -12,3 +12,4 @@ export * from './users';
 export * from './organizations';
 export * from './members';
 export * from './control-proof';
+export * from './user-tokens';
