@@ -108,6 +108,7 @@ export function bigIntercambio(s: Supplier, receptor: string, maxBytes = 10 * 10
   const one = (): string => {
     const d = invoice(s, receptor, 1000);
     d.Detalle = Array.from({ length: 60 }, (_, k) => ({
+      NroLinDet: k + 1,
       NmbItem: `Insumo ${k} `.padEnd(80, 'x'),
       DscItem: 'y'.repeat(1000),
       QtyItem: 1,
