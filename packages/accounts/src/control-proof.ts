@@ -40,29 +40,35 @@ export function siiControlProof(
     }
     const credential: SigningCredential = await readP12OffThread(p12, password);
     const firmante = credential.info.rut;
-    try {
-      await client.session(credential).readRcv({
-        env: 'cert',
-        rutEmpresa: rut,
-        operacion: 'compras',
-        periodo: santiagoDate(opts.now()).slice(0, 7),
-        timeoutMs: opts.timeoutMs,
-      });
-    } catch (err) {
-      if (isSiiError(err) && (err.kind === 'rejected' || err.kind === 'auth')) {
-        throw new ServiceError(
-          'cert_subject_mismatch',
-          `El SII no reconoce al titular del certificado (${firmante}) como usuario autorizado de la empresa ${rut}.`,
-          { detail: { motivo: 'firmante_no_autorizado', rut, firmante } },
-        );
-      }
-      if (isSiiError(err)) {
-        throw new ServiceError('sii_unavailable', `El SII no respondió: ${err.message}`, {
-          detail: { retryAfterSec: 30 },
+    // the register of the production SII (every taxpayer has one, issuer or not), then the
+    // certification SII's (a company enrolled only there so far): authorized in either is enough
+    let refusal: unknown;
+    for (const env of ['prod', 'cert'] as const) {
+      try {
+        await client.session(credential).readRcv({
+          env,
+          rutEmpresa: rut,
+          operacion: 'compras',
+          periodo: santiagoDate(opts.now()).slice(0, 7),
+          timeoutMs: opts.timeoutMs,
         });
+        return { firmante, certificadoSha256: credential.info.fingerprintSha256 };
+      } catch (err) {
+        if (!(isSiiError(err) && (err.kind === 'rejected' || err.kind === 'auth'))) {
+          if (isSiiError(err)) {
+            throw new ServiceError('sii_unavailable', `El SII no respondió: ${err.message}`, {
+              detail: { retryAfterSec: 30 },
+            });
+          }
+          throw err;
+        }
+        refusal = err;
       }
-      throw err;
     }
-    return { firmante, certificadoSha256: credential.info.fingerprintSha256 };
+    throw new ServiceError(
+      'cert_subject_mismatch',
+      `El SII no reconoce al titular del certificado (${firmante}) como usuario autorizado de la empresa ${rut}.`,
+      { detail: { motivo: 'firmante_no_autorizado', rut, firmante }, cause: refusal },
+    );
   };
 }
