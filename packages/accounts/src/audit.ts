@@ -3,6 +3,10 @@ import type { DataSource, EntityManager } from 'typeorm';
 /** The security-relevant actions written to `audit_log` (one name each, stable for readers). */
 export type AuditAction =
   | 'user.signup'
+  | 'user.invitation_accepted'
+  | 'user.password_changed'
+  | 'user.password_reset_requested'
+  | 'user.password_reset'
   | 'session.login'
   | 'session.login_failed'
   | 'session.locked'

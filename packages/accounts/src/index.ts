@@ -13,3 +13,5 @@ export * from './organizations';
 export * from './members';
 export * from './plans';
 export * from './rate-limit-setting';
+export * from './control-proof';
+export * from './user-tokens';

@@ -26,8 +26,9 @@ async function listMembersIn(db: DataSource | EntityManager, orgId: string): Pro
 
 /**
  * An owner changes a member's role or removes them. The last owner can be neither demoted nor
- * removed (validation_failed): an organization always keeps an owner. Audited; answers the
- * member's new state (null when removed).
+ * removed (validation_failed): an organization always keeps an owner. A removed member's API keys
+ * (those they created in the organization) are revoked in the same transaction. Audited; answers
+ * the member's new state (null when removed).
  */
 export async function changeMember(
   db: DataSource,
@@ -47,11 +48,21 @@ export async function changeMember(
         issues: [{ path: '/rol', message: 'the last owner cannot be demoted or removed' }],
       });
     }
+    let keysRevoked = 0;
     if (input.role === null) {
       await m.query('DELETE FROM memberships WHERE organization_id = $1 AND user_id = $2', [
         input.orgId,
         input.userId,
       ]);
+      // the API keys they created in this organization stop with them (a removed member keeps
+      // no access through a key they kept a copy of)
+      const [revoked]: { n: number }[] = await m.query(
+        `WITH r AS (UPDATE api_keys SET revoked_at = now()
+           WHERE organization_id = $1 AND created_by = $2 AND revoked_at IS NULL RETURNING id)
+         SELECT count(*)::int AS n FROM r`,
+        [input.orgId, input.userId],
+      );
+      keysRevoked = revoked?.n ?? 0;
     } else {
       await m.query('UPDATE memberships SET role = $3 WHERE organization_id = $1 AND user_id = $2', [
         input.orgId,
@@ -63,7 +74,12 @@ export async function changeMember(
       organizationId: input.orgId,
       actor: `user:${input.actorUserId}`,
       action: input.role === null ? 'member.removed' : 'member.role_changed',
-      detail: { user_id: input.userId, from: target.role, to: input.role },
+      detail: {
+        user_id: input.userId,
+        from: target.role,
+        to: input.role,
+        ...(input.role === null ? { api_keys_revoked: keysRevoked } : {}),
+      },
       ip,
     });
     if (input.role === null) return null;

@@ -4,6 +4,7 @@ import { isValidRut, normalizeRut } from '@dte/engine';
 import { ServiceError } from '@dte/error-catalog';
 import { SituacionError, type SituacionTributaria } from '@dte/sii-client';
 import { audit } from './audit';
+import type { ControlProof, ControlProofSource } from './control-proof';
 
 /** Where the SII situation of a RUT comes from (the simulator's taxpayer register, or a fake). */
 export type SituacionSource = (rut: string) => Promise<SituacionTributaria>;
@@ -82,6 +83,8 @@ export interface NewOrganization {
   actividad_economica?: number;
   resolucion_cert_numero?: number;
   resolucion_cert_fecha?: string;
+  /** proof of control: the .p12 (base64) of a person the SII authorizes for the RUT, and its password */
+  certificado?: { p12_base64: string; password: string };
 }
 
 /**
@@ -93,6 +96,7 @@ export interface NewOrganization {
 export async function createOrganization(
   db: DataSource,
   situacion: SituacionSource,
+  control: ControlProofSource,
   userId: string,
   input: NewOrganization,
   ctx: { ip?: string | null; now: Date },
@@ -115,6 +119,7 @@ export async function createOrganization(
   if (await taken()) throw conflict();
   const s = await checkedSituacion(situacion, rut);
   if (s.estado !== 'activo') throw blocked(s);
+  const prueba = await proveControl(control, rut, input.certificado);
   const razonSocial = (input.razon_social?.trim() || s.razonSocial || input.nombre?.trim() || rut).slice(
     0,
     100,
@@ -150,7 +155,11 @@ export async function createOrganization(
         organizationId: org[0].id,
         actor: `user:${userId}`,
         action: 'organization.created',
-        detail: { rut, situacion: s.estado },
+        detail: {
+          rut,
+          situacion: s.estado,
+          prueba_control: { firmante: prueba.firmante, certificado_sha256: prueba.certificadoSha256 },
+        },
         ip: ctx.ip,
       });
       return {
@@ -167,6 +176,32 @@ export async function createOrganization(
     if ((err as { code?: string }).code === '23505' && (await taken())) throw conflict();
     throw err;
   }
+}
+
+/**
+ * The caller proves control of the RUT before owning it (control-proof.ts): without a certificate
+ * validation_failed at /certificado; the proof's own refusals as they come.
+ */
+async function proveControl(
+  control: ControlProofSource,
+  rut: string,
+  certificado: NewOrganization['certificado'],
+): Promise<ControlProof> {
+  if (!certificado) {
+    throw new ServiceError(
+      'validation_failed',
+      'Para registrar la empresa presente el certificado digital de una persona autorizada por el SII para ese RUT.',
+      {
+        issues: [
+          {
+            path: '/certificado',
+            message: 'the .p12 (base64) and password of a signer the SII authorizes for the RUT',
+          },
+        ],
+      },
+    );
+  }
+  return control(rut, Buffer.from(certificado.p12_base64, 'base64'), certificado.password);
 }
 
 /** Re-reads the organization's SII situation and stores it; not active: bloqueada (stored). */

@@ -46,11 +46,11 @@ export async function signUp(
     throw invalid('/password', `password must be ${PASSWORD_MIN}-${PASSWORD_MAX} characters`);
   }
   const hash = await hashPassword(input.password, opts.scrypt);
-  // a user made by the seed command without a password may claim it once by signing up
+  // a taken address is refused, also one of a user made without a password (the seed's invited
+  // owner): only the holder of its invitation token sets that password (user-tokens.ts)
   const rows: UserRecord[] = await db.query(
     `INSERT INTO users (email, name, password_hash) VALUES ($1, $2, $3)
-     ON CONFLICT (email) DO UPDATE SET password_hash = EXCLUDED.password_hash, name = COALESCE(users.name, EXCLUDED.name)
-       WHERE users.password_hash IS NULL
+     ON CONFLICT (email) DO NOTHING
      RETURNING id, email, name`,
     [email, input.name?.trim() || null, hash],
   );

@@ -56,10 +56,15 @@ ${field('signup-password', 'Contraseña', '<input id="signup-password" name="pas
 </section>
 <div class="two">
 <section aria-labelledby="t-crear"><h2 id="t-crear">Registrar una empresa</h2>
-<p>Se verifica la situación tributaria del RUT en el SII. Usted quedará como dueño (owner).</p>
+<p>Se verifica la situación tributaria del RUT en el SII y que usted actúa por la empresa. Usted quedará como dueño (owner).</p>
 <form id="form-organizacion" novalidate>
 ${field('org-rut', 'RUT de la empresa', '<input id="org-rut" name="rut" required placeholder="76086428-5" data-rut aria-describedby="org-rut-ayuda">', 'Sin puntos, con guion y dígito verificador.')}
 ${field('org-nombre', 'Nombre de la organización (opcional)', '<input id="org-nombre" name="nombre" maxlength="100">')}
+<fieldset><legend>Acreditación ante el SII</legend>
+<p>Presente el certificado digital de una persona autorizada por el SII para operar con este RUT. Se usa solo para consultar al SII y no se guarda.</p>
+${field('org-cert', 'Certificado .p12 o .pfx', '<input id="org-cert" name="certificado" type="file" accept=".p12,.pfx,application/x-pkcs12" required>')}
+${field('org-cert-clave', 'Contraseña del certificado', '<input id="org-cert-clave" name="certificado_password" type="password" autocomplete="off" required>')}
+</fieldset>
 <fieldset><legend>Datos del emisor (para los documentos)</legend>
 ${field('org-giro', 'Giro', '<input id="org-giro" name="giro" maxlength="80">')}
 ${field('org-direccion', 'Dirección', '<input id="org-direccion" name="direccion" maxlength="70">')}

@@ -89,6 +89,13 @@ describe('dashboard in headless Chromium (issue 14)', function () {
     await page.getByLabel('Código de actividad económica').fill('467300');
     await page.getByLabel('N° resolución de certificación SII').fill('0');
     await page.getByLabel('Fecha de la resolución').fill(FCH_RESOL);
+    // proof of control (issue 28): the certificate of a signer the SII authorizes for the RUT
+    await page.getByLabel('Certificado .p12 o .pfx').setInputFiles({
+      name: 'firma.p12',
+      mimeType: 'application/x-pkcs12',
+      buffer: createTestP12({ rut, password: 'secreto' }),
+    });
+    await page.getByLabel('Contraseña del certificado').fill('secreto');
     await shot('organizacion');
     await page.getByRole('button', { name: 'Registrar empresa' }).click();
     await page.waitForURL('**/dashboard/documentos');

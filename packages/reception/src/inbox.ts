@@ -213,7 +213,8 @@ export async function storeReceived(
 
 /**
  * The SII recorded `accion` on a purchase: the inbox row, the purchases row of the register and,
- * when the issuer is one of our companies, its own document's receptor_estado — in one transaction.
+ * when the issuer is one of the same organization's companies, its own document's receptor_estado
+ * (the inbox row's organization) — in one transaction.
  */
 export async function recordInboxEvent(
   db: SyncDb,
@@ -243,11 +244,13 @@ export async function recordInboxEvent(
           WHERE company_id = $1 AND sii_env = $2 AND operacion = 'compras' AND rut_emisor = $3 AND tipo_dte = $4 AND folio = $5`,
         [row.company_id, env, row.rut_emisor, row.tipo_dte, row.folio, codes, estado],
       );
-      // the issuer is one of our companies: its document shows what its receiver did
+      // the issuer is one of this organization's companies: its document shows what its receiver
+      // did. Only in the same organization: another tenant's documents learn it from their own
+      // RCV sync (what the SII shows them), never from a write by this tenant.
       await qr.query(
         `UPDATE dtes SET receptor_estado = $6
-          WHERE sii_env = $1 AND upper(replace(rut_emisor, '.', '')) = $2 AND tipo_dte = $3 AND folio = $4
-            AND upper(replace(rut_receptor, '.', '')) = $5`,
+          WHERE organization_id = (SELECT organization_id FROM recepcion_documentos WHERE id = $7) AND sii_env = $1 AND upper(replace(rut_emisor, '.', '')) = $2
+            AND tipo_dte = $3 AND folio = $4 AND upper(replace(rut_receptor, '.', '')) = $5`,
         [
           env,
           row.rut_emisor,
@@ -255,6 +258,7 @@ export async function recordInboxEvent(
           row.folio,
           row.rut_receptor,
           codes.some(isClaim) ? 'reclamado' : 'aceptado',
+          row.id,
         ],
       );
       await qr.commitTransaction();

@@ -15,3 +15,4 @@ export * from './rcv-sync';
 export * from './inbox';
 export * from './rcv-read';
 export * from './sii-time';
+export * from './intercambio-thread';

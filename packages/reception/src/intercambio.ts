@@ -6,7 +6,9 @@
  *   the receiving company (`sobre_para_otra_empresa`);
  * - every DTE: addressed to the receiving company (`dte_para_otra_empresa`), its own signature
  *   (`firma_dte_invalida`), its TED (`ted_invalido`: FRMT by the CAF key, DD against the
- *   document) and its totals (`totales_invalidos`).
+ *   document), its CAF (`caf_invalido`: the DA's FRMA must verify with the SII key of its IDK in
+ *   the environment, and the DA must grant the range to the DTE's issuer: a supplier's own CAF
+ *   cannot stamp another issuer's document) and its totals (`totales_invalidos`).
  *
  * One refused DTE refuses the whole file (ReceptionRefused with the reason and which document):
  * a file is stored whole or not at all. What comes back holds each DTE's own XML text.
@@ -34,8 +36,12 @@ export interface ReadReceivedOptions {
   /** the receiving company's RUT (`76086428-5`) */
   rutReceptor: string;
   limits?: Partial<XmlLimits>;
-  /** SII public keys by IDK: when given, each CAF's FRMA must verify too */
-  siiPublicKeys?: Record<string, string>;
+  /**
+   * The SII's CAF-signing public keys of the environment, by IDK (PEM: public key or
+   * certificate). Required: a CAF whose IDK has no key here, or whose FRMA does not verify, is
+   * `caf_invalido` (an empty map refuses every file; nothing is stored unverified).
+   */
+  siiPublicKeys: Record<string, string>;
   /** most DTEs in one file (the SII's own limit is 2000 per EnvioDTE) */
   maxDocuments?: number;
 }
@@ -44,7 +50,7 @@ export function readReceivedXml(bytes: Buffer, opts: ReadReceivedOptions): Recei
   const { text, doc } = screenXml(bytes, opts.limits);
   const root = doc.documentElement!;
   const me = normRut(opts.rutReceptor);
-  const keys = opts.siiPublicKeys ? { siiPublicKeys: opts.siiPublicKeys } : {};
+  const keys = { siiPublicKeys: opts.siiPublicKeys };
   let checks: EnvioDocumentVerification[];
   if (root.localName === 'EnvioDTE') {
     const v = safely(() => verifyEnvioDte(text, keys));
@@ -87,8 +93,18 @@ export function readReceivedXml(bytes: Buffer, opts: ReadReceivedOptions): Recei
       );
     if (!c.tedValid)
       throw new ReceptionRefused('ted_invalido', `DTE ${index + 1}: ${c.tedError ?? 'TED invalid'}`, where);
-    if (c.cafSignatureValid === false)
-      throw new ReceptionRefused('ted_invalido', `DTE ${index + 1}: ${c.cafError ?? 'CAF invalid'}`, where);
+    if (c.cafSignatureValid !== true)
+      throw new ReceptionRefused(
+        'caf_invalido',
+        `DTE ${index + 1}: the CAF is not signed by the SII (${c.cafError ?? 'not verified'})`,
+        where,
+      );
+    if (normRut(c.caf.rutEmisor) !== normRut(c.rutEmisor))
+      throw new ReceptionRefused(
+        'caf_invalido',
+        `DTE ${index + 1}: the CAF was granted to ${c.caf.rutEmisor}, not to the issuer ${c.rutEmisor}`,
+        where,
+      );
     if (!c.totalsValid)
       throw new ReceptionRefused(
         'totales_invalidos',

@@ -43,6 +43,7 @@ export type RefusalReason =
   | 'dte_para_otra_empresa'
   | 'firma_dte_invalida'
   | 'ted_invalido'
+  | 'caf_invalido'
   | 'totales_invalidos'
   | 'sin_documentos'
   | 'demasiados_documentos';

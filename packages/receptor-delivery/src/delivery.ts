@@ -226,7 +226,8 @@ export class ReceptorDelivery {
     try {
       const info = await transport.sendMail({
         from: this.deps.mailFrom,
-        to: d.correos,
+        // each one mailbox (an address object is not re-parsed into several), at most 5
+        to: receptorMailboxes(d.correos),
         subject: `EnvioDTE: ${r.rut_emisor} tipo ${r.tipo_dte} folio ${r.folio}`,
         text: `${r.razon_social} (${r.rut_emisor}) le envía el documento tributario electrónico tipo ${r.tipo_dte} folio ${r.folio}: el XML (EnvioDTE) y su representación impresa.`,
         attachments: [
@@ -248,13 +249,26 @@ function updatedRows<T>(result: unknown): T[] {
 }
 
 /** Addresses of POST /dtes/:id/resend-delivery: 1-5, each at most 200 characters (spec, Limits). */
+/**
+ * One mailbox, nothing a mail library would read as several: a dot-atom local part and a domain
+ * of labels (the rule of the emission schema's `format: email`), at most 200 characters. No
+ * comma, semicolon, quote, angle bracket, colon or space: `a,b,c,d,e,f@x.cl` would otherwise be
+ * one "address" that nodemailer splits into six recipients, past the bound of 5.
+ */
+export function isReceptorEmail(c: string): boolean {
+  return (
+    c.length <= 200 &&
+    /^[a-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[a-z0-9!#$%&'*+/=?^_`{|}~-]+)*@(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$/i.test(
+      c,
+    )
+  );
+}
+
 export function parseCorreos(raw: unknown): string[] | undefined {
   if (raw === undefined || raw === null) return undefined;
   const list = Array.isArray(raw) ? raw : [raw];
   const ok =
-    list.length >= 1 &&
-    list.length <= 5 &&
-    list.every((c) => typeof c === 'string' && c.length <= 200 && /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(c));
+    list.length >= 1 && list.length <= 5 && list.every((c) => typeof c === 'string' && isReceptorEmail(c));
   if (!ok) {
     throw new ServiceError(
       'validation_failed',
@@ -265,4 +279,12 @@ export function parseCorreos(raw: unknown): string[] | undefined {
     );
   }
   return list as string[];
+}
+
+/** The stored addresses as mailboxes to send to: 1-5, each one mailbox, or the attempt fails. */
+function receptorMailboxes(correos: string[]): { name: string; address: string }[] {
+  if (correos.length < 1 || correos.length > 5 || !correos.every(isReceptorEmail)) {
+    throw new Error('the delivery holds an address that is not one mailbox, or more than 5: not sent');
+  }
+  return correos.map((address) => ({ name: '', address }));
 }

@@ -26,6 +26,7 @@ import { recepcionRoutes } from './routes/recepcion';
 import { rcvRoutes } from './routes/rcv';
 import { accountRoutes } from './routes/accounts';
 import { organizationRoutes } from './routes/organizations';
+import { accountRecoveryRoutes } from './routes/account-recovery';
 import { apiKeyAdminRoutes } from './routes/api-key-admin';
 import { catalogRoutes } from './routes/catalogs';
 import { pendingActionRoutes } from './routes/pending-actions';
@@ -52,6 +53,7 @@ export function apiRoutes(deps: ApiDeps): RouteDef[] {
     ...recepcionRoutes(deps, kit.now),
     ...rcvRoutes(deps, kit.now),
     ...accountRoutes(deps, kit.now),
+    ...accountRecoveryRoutes(deps, kit.now),
     ...organizationRoutes(deps, kit.now),
     ...apiKeyAdminRoutes(deps, kit.now),
     ...catalogRoutes(deps),

@@ -16,14 +16,16 @@
  * Prints one JSON line {organization_id, company_id, environment, api_key, scopes[, user_id]}
  * (or only the key with --print key). With --owner-email it also creates that user as owner;
  * with --owner-password (or OWNER_PASSWORD) too, that user can sign in to the dashboard
- * (POST /auth/login); the password is stored as an scrypt hash (@dte/accounts).
+ * (POST /auth/login); the password is stored as an scrypt hash (@dte/accounts). Without a
+ * password the owner is invited: the JSON carries `invitation_token` (7 days, one use), which
+ * POST /auth/invitacion takes with the password the owner chooses.
  */
 import { parseArgs } from 'node:util';
 import { DTE_ENDPOINT_TIPOS, type TipoDte } from '@dte/engine';
 import type { DataSource } from 'typeorm';
 import { generateApiKey } from './auth/api-key-format';
 import { SCOPES, isScope, type Scope, type SiiEnv } from './auth/scopes';
-import { hashPassword } from '@dte/accounts';
+import { hashPassword, issueUserToken } from '@dte/accounts';
 import { openApiDatabase } from './db/data-source';
 import { normalizeRut } from './rut';
 
@@ -63,6 +65,9 @@ export interface SeedResult {
   api_key_id: string;
   scopes: Scope[];
   user_id?: string;
+  /** an owner without a password: the one-use token that sets it (POST /auth/invitacion) */
+  invitation_token?: string;
+  invitation_expires_at?: string;
 }
 
 /**
@@ -163,9 +168,10 @@ export async function seedOrganization(db: DataSource, input: SeedInput): Promis
       scopes,
     };
     if (input.ownerEmail) {
-      const user: { id: string }[] = await m.query(
+      const user: { id: string; has_password: boolean }[] = await m.query(
         `INSERT INTO users (email, password_hash) VALUES (lower($1), $2) ON CONFLICT (email)
-         DO UPDATE SET password_hash = COALESCE(EXCLUDED.password_hash, users.password_hash) RETURNING id`,
+         DO UPDATE SET password_hash = COALESCE(EXCLUDED.password_hash, users.password_hash)
+         RETURNING id, password_hash IS NOT NULL AS has_password`,
         [input.ownerEmail, passwordHash],
       );
       await m.query(
@@ -174,6 +180,13 @@ export async function seedOrganization(db: DataSource, input: SeedInput): Promis
         [user[0].id, organizationId, input.ownerRole ?? 'owner'],
       );
       result.user_id = user[0].id;
+      // without a password the owner is invited: only the token's holder sets it (no one claims
+      // the address by signing up first with it)
+      if (!user[0].has_password) {
+        const inv = await issueUserToken(m, user[0].id, 'invitation', new Date());
+        result.invitation_token = inv.token;
+        result.invitation_expires_at = inv.expiresAt.toISOString();
+      }
     }
     return result;
   });

@@ -51,9 +51,28 @@ async function siiSituation(t: TestApi, rut: string, estado: string, razonSocial
   expect(res.status).to.equal(200);
 }
 
+/** The signer whose certificate proves control of the RUTs onboarded here (issue 28). */
+const SIGNER = newRut();
+
+/** The SII (simulator) authorizes SIGNER for the company; the proof of control to send with it. */
+async function authorizedSigner(t: TestApi, rut: string) {
+  const res = await fetch(`${t.sim.url}/admin/cert/companies/${rut}`, {
+    method: 'PUT',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ senders: [SIGNER], fchResol: '2024-01-01', nroResol: 0 }),
+  });
+  expect(res.status, await res.clone().text()).to.be.lessThan(300);
+  return { p12_base64: testP12(SIGNER).toString('base64'), password: 'secreto' };
+}
+
 async function onboard(t: TestApi, cookie: string, rut = newRut()) {
   await siiSituation(t, rut, 'activo');
-  const res = await call(t.url, 'POST', '/organizations', { cookie, json: { rut }, headers: ORIGIN });
+  const certificado = await authorizedSigner(t, rut);
+  const res = await call(t.url, 'POST', '/organizations', {
+    cookie,
+    json: { rut, certificado },
+    headers: ORIGIN,
+  });
   if (res.status !== 201) throw new Error(`onboarding ${res.status} ${res.text}`);
   return { rut, org: res.body as { id: string; company_id: string; razon_social: string } };
 }

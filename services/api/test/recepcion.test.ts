@@ -16,6 +16,7 @@ import {
   loneDte,
   makeSupplier,
   signed,
+  type Supplier,
 } from '../../../packages/reception/test/support/supplier';
 import { call, startTestApi, testP12, uploadCert, type TestApi } from './support/test-api';
 
@@ -30,7 +31,8 @@ describe('purchases side: /recepcion, /rcv, /rcof (api + SII simulator)', functi
   let source: RcvSource;
   const periodo = santiagoDate(new Date()).slice(0, 7);
   const today = santiagoDate(new Date());
-  const supplier = makeSupplier('96543210-8');
+  // a supplier whose CAF the (simulated) SII signed: reception verifies each CAF's FRMA
+  let supplier: Supplier;
 
   const admin = async (method: string, path: string, body?: unknown) => {
     const res = await fetch(`${t.sim.url}${path}`, {
@@ -55,6 +57,7 @@ describe('purchases side: /recepcion, /rcv, /rcof (api + SII simulator)', functi
 
   before(async () => {
     t = await startTestApi({ sim: { timings: { registerMs: 0, stepMs: 0 } } });
+    supplier = makeSupplier('96543210-8', t.sim.siiKeys.cert);
     const s = await t.seed({});
     key = s.api_key;
     companyId = s.company_id;

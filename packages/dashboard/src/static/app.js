@@ -277,6 +277,14 @@
         if (String(d.get(k) || '').trim()) json[k] = String(d.get(k)).trim();
       for (const k of ['actividad_economica', 'resolucion_cert_numero'])
         if (String(d.get(k) || '').trim()) json[k] = Number(d.get(k));
+      // proof of control: the .p12 of a signer the SII authorizes for the RUT (base64), and its password
+      const p12 = d.get('certificado');
+      if (p12 && p12.size) {
+        const bytes = new Uint8Array(await p12.arrayBuffer());
+        let bin = '';
+        for (const b of bytes) bin += String.fromCharCode(b);
+        json.certificado = { p12_base64: btoa(bin), password: String(d.get('certificado_password') || '') };
+      }
       const res = await api('POST', '/organizations', { noEnv: true, json });
       if (!res.ok) return notice('error', describe(res));
       location.assign('/dashboard/documentos');

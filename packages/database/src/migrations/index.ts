@@ -31,6 +31,7 @@ import { McpAuditLogOrg1796100000000 } from './1796100000000-mcp-audit-log-org';
 import { BoletasBheSiiRules1796400000000 } from './1796400000000-boletas-bhe-sii-rules';
 import { Billing1796600000000 } from './1796600000000-billing';
 import { OrganizationRateLimit1796000000000 } from './1796000000000-organization-rate-limit';
+import { UserTokens1796200000000 } from './1796200000000-user-tokens';
 
 export const migrations: (new () => MigrationInterface)[] = [
   ProcessedEvents1763780000000,
@@ -63,4 +64,5 @@ export const migrations: (new () => MigrationInterface)[] = [
   BoletasBheSiiRules1796400000000,
   Billing1796600000000,
   OrganizationRateLimit1796000000000,
+  UserTokens1796200000000,
 ];

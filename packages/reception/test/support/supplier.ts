@@ -94,3 +94,36 @@ export function intercambio(s: Supplier, dtes: string[], receptor: string): Buff
 export function loneDte(dteText: string): Buffer {
   return Buffer.from(`<?xml version="1.0" encoding="ISO-8859-1"?>\n${dteText}`, 'latin1');
 }
+
+/** The SII keys map reception verifies a CAF's FRMA with (the supplier's SII key by its IDK). */
+export function siiKeysOf(s: Supplier): Record<string, string> {
+  return { [String(s.siiKey.idk)]: s.siiKey.publicKeyPem };
+}
+
+/**
+ * An EnvioDTE just under `maxBytes` (10 MiB by default, the reception limit): invoices of 60
+ * lines with long descriptions, all verifiable (about 2 s of CPU to verify on this machine).
+ */
+export function bigIntercambio(s: Supplier, receptor: string, maxBytes = 10 * 1024 * 1024): Buffer {
+  const one = (): string => {
+    const d = invoice(s, receptor, 1000);
+    d.Detalle = Array.from({ length: 60 }, (_, k) => ({
+      NroLinDet: k + 1,
+      NmbItem: `Insumo ${k} `.padEnd(80, 'x'),
+      DscItem: 'y'.repeat(1000),
+      QtyItem: 1,
+      PrcItem: 1000,
+      MontoItem: 1000,
+    }));
+    const neto = 60_000;
+    const iva = Math.round(neto * 0.19);
+    d.Encabezado.Totales = { MntNeto: neto, TasaIVA: 19, IVA: iva, MntTotal: neto + iva };
+    return signed(s, d);
+  };
+  const first = one();
+  const count = Math.floor((maxBytes - 8_192) / (Buffer.byteLength(first, 'latin1') + 64));
+  const dtes = [first, ...Array.from({ length: count - 1 }, one)];
+  const file = intercambio(s, dtes, receptor);
+  if (file.length > maxBytes) throw new Error(`the big file has ${file.length} bytes, over ${maxBytes}`);
+  return file;
+}

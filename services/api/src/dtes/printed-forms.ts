@@ -212,16 +212,54 @@ async function muestrasDocuments(
   db: DataSource,
   principal: Principal,
   source: 'all' | 'set_pruebas',
-): Promise<{ id: string; tipo_dte: number; folio: string; company_id: string; signed_xml: string }[]> {
-  return db.query(
-    `SELECT id, tipo_dte, folio, company_id, signed_xml FROM dtes
-      WHERE organization_id = $1 AND sii_env = 'cert' AND tipo_dte = ANY($2::int[])
-        AND signed_xml IS NOT NULL
-        AND ($3::uuid IS NULL OR company_id = $3)
-        AND ($4 = 'all' OR signed_xml ~ '<TpoDocRef>SET</TpoDocRef>|<RazonRef>CASO [0-9]+-[0-9]+')
-      ORDER BY tipo_dte, folio`,
-    [principal.organizationId, MUESTRAS_TIPOS, principal.companyId, source],
-  );
+): Promise<{ docs: { id: string; tipo_dte: number; folio: string; company_id: string }[]; total: number }> {
+  // ids only (each signed XML is read when its PDF is rendered), the first MUESTRAS_MAX_DOCUMENTOS
+  const rows: { id: string; tipo_dte: number; folio: string; company_id: string; total: number }[] =
+    await db.query(
+      `SELECT id, tipo_dte, folio, company_id, count(*) OVER ()::int AS total FROM dtes
+        WHERE organization_id = $1 AND sii_env = 'cert' AND tipo_dte = ANY($2::int[])
+          AND signed_xml IS NOT NULL
+          AND ($3::uuid IS NULL OR company_id = $3)
+          AND ($4 = 'all' OR signed_xml ~ '<TpoDocRef>SET</TpoDocRef>|<RazonRef>CASO [0-9]+-[0-9]+')
+        ORDER BY tipo_dte, folio
+        LIMIT $5`,
+      [principal.organizationId, MUESTRAS_TIPOS, principal.companyId, source, MUESTRAS_MAX_DOCUMENTOS],
+    );
+  return { docs: rows, total: rows[0]?.total ?? 0 };
+}
+
+/**
+ * Bounds of one sample-print batch (GET /dtes/muestras, POST /dtes/muestras/send): at most
+ * MUESTRAS_MAX_DOCUMENTOS PDFs (the SII's certification set is a few dozen cases; the GET names
+ * the total in X-Muestras-Total when there are more, the mail refuses them), rendered one at a
+ * time yielding to the event loop between PDFs, at most MUESTRAS_BUILDS.process batches at once in
+ * the process and MUESTRAS_BUILDS.organization per organization; one more answers 429 rate_limit.
+ */
+export const MUESTRAS_MAX_DOCUMENTOS = 60;
+export const MUESTRAS_BUILDS = { process: 2, organization: 1 } as const;
+const muestrasBuilds = { total: 0, byOrg: new Map<string, number>() };
+
+async function withMuestrasSlot<T>(orgId: string, f: () => Promise<T>): Promise<T> {
+  const mine = muestrasBuilds.byOrg.get(orgId) ?? 0;
+  if (muestrasBuilds.total >= MUESTRAS_BUILDS.process || mine >= MUESTRAS_BUILDS.organization) {
+    throw new ApiError(
+      'rate_limit',
+      mine >= MUESTRAS_BUILDS.organization
+        ? 'The sample prints of this organization are being built already; try again when that one ends.'
+        : 'Sample prints are being built for other organizations; try again shortly.',
+      { detail: { retryAfterSec: 10 } },
+    );
+  }
+  muestrasBuilds.total += 1;
+  muestrasBuilds.byOrg.set(orgId, mine + 1);
+  try {
+    return await f();
+  } finally {
+    muestrasBuilds.total -= 1;
+    const left = (muestrasBuilds.byOrg.get(orgId) ?? 1) - 1;
+    if (left > 0) muestrasBuilds.byOrg.set(orgId, left);
+    else muestrasBuilds.byOrg.delete(orgId);
+  }
 }
 
 export function parseMuestrasSource(q: Record<string, unknown>): 'all' | 'set_pruebas' {
@@ -242,30 +280,42 @@ async function muestrasPdfs(
   redis: Redis,
   principal: Principal,
   source: 'all' | 'set_pruebas',
-): Promise<{ files: { name: string; data: Buffer }[]; omitted: { name: string; code: string }[] }> {
-  const docs = await muestrasDocuments(db, principal, source);
-  const files: { name: string; data: Buffer }[] = [];
-  const omitted: { name: string; code: string }[] = [];
-  const companies = new Map<string, CompanyPrintData>();
-  for (const d of docs) {
-    let company = companies.get(d.company_id);
-    if (!company) {
-      company = await companyPrintData(db, d.company_id, 'cert');
-      companies.set(d.company_id, company);
+): Promise<{
+  files: { name: string; data: Buffer }[];
+  omitted: { name: string; code: string }[];
+  total: number;
+}> {
+  return withMuestrasSlot(principal.organizationId, async () => {
+    const { docs, total } = await muestrasDocuments(db, principal, source);
+    const files: { name: string; data: Buffer }[] = [];
+    const omitted: { name: string; code: string }[] = [];
+    const companies = new Map<string, CompanyPrintData>();
+    for (const d of docs) {
+      let company = companies.get(d.company_id);
+      if (!company) {
+        company = await companyPrintData(db, d.company_id, 'cert');
+        companies.set(d.company_id, company);
+      }
+      const name = `${d.tipo_dte}-${d.folio}.pdf`;
+      const [{ signed_xml }]: { signed_xml: string }[] = await db.query(
+        'SELECT signed_xml FROM dtes WHERE id = $1',
+        [d.id],
+      );
+      try {
+        const { pdf } = await cachedRender(redis, d.id, signed_xml, company, {
+          copy: 'original',
+          layout: 'letter',
+        });
+        files.push({ name, data: pdf });
+      } catch (err) {
+        if (!isServiceError(err) || !err.code.startsWith('dte.print.')) throw err;
+        omitted.push({ name, code: err.code });
+      }
+      // one PDF at a time, and the other requests served between them
+      await new Promise<void>((resolve) => setImmediate(resolve));
     }
-    const name = `${d.tipo_dte}-${d.folio}.pdf`;
-    try {
-      const { pdf } = await cachedRender(redis, d.id, d.signed_xml, company, {
-        copy: 'original',
-        layout: 'letter',
-      });
-      files.push({ name, data: pdf });
-    } catch (err) {
-      if (!isServiceError(err) || !err.code.startsWith('dte.print.')) throw err;
-      omitted.push({ name, code: err.code });
-    }
-  }
-  return { files, omitted };
+    return { files, omitted, total };
+  });
 }
 
 /** GET /dtes/muestras: the ZIP of sample prints, or dte.muestras.empty. */
@@ -274,8 +324,8 @@ export async function muestrasZip(
   redis: Redis,
   principal: Principal,
   source: 'all' | 'set_pruebas',
-): Promise<{ zip: Buffer; omitted: { name: string; code: string }[] }> {
-  const { files, omitted } = await muestrasPdfs(db, redis, principal, source);
+): Promise<{ zip: Buffer; omitted: { name: string; code: string }[]; total: number }> {
+  const { files, omitted, total } = await muestrasPdfs(db, redis, principal, source);
   if (files.length === 0) {
     throw new ApiError(
       'dte.muestras.empty',
@@ -283,7 +333,7 @@ export async function muestrasZip(
       omitted.length ? { detail: { omitted } } : {},
     );
   }
-  return { zip: await zipFiles(files), omitted };
+  return { zip: await zipFiles(files), omitted, total };
 }
 
 /** The SII's limit on one sample-print mail (spec, Limits). */
@@ -307,7 +357,14 @@ export async function sendMuestras(
       'No mail sender configured (SMTP_URL and MUESTRAS_MAIL_TO).',
     );
   }
-  const { files } = await muestrasPdfs(db, redis, principal, source);
+  const { files, total } = await muestrasPdfs(db, redis, principal, source);
+  if (total > MUESTRAS_MAX_DOCUMENTOS) {
+    throw new ApiError(
+      'dte.muestras.too_large',
+      `There are ${total} signed certification documents; one mail holds at most ${MUESTRAS_MAX_DOCUMENTOS} (send source=set_pruebas).`,
+      { detail: { documentos: total, max: MUESTRAS_MAX_DOCUMENTOS } },
+    );
+  }
   if (files.length === 0) {
     throw new ApiError(
       'dte.muestras.no_samples',

@@ -6,6 +6,7 @@ import { HttpExchangeRateSource, UnconfiguredExchangeRateSource } from '../dtes/
 import {
   dtePdf,
   muestrasZip,
+  MUESTRAS_MAX_DOCUMENTOS,
   parseMuestrasSource,
   parsePrintQuery,
   previewDte,
@@ -63,12 +64,12 @@ export function dtePrintRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
       responses: {
         200: {
           description:
-            'application/zip, one <tipo>-<folio>.pdf per document; X-Muestras-Omitted names documents the printed form refuses (e.g. 33-7.pdf:dte.print.items_limit)',
+            'application/zip, one <tipo>-<folio>.pdf per document (at most 60, by type and folio; X-Muestras-Total gives the count when there are more); X-Muestras-Omitted names documents the printed form refuses (e.g. 33-7.pdf:dte.print.items_limit)',
         },
       },
-      errors: ['validation_failed', 'dte.muestras.empty'],
+      errors: ['validation_failed', 'dte.muestras.empty', 'rate_limit'],
       handler: async (ctx) => {
-        const { zip, omitted } = await muestrasZip(
+        const { zip, omitted, total } = await muestrasZip(
           db,
           deps.redis,
           principalOf(ctx),
@@ -78,6 +79,8 @@ export function dtePrintRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
         // documents the printed form refuses (more than 40 items, overflow) are named, not zipped
         if (omitted.length)
           ctx.set('X-Muestras-Omitted', omitted.map((o) => `${o.name}:${o.code}`).join(', '));
+        // more than MUESTRAS_MAX_DOCUMENTOS: the ZIP holds the first ones (by type and folio)
+        if (total > MUESTRAS_MAX_DOCUMENTOS) ctx.set('X-Muestras-Total', String(total));
         ctx.set('Content-Disposition', 'attachment; filename="muestras.zip"');
         ctx.body = zip;
       },
@@ -103,6 +106,7 @@ export function dtePrintRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
         'dte.muestras.too_large',
         'dte.muestras.send_not_configured',
         'dte.muestras.not_sent',
+        'rate_limit',
       ],
       handler: async (ctx) => {
         const out = await sendMuestras(

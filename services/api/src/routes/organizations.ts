@@ -8,6 +8,8 @@ import {
   readAudit,
   requestAccess,
   revalidateSituacion,
+  siiControlProof,
+  type ControlProofSource,
   type NewOrganization,
   type SituacionSource,
 } from '@dte/accounts';
@@ -16,6 +18,7 @@ import type { ApiDeps, RouteDef } from '../context';
 import { accountStores } from '../auth/session';
 import { ApiError } from '../http/api-error';
 import { isUuid } from '../db/pg-errors';
+import { siiClientOf } from '../recepcion/eventos';
 import { principalOf } from './route-kit';
 
 const memberId = (raw: string): string => {
@@ -34,24 +37,33 @@ export function situacionSource(deps: ApiDeps): SituacionSource {
   };
 }
 
+/** Proof of control of a RUT (control-proof.ts) with the SII (the simulator at SII_BASE_URL). */
+export function controlProofSource(deps: ApiDeps, now: () => Date): ControlProofSource {
+  return siiControlProof(siiClientOf(deps), { timeoutMs: deps.config.siiTimeoutMs, now });
+}
+
 /**
  * Organization onboarding and access requests (spec: POST /organizations, solicitar-acceso,
  * solicitudes-acceso/decidir, me/revalidar-situacion), the members and the audit log.
  */
 export function organizationRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
   const situacion = situacionSource(deps);
+  const control = controlProofSource(deps, now);
   return [
     {
       method: 'post',
       path: '/organizations',
       operationId: 'createOrganization',
-      summary: 'Onboard the company of a RUT (active in the SII); the caller becomes its owner',
+      summary:
+        'Onboard the company of a RUT (active in the SII): the caller proves control with the certificate of a signer the SII authorizes for it, and becomes its owner',
       tag: 'organizations',
       auth: 'session_user',
       body: { kind: 'json', schema: 'organization-create.schema.json' },
       responses: { 201: { description: 'organization created and chosen for this session' } },
       errors: [
         'empresa.conflict',
+        'cert.invalid',
+        'cert_subject_mismatch',
         'situacion_tributaria.bloqueada',
         'situacion_tributaria.rate_limit',
         'sii_unavailable',
@@ -61,6 +73,7 @@ export function organizationRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
         const org = await createOrganization(
           deps.dataSource,
           situacion,
+          control,
           p.userId!,
           ctx.state.body as NewOrganization,
           {

@@ -6,8 +6,10 @@
  *   `{documentos, total}`; anything else `400 recepcion.query_invalid`;
  * - `GET /recepcion/:id`, `GET /recepcion/:id/xml` (the received DTE as it came);
  * - `POST /recepcion/intercambio`: an EnvioDTE (or one lone DTE) another issuer sent us, raw XML
- *   (`Content-Type: application/xml`); read safely and verified, stored whole or refused
- *   (`400 validation_failed` with `detail.motivo`) and then stored nowhere; once stored, the SII
+ *   (`Content-Type: application/xml`); read safely and verified on a worker thread (each CAF's
+ *   FRMA with the environment's SII keys, SII_CAF_KEYS_FILE), stored whole or refused
+ *   (`400 validation_failed` with `detail.motivo`; `429 rate_limit` when files are already
+ *   waiting to be verified) and then stored nowhere; once stored, the SII
  *   register is asked each DTE's reception date (consultarFechaRecepcionSii) for the deadline;
  * - `POST /recepcion/:id/eventos` `{accion: ACD|ERM|RCD|RFP|RFT, confirmar: true}`: registered at
  *   the SII's register (ingresarAceptacionReclamoDoc); irreversible, so `confirmar: true` is
@@ -20,8 +22,9 @@ import {
   inboxXml,
   listInbox,
   parseSiiDateTime,
-  readReceivedXml,
+  readReceivedXmlOffThread,
   ReceptionRefused,
+  ReceptionUnavailable,
   setReceptionDate,
   showInboxRow,
   storeReceived,
@@ -79,6 +82,15 @@ async function companyOf(deps: ApiDeps, p: Principal): Promise<{ id: string; rut
   );
   if (rows.length !== 1) throw new ApiError('empresa.not_found', 'The credential names no single company.');
   return rows[0]!;
+}
+
+/**
+ * The SII's CAF-signing keys of the credential's environment (SII_CAF_KEYS_FILE), by IDK, as
+ * reception verifies each received CAF's FRMA with them; none configured: an empty map, so every
+ * received file is refused `caf_invalido` rather than stored unverified.
+ */
+function siiKeysOf(deps: ApiDeps, env: 'cert' | 'prod'): Record<string, string> {
+  return Object.fromEntries((deps.config.siiCafKeys?.[env] ?? []).map((k) => [String(k.idk), k.pem]));
 }
 
 export function recepcionRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
@@ -179,7 +191,7 @@ export function recepcionRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
       path: '/recepcion/intercambio',
       operationId: 'receiveIntercambio',
       summary:
-        'Receive an EnvioDTE (or one DTE) another issuer sent: raw XML body, read without DTD or entities, each DTE signature and TED verified; stored whole or refused',
+        'Receive an EnvioDTE (or one DTE) another issuer sent: raw XML body, read without DTD or entities, each DTE signature, TED and CAF (SII signature) verified; stored whole or refused',
       tag: 'recepcion',
       auth: 'bearer',
       scope: 'recepcion:write',
@@ -190,7 +202,7 @@ export function recepcionRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
           schema: 'recepcion-intercambio.schema.json',
         },
       },
-      errors: ['validation_failed'],
+      errors: ['validation_failed', 'rate_limit'],
       handler: async (ctx) => {
         const p = principalOf(ctx);
         const company = await companyOf(deps, p);
@@ -209,9 +221,17 @@ export function recepcionRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
           throw refuse('tipo_contenido', 'send the XML with Content-Type: application/xml');
         let docs;
         try {
-          docs = readReceivedXml(raw, { rutReceptor: company.rut });
+          docs = await readReceivedXmlOffThread(raw, {
+            rutReceptor: company.rut,
+            siiPublicKeys: siiKeysOf(deps, p.environment),
+          });
         } catch (err) {
           if (err instanceof ReceptionRefused) throw refuse(err.reason, err.message, err.documento);
+          if (err instanceof ReceptionUnavailable && err.reason === 'recepcion_ocupada')
+            throw new ApiError('rate_limit', `The received file was not verified now: ${err.message}`, {
+              detail: { retryAfterSec: 5, motivo: err.reason },
+            });
+          if (err instanceof ReceptionUnavailable) throw refuse(err.reason, err.message);
           throw err;
         }
         const ids = await storeReceived(
