@@ -160,10 +160,10 @@ describe('printed form over HTTP: GET /dtes/:id/pdf, preview, muestras', functio
     expect(pdfInfo(a.bytes).width).to.be.closeTo((80 / 25.4) * 72, 0.5);
   });
 
-  it('copy=cedible: CEDIBLE (33, 34) and CEDIBLE CON SU FACTURA (52) with the acuse de recibo; a 61 has none (validation_failed)', async () => {
+  it('copy=cedible: CEDIBLE (33, 34, 46) and CEDIBLE CON SU FACTURA (52) with the acuse de recibo; a 61 has none (validation_failed)', async () => {
     // requests first, slow rendering checks after (an idle keep-alive socket is not reused late)
     const copies = new Map<number, Fetched>();
-    for (const tipo of [33, 34, 52]) {
+    for (const tipo of [33, 34, 46, 52]) {
       copies.set(
         tipo,
         await fetchBytes(r.t.url, 'GET', `/dtes/${signed.get(tipo)!.id}/pdf?copy=cedible`, r.o.key),
