@@ -15,3 +15,5 @@ export * from './rcv-sync';
 export * from './inbox';
 export * from './rcv-read';
 export * from './sii-time';
+export * from './exchange-replies';
+export * from './exchange-store';
