@@ -28,6 +28,7 @@ import { DtesUnsentIndex1763813000000 } from './1763813000000-dtes-unsent-index'
 import { DtesRequestId1795539900000 } from './1795539900000-dtes-request-id';
 import { ToastLz41795565000000 } from './1795565000000-toast-lz4';
 import { ExchangeReplies1796300000000 } from './1796300000000-exchange-replies';
+import { RcvRegisterFields1796300100000 } from './1796300100000-rcv-register-fields';
 
 export const migrations: (new () => MigrationInterface)[] = [
   ProcessedEvents1763780000000,
@@ -57,4 +58,5 @@ export const migrations: (new () => MigrationInterface)[] = [
   DtesRequestId1795539900000,
   ToastLz41795565000000,
   ExchangeReplies1796300000000,
+  RcvRegisterFields1796300100000,
 ];
