@@ -121,10 +121,10 @@ describe('sii-simulator: folio grants, RCV, exchange rates, admin and configurat
       return {
         status: res.status,
         json: (await res.json()) as {
-          data: Record<string, any>[] | null;
+          data: Record<string, any>[] | null; // eslint-disable-line @typescript-eslint/no-explicit-any
           respEstado?: { codRespuesta: number };
         },
-      }; // eslint-disable-line @typescript-eslint/no-explicit-any
+      };
     };
     const side = (rut: string, operacion: 'COMPRA' | 'VENTA', estadoContab: string) => {
       const [rutEmisor, dvEmisor] = rut.split('-');

@@ -257,7 +257,11 @@ describe('purchases side: /recepcion, /rcv, /rcof (api + SII simulator)', functi
         cesionario: { rut: '99888777-6', razon_social: 'FACTOR SPA', fecha_cesion: today },
       });
       const d3 = await byFolio(903);
-      expect(d3.plazo).to.include({ en_plazo: false, fecha_recepcion_sii: oldReception });
+      // the register writes reception times to the second (DD/MM/YYYY HH:MM:SS)
+      expect(d3.plazo).to.include({
+        en_plazo: false,
+        fecha_recepcion_sii: new Date(Math.floor(Date.parse(oldReception) / 1000) * 1000).toISOString(),
+      });
       const ced = await inbox('?cedida=true');
       expect(ced.total).to.equal(1);
       expect(ced.documentos[0]!.folio).to.equal(902);
