@@ -196,8 +196,11 @@ export async function answerRegisterEvent(
   let xml: Buffer;
   if (accion === 'ERM') {
     kind = 'recibo';
+    // where the goods were received: the event's recinto, else the company's address
+    const [co] = await db.query(`SELECT direccion, comuna FROM companies WHERE id = $1`, [c.companyId]);
+    const address = [co?.direccion, co?.comuna].filter((x) => typeof x === 'string' && x.trim()).join(', ');
     xml = buildEnvioRecibos(
-      [{ ...ref, recinto: opts.recinto?.trim() || 'Oficina central' }],
+      [{ ...ref, recinto: opts.recinto?.trim() || address || 'Casa matriz' }],
       signer,
       `SetRecibos${numero}`,
     );

@@ -5,7 +5,9 @@
  * (after ERM) are downloadable with the charset of their bytes, valid against the SII schemas
  * (xmllint), signed (xmlsec1), and mailed to the supplier's exchange address with retries.
  */
-import { santiagoDate } from '@dte/engine';
+import { readP12, santiagoDate, santiagoDayEnd } from '@dte/engine';
+import { syncPeriod } from '@dte/reception';
+import { SiiClient, simulatorEndpoints } from '@dte/sii-client';
 import { ExchangeReplyDelivery } from '@dte/receptor-delivery';
 import { expect } from 'chai';
 import { simpleParser } from 'mailparser';
@@ -17,7 +19,7 @@ import {
   signed,
 } from '../../../packages/reception/test/support/supplier';
 import { SmtpSink } from '../../webhooks/test/support/smtp';
-import { call, startTestApi, uploadCert, type TestApi } from './support/test-api';
+import { call, startTestApi, testP12, uploadCert, type TestApi } from './support/test-api';
 
 type Doc = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -240,6 +242,55 @@ describe('exchange replies to suppliers: RespuestaDTE and EnvioRecibos (api + SI
       ['recibo', [SUPPLIER_MAIL]],
       ['resultado', [SUPPLIER_MAIL]],
     ]);
+  });
+
+  it('the 8-day window at its edge: more than 192 h after the reception, still open until midnight (Chile) of the 8th day', async () => {
+    // received at 00:00:01 (Chile) eight days ago: +192 h passed a second after today's midnight
+    const day = (offset: number) =>
+      new Date(Date.parse(`${today}T12:00:00Z`) + offset * 86_400_000).toISOString().slice(0, 10);
+    const received = new Date(santiagoDayEnd(day(-9)).getTime() + 1000);
+    expect(Date.now() - received.getTime()).to.be.above(192 * 3600_000);
+    const folio = 7001;
+    await admin('POST', '/admin/cert/purchases', {
+      rutReceptor: rut,
+      rutEmisor: '96543210-8',
+      tipoDte: 33,
+      folio,
+      fchEmis: day(-8),
+      mntNeto: 10_000,
+      mntExe: 0,
+      iva: 1_900,
+      mntTotal: 11_900,
+      fechaRecepcion: received.toISOString(),
+    });
+    const sii = new SiiClient({ endpoints: simulatorEndpoints(t.sim.url), timeoutMs: 5000 });
+    const credential = readP12(testP12(rut), 'secreto');
+    const r = await syncPeriod(
+      t.db.dataSource,
+      {
+        read: (q) =>
+          sii
+            .session(credential)
+            .readRcv({ env: q.env, rutEmpresa: q.rut, operacion: q.operacion, periodo: q.periodo }),
+      },
+      { companyId, env: 'cert', periodo: day(-8).slice(0, 7) },
+    );
+    expect(r.outcome).to.equal('synced');
+    const list = await call<{ documentos: Doc[] }>(t.url, 'GET', '/recepcion?pageSize=500', { key });
+    const d = list.body.documentos.find((x) => x.folio === folio)!;
+    expect(d.sii_estado).to.equal('pending');
+    expect(d.plazo).to.include({
+      en_plazo: true,
+      dias_restantes: 0,
+      vence: santiagoDayEnd(today).toISOString(),
+    });
+    // the SII simulator's register applies the same rule: the claim is still in time
+    const rcd = await call<Doc>(t.url, 'POST', `/recepcion/${d.id}/eventos`, {
+      key,
+      json: { accion: 'RCD', confirmar: true },
+    });
+    expect(rcd.status, rcd.text).to.equal(200);
+    expect(rcd.body.reclamo).to.equal('RCD');
   });
 
   it("another organization cannot read a company's replies", async () => {

@@ -127,7 +127,8 @@ export function recepcionRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
   /**
    * The RespuestaDTE / RecepcionEnvio of a received file, signed with the company's current
    * certificate and queued for the supplier; null (logged) when the company has no usable
-   * certificate: the documents stay stored, the reply is not owed to a file we cannot sign for.
+   * certificate or the reply cannot be signed: the documents stay stored, and the answer says
+   * `respuesta: null`.
    */
   const answerFile = async (
     p: Principal,
@@ -147,18 +148,24 @@ export function recepcionRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
     }
     const given = typeof query.correo_emisor === 'string' ? query.correo_emisor : undefined;
     const nombre = typeof query.nombre_archivo === 'string' ? query.nombre_archivo : undefined;
-    return answerReceivedFile(
-      db,
-      { organizationId: p.organizationId, companyId: company.id, env: p.environment, rut: company.rut },
-      envelope,
-      storedIds,
-      {
-        credential,
-        now: now(),
-        nmbEnvio: (nombre ?? `${envelope.setId ?? 'DTE'}.xml`).slice(0, 80),
-        correos: exchangeAddresses([given, ...docs.map((d) => d.correoEmisor)]),
-      },
-    );
+    try {
+      return await answerReceivedFile(
+        db,
+        { organizationId: p.organizationId, companyId: company.id, env: p.environment, rut: company.rut },
+        envelope,
+        storedIds,
+        {
+          credential,
+          now: now(),
+          nmbEnvio: (nombre ?? `${envelope.setId ?? 'DTE'}.xml`).slice(0, 80),
+          correos: exchangeAddresses([given, ...docs.map((d) => d.correoEmisor)]),
+        },
+      );
+    } catch (err) {
+      // the documents are stored: a reply that cannot be signed (an expired certificate) is logged
+      deps.logger.warn({ err }, 'exchange reply not built');
+      return null;
+    }
   };
   const replyDownload =
     (kind: 'recepcion' | 'resultado' | 'recibo', what: string) => async (ctx: Context) => {
