@@ -22,9 +22,10 @@
  * that a public client documents, UNCONFIRMED), or the configured base URL of a stand-in (the
  * SII simulator serves the same paths and format under its environment root).
  *
- * Answers: HTTP 401 `auth` (a session renews the token once); 403 and other 4xx `rejected`;
- * 5xx/408/429/network `transient`; respEstado.codRespuesta ≠ 0 `rejected` with the SII's message;
- * a 200 that is not this JSON `protocol`.
+ * Answers: HTTP 401, or a web page (the login page) instead of JSON, `auth` (a session renews the
+ * token once); 403 and other 4xx `rejected`; 5xx/408/429/network `transient`;
+ * respEstado.codRespuesta ≠ 0 `rejected` with the SII's message; any other 200 that is not this
+ * JSON `protocol`.
  */
 import { randomUUID } from 'node:crypto';
 
@@ -218,6 +219,17 @@ export function interpretFacadeReply(reply: HttpReply, op: string): Row[] {
   try {
     v = JSON.parse(text);
   } catch (err) {
+    // a web page instead of JSON: the web application's answer to a session it does not accept
+    // (its login page); read as `auth` so a session renews its token once (UNCONFIRMED)
+    if (status === 200 && /<html/i.test(text))
+      throw new SiiError(
+        'auth',
+        `${operation}: the SII answered a web page, not JSON (session not accepted)`,
+        {
+          ...details,
+          cause: err,
+        },
+      );
     throw new SiiError('protocol', `${operation}: HTTP ${status} whose body is not JSON`, {
       ...details,
       cause: err,

@@ -145,7 +145,7 @@ describe('sii-client: RCV through the SII facade (recorded answers)', () => {
     ).to.deep.equal([33]);
   });
 
-  it('classifies failures: 401 auth, 403 rejected, 5xx transient, respEstado ≠ 0 rejected, garbage protocol', () => {
+  it('classifies failures: 401 and a login page auth, 403 rejected, 5xx transient, respEstado ≠ 0 rejected, garbage protocol', () => {
     expect(kindOf(() => interpretFacadeReply(reply(401, { error: 'x' }), 'getResumen'))).to.equal('auth');
     expect(kindOf(() => interpretFacadeReply(reply(403, { error: 'x' }), 'getResumen'))).to.equal('rejected');
     expect(kindOf(() => interpretFacadeReply(reply(503, 'Error 500'), 'getResumen'))).to.equal('transient');
@@ -157,9 +157,11 @@ describe('sii-client: RCV through the SII facade (recorded answers)', () => {
         ),
       ),
     ).to.equal('rejected');
-    expect(kindOf(() => interpretFacadeReply(reply(200, '<html>login</html>'), 'getResumen'))).to.equal(
-      'protocol',
-    );
+    // the login page instead of JSON: the session was not accepted (a session renews once)
+    expect(
+      kindOf(() => interpretFacadeReply(reply(200, '<html><body>login</body></html>'), 'getResumen')),
+    ).to.equal('auth');
+    expect(kindOf(() => interpretFacadeReply(reply(200, 'not json'), 'getResumen'))).to.equal('protocol');
     expect(kindOf(() => interpretFacadeReply(reply(200, { data: 'x' }), 'getResumen'))).to.equal('protocol');
     expect(
       interpretFacadeReply(reply(200, { data: null, respEstado: { codRespuesta: 0 } }), 'getResumen'),
