@@ -22,7 +22,7 @@ import {
 } from './exchange-replies';
 import type { RegisterAction } from './estados';
 import type { InboxScope } from './inbox';
-import type { ReceivedEnvelope } from './intercambio';
+import type { EnvelopeRefused, ReceivedEnvelope } from './intercambio';
 import type { RefusalReason } from './safe-xml';
 import type { SyncDb } from './rcv-sync';
 
@@ -144,6 +144,53 @@ export async function answerReceivedFile(
   return { id, codEnvio, estados };
 }
 
+/**
+ * The RespuestaDTE / RecepcionEnvio of an envelope refused whole (EstadoRecepEnv 2, its
+ * signature; 3, addressed to another company): no document was received, none is listed. Linked
+ * to no inbox document: downloaded by its own id.
+ */
+export async function answerRefusedEnvelope(
+  db: Queryable,
+  c: ReplyCompany,
+  refused: EnvelopeRefused,
+  opts: { credential: SigningCredential; now: Date; nmbEnvio: string; correos: string[] },
+): Promise<{ id: string; codEnvio: number }> {
+  const numero = await nextNumber(db);
+  const estado = refused.reason === 'firma_sobre_invalida' ? 2 : 3;
+  const xml = buildRespuestaRecepcion(
+    {
+      idRespuesta: numero,
+      nmbEnvio: opts.nmbEnvio,
+      fchRecep: opts.now,
+      codEnvio: numero,
+      envioDteId: refused.envelope.setId ?? 'EnvioDTE',
+      ...(refused.envelope.digest ? { digest: refused.envelope.digest } : {}),
+      rutEmisor: refused.envelope.rutEmisor,
+      rutReceptor: c.rut,
+      estado,
+      glosa: glosaOf(refused.message),
+      documentos: [],
+    },
+    {
+      rutResponde: c.rut,
+      rutRecibe: refused.envelope.rutEmisor,
+      credential: opts.credential,
+      timestamp: opts.now,
+    },
+  );
+  const id = await insertReply(db, c, {
+    kind: 'recepcion',
+    numero,
+    codEnvio: numero,
+    rutDestino: refused.envelope.rutEmisor,
+    documentoIds: [],
+    xml,
+    correos: opts.correos,
+    now: opts.now,
+  });
+  return { id, codEnvio: numero };
+}
+
 function glosaOf(message: string): string {
   // Latin-1 only (the reply is ISO-8859-1), at most 256 characters
   return message.replace(/[^\x20-\xFF]/g, ' ').slice(0, 256);
@@ -241,6 +288,23 @@ export async function exchangeReplyXml(
         AND documento_ids @> ARRAY[$4::uuid] AND kind = ANY($5::text[])
       ORDER BY created_at DESC, numero DESC LIMIT 1`,
     [s.organizationId, s.env, s.companyId, documentoId, kinds],
+  );
+  return row
+    ? { xml: row.xml as Buffer, kind: row.kind as ExchangeReplyKind, state: row.state as string }
+    : undefined;
+}
+
+/** One stored reply by its own id within the scope (a refused file's reply has no inbox document). */
+export async function exchangeReplyById(
+  db: Queryable,
+  s: InboxScope,
+  id: string,
+): Promise<{ xml: Buffer; kind: ExchangeReplyKind; state: string } | undefined> {
+  if (!/^[0-9a-f-]{36}$/i.test(id)) return undefined;
+  const [row] = await db.query(
+    `SELECT xml, kind, state FROM exchange_replies
+      WHERE organization_id = $1 AND sii_env = $2 AND ($3::uuid IS NULL OR company_id = $3) AND id = $4`,
+    [s.organizationId, s.env, s.companyId, id],
   );
   return row
     ? { xml: row.xml as Buffer, kind: row.kind as ExchangeReplyKind, state: row.state as string }

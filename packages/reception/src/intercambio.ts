@@ -85,15 +85,22 @@ export function readReceivedEnvelope(bytes: Buffer, opts: ReadReceivedOptions): 
   let envelopeEmisor: string | null = null;
   if (root.localName === 'EnvioDTE') {
     const v = safely(() => verifyEnvioDte(text, keys));
+    const refused = () => ({
+      ...envelopeIds(root),
+      rutEmisor: normRut(v.caratula.rutEmisor),
+      refs: v.documents.map(refOf),
+    });
     if (!v.envelopeSignature.valid)
-      throw new ReceptionRefused(
+      throw new EnvelopeRefused(
         'firma_sobre_invalida',
         `envelope signature: ${v.envelopeSignature.error ?? 'invalid'}`,
+        refused(),
       );
     if (normRut(v.caratula.rutReceptor) !== me)
-      throw new ReceptionRefused(
+      throw new EnvelopeRefused(
         'sobre_para_otra_empresa',
         `the envelope is addressed to ${v.caratula.rutReceptor}, not to ${opts.rutReceptor}`,
+        refused(),
       );
     checks = v.documents;
     envelopeEmisor = normRut(v.caratula.rutEmisor);
@@ -110,14 +117,7 @@ export function readReceivedEnvelope(bytes: Buffer, opts: ReadReceivedOptions): 
   if (checks.length > max) throw new ReceptionRefused('demasiados_documentos', `more than ${max} DTEs`);
   const texts = cutOutDtes(text);
   const results = checks.map((c, index): ReceivedOutcome => {
-    const ref: ReceivedRef = {
-      tipoDte: c.tipoDte,
-      folio: c.folio,
-      rutEmisor: normRut(c.rutEmisor),
-      rutReceptor: normRut(c.rutReceptor),
-      fchEmis: c.fchEmis,
-      mntTotal: c.mntTotal,
-    };
+    const ref = refOf(c);
     const refusal = documentRefusal(c, index, me, opts.rutReceptor);
     if (refusal) return { ok: false, index, ref, refusal };
     const dteText = texts[index] as string;
@@ -137,18 +137,47 @@ export function readReceivedEnvelope(bytes: Buffer, opts: ReadReceivedOptions): 
       },
     };
   });
-  const set = root.localName === 'EnvioDTE' ? find(root, ['SetDTE']) : undefined;
-  const sig =
-    root.localName === 'EnvioDTE'
-      ? find(root, ['Signature', 'SignedInfo', 'Reference', 'DigestValue'])
-      : undefined;
   return {
     kind: root.localName === 'EnvioDTE' ? 'EnvioDTE' : 'DTE',
-    setId: set?.getAttribute('ID') ?? null,
-    digest: sig?.textContent?.trim() || null,
+    ...envelopeIds(root),
     rutEmisor: envelopeEmisor ?? normRut(checks[0]!.rutEmisor),
     results,
   };
+}
+
+/** An EnvioDTE refused whole that can still be answered: its Carátula and DTEs were read. */
+export class EnvelopeRefused extends ReceptionRefused {
+  constructor(
+    reason: 'firma_sobre_invalida' | 'sobre_para_otra_empresa',
+    message: string,
+    readonly envelope: {
+      setId: string | null;
+      digest: string | null;
+      rutEmisor: string;
+      refs: ReceivedRef[];
+    },
+  ) {
+    super(reason, message);
+  }
+}
+
+function refOf(c: EnvioDocumentVerification): ReceivedRef {
+  return {
+    tipoDte: c.tipoDte,
+    folio: c.folio,
+    rutEmisor: normRut(c.rutEmisor),
+    rutReceptor: normRut(c.rutReceptor),
+    fchEmis: c.fchEmis,
+    mntTotal: c.mntTotal,
+  };
+}
+
+/** The SetDTE's ID and the envelope signature's DigestValue (null for a lone DTE). */
+function envelopeIds(root: Element): { setId: string | null; digest: string | null } {
+  if (root.localName !== 'EnvioDTE') return { setId: null, digest: null };
+  const set = find(root, ['SetDTE']);
+  const sig = find(root, ['Signature', 'SignedInfo', 'Reference', 'DigestValue']);
+  return { setId: set?.getAttribute('ID') ?? null, digest: sig?.textContent?.trim() || null };
 }
 
 /** One DTE's own checks, in the order the SII's reception reports them; undefined when it passes. */

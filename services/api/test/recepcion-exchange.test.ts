@@ -137,11 +137,48 @@ describe('exchange replies to suppliers: RespuestaDTE and EnvioRecibos (api + SI
     expect((await download(`/recepcion/${goodId}/respuesta?tipo=otro`)).status).to.equal(400);
   });
 
-  it('a file whose every DTE is refused is refused whole and stores nothing', async () => {
+  it('a file whose every DTE is refused is refused whole and stores nothing, yet answered document by document', async () => {
+    const before = await t.db.dataSource.query(`SELECT count(*)::int AS n FROM recepcion_documentos`);
     const other = signed(supplier, invoice(supplier, '77777777-7', 5_000));
     const res = await post(intercambio(supplier, [other], rut));
     expect(res.status).to.equal(400);
     expect(JSON.stringify(res.body)).to.contain('dte_para_otra_empresa');
+    const after = await t.db.dataSource.query(`SELECT count(*)::int AS n FROM recepcion_documentos`);
+    expect(after[0].n).to.equal(before[0].n);
+    const detail = (res.body.error?.detail ?? res.body.detail) as Doc;
+    const reply = await download(`/recepcion/respuestas/${detail.respuesta_id}`);
+    expect(reply.status).to.equal(200);
+    const text = reply.bytes.toString('latin1');
+    expect(text).to.contain('<EstadoRecepEnv>0</EstadoRecepEnv>');
+    expect(text).to.contain('<EstadoRecepDTE>3</EstadoRecepDTE>');
+    expect(xmllintSchema(reply.bytes, 'RespuestaEnvioDTE_v10.xsd').ok).to.equal(true);
+  });
+
+  it('an envelope refused whole (addressed to another company) is answered: EstadoRecepEnv 3, signed, by its own id', async () => {
+    const good = signed(supplier, invoice(supplier, rut, 1_000));
+    const res = await post(intercambio(supplier, [good], '77777777-7'));
+    expect(res.status).to.equal(400);
+    const detail = (res.body.error?.detail ?? res.body.detail) as Doc;
+    expect(detail.motivo).to.equal('sobre_para_otra_empresa');
+    expect(detail.respuesta_id).to.be.a('string');
+    const reply = await download(`/recepcion/respuestas/${detail.respuesta_id}`);
+    expect(reply.status).to.equal(200);
+    expect(reply.type).to.equal('application/xml; charset=ISO-8859-1');
+    const text = reply.bytes.toString('latin1');
+    expect(text).to.contain('<EstadoRecepEnv>3</EstadoRecepEnv>');
+    expect(text).not.to.contain('<RecepcionDTE>');
+    const v = xmllintSchema(reply.bytes, 'RespuestaEnvioDTE_v10.xsd');
+    expect(v.ok, v.output).to.equal(true);
+    const sig = xmlsecVerify(reply.bytes, undefined, ['Resultado']);
+    expect(sig.ok, sig.output).to.equal(true);
+    // another organization cannot read it; an unknown id is 404
+    const other = await t.seed({});
+    expect((await download(`/recepcion/respuestas/${detail.respuesta_id}`, other.api_key)).status).to.equal(
+      404,
+    );
+    expect((await download(`/recepcion/respuestas/00000000-0000-4000-8000-000000000000`)).status).to.equal(
+      404,
+    );
   });
 
   it('the reply is mailed to the supplier: a failed attempt is recorded and retried, then sent once', async () => {

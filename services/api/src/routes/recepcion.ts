@@ -11,7 +11,8 @@
  *   (RespuestaDTE / RecepcionEnvio, each document with its EstadoRecepDTE) is signed, stored and
  *   queued for the supplier (`correo_emisor` query, else the DTEs' CorreoEmisor); a file refused
  *   whole (not XML, the envelope's signature, another company's, every DTE refused) answers
- *   `400 validation_failed` with `detail.motivo` and is stored nowhere; once stored, the SII
+ *   `400 validation_failed` with `detail.motivo` and is stored nowhere (an envelope refused whole
+ *   is still answered: `detail.respuesta_id`, `GET /recepcion/respuestas/:respuestaId`); once stored, the SII
  *   register is asked each DTE's reception date (consultarFechaRecepcionSii) for the deadline;
  * - `GET /recepcion/:id/respuesta` (`tipo` recepcion, the default, or resultado) and
  *   `GET /recepcion/:id/recibo`: the signed exchange replies that answer the document, ISO-8859-1;
@@ -23,7 +24,10 @@
  */
 import {
   answerReceivedFile,
+  answerRefusedEnvelope,
+  EnvelopeRefused,
   exchangeAddresses,
+  exchangeReplyById,
   exchangeReplyXml,
   getInboxRow,
   inboxXml,
@@ -133,11 +137,11 @@ export function recepcionRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
   const answerFile = async (
     p: Principal,
     company: { id: string; rut: string },
-    envelope: ReturnType<typeof readReceivedEnvelope>,
+    file: ReturnType<typeof readReceivedEnvelope> | EnvelopeRefused,
     storedIds: (string | null)[],
     query: Record<string, unknown>,
     docs: ReceivedDocument[],
-  ) => {
+  ): Promise<{ id: string; codEnvio: number; estados?: number[] } | null> => {
     let credential;
     try {
       const cert = await resolveActiveCertificate(db, p.organizationId, undefined, now(), p.companyId);
@@ -148,19 +152,23 @@ export function recepcionRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
     }
     const given = typeof query.correo_emisor === 'string' ? query.correo_emisor : undefined;
     const nombre = typeof query.nombre_archivo === 'string' ? query.nombre_archivo : undefined;
+    const setId = file instanceof EnvelopeRefused ? file.envelope.setId : file.setId;
+    const c = {
+      organizationId: p.organizationId,
+      companyId: company.id,
+      env: p.environment,
+      rut: company.rut,
+    };
+    const opts = {
+      credential,
+      now: now(),
+      nmbEnvio: (nombre ?? `${setId ?? 'DTE'}.xml`).slice(0, 80),
+      correos: exchangeAddresses([given, ...docs.map((d) => d.correoEmisor)]),
+    };
     try {
-      return await answerReceivedFile(
-        db,
-        { organizationId: p.organizationId, companyId: company.id, env: p.environment, rut: company.rut },
-        envelope,
-        storedIds,
-        {
-          credential,
-          now: now(),
-          nmbEnvio: (nombre ?? `${envelope.setId ?? 'DTE'}.xml`).slice(0, 80),
-          correos: exchangeAddresses([given, ...docs.map((d) => d.correoEmisor)]),
-        },
-      );
+      return file instanceof EnvelopeRefused
+        ? await answerRefusedEnvelope(db, c, file, opts)
+        : await answerReceivedFile(db, c, file, storedIds, opts);
     } catch (err) {
       // the documents are stored: a reply that cannot be signed (an expired certificate) is logged
       deps.logger.warn({ err }, 'exchange reply not built');
@@ -269,10 +277,14 @@ export function recepcionRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
       handler: async (ctx) => {
         const p = principalOf(ctx);
         const company = await companyOf(deps, p);
-        const refuse = (motivo: string, message: string, documento?: unknown) =>
+        const refuse = (motivo: string, message: string, documento?: unknown, respuestaId?: string) =>
           new ApiError('validation_failed', `The received file was refused (${motivo}): ${message}`, {
             issues: [{ path: 'xml', message: `${motivo}: ${message}` }],
-            detail: { motivo, ...(documento ? { documento } : {}) },
+            detail: {
+              motivo,
+              ...(documento ? { documento } : {}),
+              ...(respuestaId ? { respuesta_id: respuestaId } : {}),
+            },
           });
         let raw: Buffer;
         try {
@@ -286,13 +298,27 @@ export function recepcionRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
         try {
           envelope = readReceivedEnvelope(raw, { rutReceptor: company.rut });
         } catch (err) {
+          // an envelope refused whole is still answered (EstadoRecepEnv 2 or 3)
+          if (err instanceof EnvelopeRefused) {
+            const answered = await answerFile(p, company, err, [], ctx.query, []);
+            throw refuse(err.reason, err.message, undefined, answered?.id);
+          }
           if (err instanceof ReceptionRefused) throw refuse(err.reason, err.message, err.documento);
           throw err;
         }
         const firstRefused = envelope.results.find((r) => !r.ok);
         if (envelope.results.every((r) => !r.ok) && firstRefused && !firstRefused.ok) {
+          // nothing stored; the reply still answers each document (EstadoRecepDTE)
+          const answered = await answerFile(
+            p,
+            company,
+            envelope,
+            envelope.results.map(() => null),
+            ctx.query,
+            [],
+          );
           const r = firstRefused.refusal;
-          throw refuse(r.reason, r.message, r.documento);
+          throw refuse(r.reason, r.message, r.documento, answered?.id);
         }
         const docs = envelope.results.flatMap((r) => (r.ok ? [r.document] : []));
         const ids = await storeReceived(
@@ -320,7 +346,7 @@ export function recepcionRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
                   rut_emisor: r.ref.rutEmisor,
                   motivo: r.refusal.reason,
                   mensaje: r.refusal.message,
-                  estado_recepcion: respuesta?.estados[r.index] ?? null,
+                  estado_recepcion: respuesta?.estados?.[r.index] ?? null,
                 },
               ],
         );
@@ -354,6 +380,28 @@ export function recepcionRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
         if (tipo !== 'recepcion' && tipo !== 'resultado')
           throw queryInvalid('tipo admits recepcion or resultado.');
         await replyDownload(tipo, tipo === 'recepcion' ? 'reception reply' : 'result reply')(ctx);
+      },
+    },
+    {
+      method: 'get',
+      path: '/recepcion/respuestas/:respuestaId',
+      operationId: 'getRecepcionRespuestaById',
+      summary:
+        'One signed exchange reply by its id: the RespuestaDTE of a file refused whole (detail.respuesta_id of the 400 answer)',
+      tag: 'recepcion',
+      auth: 'bearer',
+      scope: 'recepcion:read',
+      responses: { 200: { description: 'RespuestaDTE (ISO-8859-1)', contentType: 'application/xml' } },
+      errors: ['recepcion.no_encontrado'],
+      handler: async (ctx) => {
+        const reply = await exchangeReplyById(db, scopeOf(principalOf(ctx)), String(ctx.params.respuestaId));
+        if (!reply) throw new ApiError('recepcion.no_encontrado', 'No such exchange reply.');
+        ctx.type = 'application/xml; charset=ISO-8859-1';
+        ctx.set(
+          'Content-Disposition',
+          `attachment; filename="respuesta-${String(ctx.params.respuestaId)}.xml"`,
+        );
+        ctx.body = reply.xml;
       },
     },
     {
