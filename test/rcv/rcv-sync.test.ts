@@ -13,7 +13,7 @@
  *   - an ACD and a claim by the buyer reach the simulator's register and show in the buyer's inbox
  *     and RCV, and (after the seller's sync) in the seller's RCV and its documents' receptor_estado.
  */
-import { santiagoDate } from '@dte/engine';
+import { acuseReciboDeadline, santiagoDate } from '@dte/engine';
 import { expect } from 'chai';
 import {
   emissionBody,
@@ -171,7 +171,11 @@ describe('RCV and purchases inbox over the real pipeline (Kafka, rcv-sync, SII s
     inbox = list.body.documentos;
     for (const d of inbox) {
       expect(d.plazo.en_plazo, JSON.stringify(d)).to.equal(true);
-      expect(new Date(d.plazo.vence).getTime() - new Date(d.plazo.fecha_recepcion_sii).getTime()).to.equal(
+      // eight calendar days after the reception day, to midnight in Chile (not +192 h)
+      expect(d.plazo.vence).to.equal(
+        acuseReciboDeadline(new Date(d.plazo.fecha_recepcion_sii)).toISOString(),
+      );
+      expect(new Date(d.plazo.vence).getTime() - new Date(d.plazo.fecha_recepcion_sii).getTime()).to.be.above(
         8 * 86_400_000,
       );
     }

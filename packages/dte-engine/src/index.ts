@@ -43,3 +43,5 @@ export {
   computeBheRetencion,
   type BheAmounts,
 } from './bhe/retencion';
+export { signReferencedElement } from './exchange-sign';
+export { el as xmlElement, siiTimestamp } from './xml/text';

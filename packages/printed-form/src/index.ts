@@ -12,7 +12,14 @@ export { renderPrintedForm, formatAmount, formatRut, MAX_PRINTED_ITEMS } from '.
 export type { PrintCopy, PrintLayout, PrintOptions } from './render';
 export { timbreSymbol, drawTimbre, TIMBRE_RULES } from './timbre';
 export type { TimbreSymbol } from './timbre';
-export { DOCUMENT_NAMES, PRINTABLE_TIPOS, CEDIBLE_LABEL, DRAFT_LABEL, ACUSE_LEGAL_TEXT } from './names';
+export {
+  DOCUMENT_NAMES,
+  PRINTABLE_TIPOS,
+  CEDIBLE_LABEL,
+  CEDIBLE_TIPOS_TEXT,
+  DRAFT_LABEL,
+  ACUSE_LEGAL_TEXT,
+} from './names';
 export { zipFiles } from './zip';
 
 /** The printed form of a signed DTE as stored (the XML is the source of truth). */

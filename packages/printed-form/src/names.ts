@@ -56,12 +56,24 @@ export const TRASLADO_NAMES: Readonly<Record<string, string>> = {
   '9': 'Venta para exportación',
 };
 
-/** Types with a CEDIBLE copy (assignable under Ley 19.983), and the label of that copy. */
+/**
+ * Types with a CEDIBLE copy (assignable under Ley 19.983: facturas 33, 34, the liquidación-factura
+ * 43, the factura de compra 46; the guía 52 travels with its factura), and the label of that copy.
+ * The same list as LibreDTE's cedible types.
+ */
 export const CEDIBLE_LABEL: Readonly<Record<number, string>> = {
   33: 'CEDIBLE',
   34: 'CEDIBLE',
+  43: 'CEDIBLE',
+  46: 'CEDIBLE',
   52: 'CEDIBLE CON SU FACTURA',
 };
+
+/** The types above, named for messages (`33, 34, 43, 46 and 52`). */
+export const CEDIBLE_TIPOS_TEXT = (() => {
+  const t = Object.keys(CEDIBLE_LABEL);
+  return `${t.slice(0, -1).join(', ')} and ${t[t.length - 1]}`;
+})();
 
 /** Draft watermark of a preview. */
 export const DRAFT_LABEL = 'BORRADOR — SIN VALIDEZ TRIBUTARIA';

@@ -4,6 +4,7 @@ import type { PrintModel } from './model';
 import {
   ACUSE_LEGAL_TEXT,
   CEDIBLE_LABEL,
+  CEDIBLE_TIPOS_TEXT,
   COD_REF_NAMES,
   DOCUMENT_NAMES,
   DRAFT_LABEL,
@@ -106,9 +107,9 @@ export async function renderPrintedForm(model: PrintModel, opts: PrintOptions): 
   if (copy === 'cedible' && !CEDIBLE_LABEL[model.tipo]) {
     throw new ServiceError(
       'validation_failed',
-      `Type ${model.tipo} has no CEDIBLE copy (only 33, 34 and 52).`,
+      `Type ${model.tipo} has no CEDIBLE copy (only ${CEDIBLE_TIPOS_TEXT}).`,
       {
-        issues: [{ path: 'copy', message: 'cedible applies to types 33, 34 and 52' }],
+        issues: [{ path: 'copy', message: `cedible applies to types ${CEDIBLE_TIPOS_TEXT}` }],
       },
     );
   }

@@ -98,8 +98,8 @@ describe('printed form (@dte/printed-form)', function () {
     expect(sym.heightMm / sym.rows / sym.moduleMm).to.be.closeTo(3, 1e-9);
   });
 
-  it('the CEDIBLE copy of 33 and 34 says CEDIBLE and carries the acuse de recibo; 52 says CEDIBLE CON SU FACTURA', async () => {
-    for (const tipo of [33, 34, 52] as const) {
+  it('the CEDIBLE copy of 33, 34 and 46 says CEDIBLE and carries the acuse de recibo; 52 says CEDIBLE CON SU FACTURA', async () => {
+    for (const tipo of [33, 34, 46, 52] as const) {
       const xml = sign(sampleDocument(tipo, 60 + tipo, today()));
       const text = pdfText(await renderSignedDte(xml, { ...COMPANY, copy: 'cedible' }));
       expect(text).to.include(tipo === 52 ? 'CEDIBLE CON SU FACTURA' : 'CEDIBLE');

@@ -16,3 +16,5 @@ export * from './inbox';
 export * from './rcv-read';
 export * from './sii-time';
 export * from './intercambio-thread';
+export * from './exchange-replies';
+export * from './exchange-store';

@@ -1,5 +1,5 @@
 /**
- * `readReceivedXml` on a worker thread, so that a received file (up to 10 MiB, up to 2000 DTEs,
+ * `readReceivedEnvelope` (document by document) on a worker thread, so that a received file (up to 10 MiB, up to 2000 DTEs,
  * each with its signature, TED and CAF to verify: seconds of CPU) never blocks the event loop of
  * the api that every tenant shares. One worker per process, started on first use and kept
  * (unref'd); files are verified one at a time in arrival order (the machine's other core serves
@@ -12,7 +12,13 @@
  */
 import { Worker } from 'node:worker_threads';
 
-import type { ReadReceivedOptions, ReceivedDocument } from './intercambio';
+import {
+  EnvelopeRefused,
+  type ReadReceivedOptions,
+  type ReceivedDocument,
+  type ReceivedEnvelope,
+  type ReceivedOutcome,
+} from './intercambio';
 import { ReceptionRefused, type RefusalReason } from './safe-xml';
 
 export const RECEPTION_THREAD_BOUNDS = {
@@ -39,37 +45,58 @@ interface Job {
   id: number;
   bytes: Buffer;
   opts: ReadReceivedOptions;
-  resolve: (d: ReceivedDocument[]) => void;
+  resolve: (e: ReceivedEnvelope) => void;
   reject: (e: Error) => void;
 }
 
+/** A refusal as it crosses the thread boundary (structured clone keeps no class). */
+interface RefusalData {
+  reason: RefusalReason;
+  message: string;
+  documento?: ReceptionRefused['documento'];
+  envelope?: EnvelopeRefused['envelope'];
+}
+
+type OutcomeData =
+  | {
+      ok: true;
+      index: number;
+      ref: ReceivedOutcome['ref'];
+      document: Omit<ReceivedDocument, 'xml'> & { xml: Uint8Array };
+    }
+  | { ok: false; index: number; ref: ReceivedOutcome['ref']; refusal: RefusalData };
+
 type Reply =
   | { ready: true; id?: undefined }
-  | { id: number; ok: true; docs: (Omit<ReceivedDocument, 'xml'> & { xml: Uint8Array })[] }
-  | {
-      id: number;
-      ok: false;
-      refused: { reason: RefusalReason; documento?: ReceptionRefused['documento'] } | null;
-      message: string;
-    };
+  | { id: number; ok: true; envelope: Omit<ReceivedEnvelope, 'results'> & { results: OutcomeData[] } }
+  | { id: number; ok: false; refused: RefusalData | null; message: string };
 
-// TypeScript through tsx's require hook (as the engine's .p12 worker), then the same readReceivedXml.
+// From the TypeScript sources the worker registers tsx's require hook first (as the engine's .p12
+// worker); the compiled build needs none. Then the same readReceivedEnvelope, its refusals as data.
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
-require(workerData.tsx).register();
-const { readReceivedXml } = require(workerData.intercambio);
+if (workerData.tsx) require(workerData.tsx).register();
+const { readReceivedEnvelope } = require(workerData.intercambio);
 const { ReceptionRefused } = require(workerData.safeXml);
+const refusalData = (err) => ({ reason: err.reason, message: err.message, documento: err.documento, envelope: err.envelope });
 parentPort.postMessage({ ready: true });
 parentPort.on('message', (job) => {
   try {
-    const docs = readReceivedXml(Buffer.from(job.bytes), job.opts);
-    parentPort.postMessage({ id: job.id, ok: true, docs });
+    const envelope = readReceivedEnvelope(Buffer.from(job.bytes), job.opts);
+    const results = envelope.results.map((r) => (r.ok ? r : { ...r, refusal: refusalData(r.refusal) }));
+    parentPort.postMessage({ id: job.id, ok: true, envelope: { ...envelope, results } });
   } catch (err) {
-    const refused = err instanceof ReceptionRefused ? { reason: err.reason, documento: err.documento } : null;
+    const refused = err instanceof ReceptionRefused ? refusalData(err) : null;
     parentPort.postMessage({ id: job.id, ok: false, refused, message: String(err && err.message) });
   }
 });
 `;
+
+function refusalOf(r: RefusalData): ReceptionRefused {
+  if (r.envelope && (r.reason === 'firma_sobre_invalida' || r.reason === 'sobre_para_otra_empresa'))
+    return new EnvelopeRefused(r.reason, r.message, r.envelope);
+  return new ReceptionRefused(r.reason, r.message, r.documento);
+}
 
 class IntercambioThread {
   private worker: Worker | null = null;
@@ -80,7 +107,7 @@ class IntercambioThread {
 
   constructor(private readonly bounds: typeof RECEPTION_THREAD_BOUNDS) {}
 
-  read(bytes: Buffer, opts: ReadReceivedOptions): Promise<ReceivedDocument[]> {
+  read(bytes: Buffer, opts: ReadReceivedOptions): Promise<ReceivedEnvelope> {
     if (this.queue.length >= this.bounds.queueMax) {
       return Promise.reject(
         new ReceptionUnavailable(
@@ -99,7 +126,7 @@ class IntercambioThread {
     const worker = new Worker(WORKER_SOURCE, {
       eval: true,
       workerData: {
-        tsx: require.resolve('tsx/cjs/api'),
+        tsx: __filename.endsWith('.ts') ? require.resolve('tsx/cjs/api') : null,
         intercambio: require.resolve('./intercambio'),
         safeXml: require.resolve('./safe-xml'),
       },
@@ -162,9 +189,16 @@ class IntercambioThread {
   private settle(reply: Exclude<Reply, { ready: true }>): void {
     if (!this.running || this.running.job.id !== reply.id) return;
     const job = this.finish()!;
-    if (reply.ok) job.resolve(reply.docs.map((d) => ({ ...d, xml: Buffer.from(d.xml) })));
-    else if (reply.refused)
-      job.reject(new ReceptionRefused(reply.refused.reason, reply.message, reply.refused.documento));
+    if (reply.ok)
+      job.resolve({
+        ...reply.envelope,
+        results: reply.envelope.results.map((r): ReceivedOutcome =>
+          r.ok
+            ? { ...r, document: { ...r.document, xml: Buffer.from(r.document.xml) } }
+            : { ...r, refusal: refusalOf(r.refusal) },
+        ),
+      });
+    else if (reply.refused) job.reject(refusalOf(reply.refused));
     else job.reject(new Error(`the verification worker failed: ${reply.message}`));
     this.pump();
   }
@@ -173,13 +207,26 @@ class IntercambioThread {
 let shared: IntercambioThread | null = null;
 
 /**
- * The same answer as `readReceivedXml` (the documents, or `ReceptionRefused` with its reason),
- * computed off the event loop; `ReceptionUnavailable` when the worker is busy or too slow.
+ * The same answer as `readReceivedEnvelope` (each document's outcome, or the `ReceptionRefused` /
+ * `EnvelopeRefused` that refuses the whole file), computed off the event loop;
+ * `ReceptionUnavailable` when the worker is busy or too slow.
  */
-export function readReceivedXmlOffThread(
+export function readReceivedEnvelopeOffThread(
+  bytes: Buffer,
+  opts: ReadReceivedOptions,
+): Promise<ReceivedEnvelope> {
+  shared ??= new IntercambioThread(RECEPTION_THREAD_BOUNDS);
+  return shared.read(bytes, opts);
+}
+
+/** `readReceivedXml` off the event loop: the whole file, or the first refused DTE's refusal. */
+export async function readReceivedXmlOffThread(
   bytes: Buffer,
   opts: ReadReceivedOptions,
 ): Promise<ReceivedDocument[]> {
-  shared ??= new IntercambioThread(RECEPTION_THREAD_BOUNDS);
-  return shared.read(bytes, opts);
+  const envelope = await readReceivedEnvelopeOffThread(bytes, opts);
+  return envelope.results.map((r) => {
+    if (!r.ok) throw r.refusal;
+    return r.document;
+  });
 }

@@ -34,12 +34,33 @@ export interface RcvDocumentView {
   monto_exento: number;
   iva: number;
   monto_total: number;
-  /** registered, pending, claimed, accepted; null when the SII does not show it */
+  /** registered, pending, claimed, accepted, not_included (NO_INCLUIR); null when the SII does not show it */
   sii_estado: string | null;
+  /** the register's own fields (null when the SII does not show the document) */
+  registro: RcvRegistroFields | null;
   eventos: string[];
   /** our own document: its id and the status our pipeline knows */
   dte_id: string | null;
   sii_status: string | null;
+}
+
+/** What the SII's register row says beyond the amounts above (purchases and sales). */
+export interface RcvRegistroFields {
+  razon_social: string | null;
+  /** the state it is listed under: REGISTRO, PENDIENTE, NO_INCLUIR, RECLAMADO */
+  estado_registro: string | null;
+  iva_recuperable: number;
+  iva_no_recuperable: number;
+  codigo_iva_no_recuperable: number | null;
+  iva_uso_comun: number;
+  monto_activo_fijo: number;
+  iva_activo_fijo: number;
+  monto_sin_credito: number;
+  otros_impuestos: { total: number; codigo: number | null; tasa: number | null };
+  /** purchases: detTipoTransaccion (1 del giro … 7 no corresponde incluir) */
+  tipo_compra: number | null;
+  fecha_acuse: string | null;
+  fecha_reclamo: string | null;
 }
 
 export interface RcvDifference {
@@ -112,6 +133,30 @@ export async function readRcvPeriod(
     iva: Number(r.iva),
     monto_total: Number(r.mnt_total),
     sii_estado: r.in_sii ? r.sii_estado : null,
+    registro: r.in_sii
+      ? {
+          razon_social: r.razon_social ?? null,
+          estado_registro: r.sii_estado_raw ?? null,
+          iva_recuperable: Number(r.iva),
+          iva_no_recuperable: Number(r.iva_no_recuperable ?? 0),
+          codigo_iva_no_recuperable: r.cod_iva_no_recuperable ?? null,
+          iva_uso_comun: Number(r.iva_uso_comun ?? 0),
+          monto_activo_fijo: Number(r.mnt_activo_fijo ?? 0),
+          iva_activo_fijo: Number(r.iva_activo_fijo ?? 0),
+          monto_sin_credito: Number(r.mnt_sin_credito ?? 0),
+          otros_impuestos: {
+            total: Number(r.otros_impuestos ?? 0),
+            codigo: r.cod_otro_impuesto ?? null,
+            tasa:
+              r.tasa_otro_impuesto === null || r.tasa_otro_impuesto === undefined
+                ? null
+                : Number(r.tasa_otro_impuesto),
+          },
+          tipo_compra: r.tipo_compra ?? null,
+          fecha_acuse: r.fecha_acuse ? new Date(r.fecha_acuse).toISOString() : null,
+          fecha_reclamo: r.fecha_reclamo ? new Date(r.fecha_reclamo).toISOString() : null,
+        }
+      : null,
     eventos: r.eventos ?? [],
     dte_id: r.dte_id ?? null,
     sii_status: r.own_sii_status ?? null,

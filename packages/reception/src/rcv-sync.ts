@@ -178,28 +178,64 @@ async function writeSnapshot(
       sii_estado: siiEstado(d.estado, d.eventos),
       sii_estado_raw: d.estado,
       eventos: d.eventos,
+      razon_social: d.razonSocial ?? null,
+      iva_no_recuperable: d.ivaNoRecuperable ?? 0,
+      cod_iva_no_recuperable: d.codIvaNoRecuperable ?? null,
+      iva_uso_comun: d.ivaUsoComun ?? 0,
+      mnt_activo_fijo: d.mntActivoFijo ?? 0,
+      iva_activo_fijo: d.ivaActivoFijo ?? 0,
+      mnt_sin_credito: d.mntSinCredito ?? 0,
+      otros_impuestos: d.otrosImpuestos?.total ?? 0,
+      cod_otro_impuesto: d.otrosImpuestos?.codigo ?? null,
+      tasa_otro_impuesto: d.otrosImpuestos?.tasa ?? null,
+      tipo_compra: d.tipoCompra ?? null,
+      fecha_acuse: d.fechaAcuse ?? null,
+      fecha_reclamo: d.fechaReclamo ?? null,
     }));
     // one statement per chunk: the rows travel as one JSON array (jsonb_to_recordset)
     for (const chunk of chunks(rows, CHUNK)) {
       const written: unknown[] = await qr.query(
         `INSERT INTO rcv_documents (company_id, sii_env, operacion, periodo, rut_emisor, tipo_dte, folio, rut_receptor,
-            fch_emis, fecha_recepcion, mnt_neto, mnt_exe, iva, mnt_total, in_sii, sii_estado, sii_estado_raw, eventos)
+            fch_emis, fecha_recepcion, mnt_neto, mnt_exe, iva, mnt_total, in_sii, sii_estado, sii_estado_raw, eventos,
+            razon_social, iva_no_recuperable, cod_iva_no_recuperable, iva_uso_comun, mnt_activo_fijo, iva_activo_fijo,
+            mnt_sin_credito, otros_impuestos, cod_otro_impuesto, tasa_otro_impuesto, tipo_compra, fecha_acuse, fecha_reclamo)
          SELECT $1, $2, $3, $4, x.rut_emisor, x.tipo_dte, x.folio, x.rut_receptor, x.fch_emis, x.fecha_recepcion,
-                x.mnt_neto, x.mnt_exe, x.iva, x.mnt_total, true, x.sii_estado, x.sii_estado_raw, x.eventos
+                x.mnt_neto, x.mnt_exe, x.iva, x.mnt_total, true, x.sii_estado, x.sii_estado_raw, x.eventos,
+                x.razon_social, x.iva_no_recuperable, x.cod_iva_no_recuperable, x.iva_uso_comun, x.mnt_activo_fijo,
+                x.iva_activo_fijo, x.mnt_sin_credito, x.otros_impuestos, x.cod_otro_impuesto, x.tasa_otro_impuesto,
+                x.tipo_compra, x.fecha_acuse, x.fecha_reclamo
            FROM jsonb_to_recordset($5::jsonb) AS x(rut_emisor text, tipo_dte integer, folio bigint, rut_receptor text,
                 fch_emis date, fecha_recepcion timestamptz, mnt_neto bigint, mnt_exe bigint, iva bigint, mnt_total bigint,
-                sii_estado text, sii_estado_raw text, eventos text[])
+                sii_estado text, sii_estado_raw text, eventos text[], razon_social text, iva_no_recuperable bigint,
+                cod_iva_no_recuperable integer, iva_uso_comun bigint, mnt_activo_fijo bigint, iva_activo_fijo bigint,
+                mnt_sin_credito bigint, otros_impuestos bigint, cod_otro_impuesto integer, tasa_otro_impuesto numeric,
+                tipo_compra integer, fecha_acuse timestamptz, fecha_reclamo timestamptz)
          ON CONFLICT (company_id, sii_env, operacion, rut_emisor, tipo_dte, folio) DO UPDATE SET
            periodo = EXCLUDED.periodo, rut_receptor = EXCLUDED.rut_receptor, fch_emis = EXCLUDED.fch_emis,
            fecha_recepcion = EXCLUDED.fecha_recepcion, mnt_neto = EXCLUDED.mnt_neto, mnt_exe = EXCLUDED.mnt_exe,
            iva = EXCLUDED.iva, mnt_total = EXCLUDED.mnt_total, in_sii = true, sii_estado = EXCLUDED.sii_estado,
-           sii_estado_raw = EXCLUDED.sii_estado_raw, eventos = EXCLUDED.eventos, updated_at = now()
+           sii_estado_raw = EXCLUDED.sii_estado_raw, eventos = EXCLUDED.eventos, razon_social = EXCLUDED.razon_social,
+           iva_no_recuperable = EXCLUDED.iva_no_recuperable, cod_iva_no_recuperable = EXCLUDED.cod_iva_no_recuperable,
+           iva_uso_comun = EXCLUDED.iva_uso_comun, mnt_activo_fijo = EXCLUDED.mnt_activo_fijo,
+           iva_activo_fijo = EXCLUDED.iva_activo_fijo, mnt_sin_credito = EXCLUDED.mnt_sin_credito,
+           otros_impuestos = EXCLUDED.otros_impuestos, cod_otro_impuesto = EXCLUDED.cod_otro_impuesto,
+           tasa_otro_impuesto = EXCLUDED.tasa_otro_impuesto, tipo_compra = EXCLUDED.tipo_compra,
+           fecha_acuse = EXCLUDED.fecha_acuse, fecha_reclamo = EXCLUDED.fecha_reclamo, updated_at = now()
          WHERE (rcv_documents.periodo, rcv_documents.rut_receptor, rcv_documents.fch_emis, rcv_documents.fecha_recepcion,
                 rcv_documents.mnt_neto, rcv_documents.mnt_exe, rcv_documents.iva, rcv_documents.mnt_total,
-                rcv_documents.in_sii, rcv_documents.sii_estado, rcv_documents.sii_estado_raw, rcv_documents.eventos)
+                rcv_documents.in_sii, rcv_documents.sii_estado, rcv_documents.sii_estado_raw, rcv_documents.eventos,
+                rcv_documents.razon_social, rcv_documents.iva_no_recuperable, rcv_documents.cod_iva_no_recuperable,
+                rcv_documents.iva_uso_comun, rcv_documents.mnt_activo_fijo, rcv_documents.iva_activo_fijo,
+                rcv_documents.mnt_sin_credito, rcv_documents.otros_impuestos, rcv_documents.cod_otro_impuesto,
+                rcv_documents.tasa_otro_impuesto, rcv_documents.tipo_compra, rcv_documents.fecha_acuse,
+                rcv_documents.fecha_reclamo)
            IS DISTINCT FROM (EXCLUDED.periodo, EXCLUDED.rut_receptor, EXCLUDED.fch_emis, EXCLUDED.fecha_recepcion,
                 EXCLUDED.mnt_neto, EXCLUDED.mnt_exe, EXCLUDED.iva, EXCLUDED.mnt_total,
-                true, EXCLUDED.sii_estado, EXCLUDED.sii_estado_raw, EXCLUDED.eventos)
+                true, EXCLUDED.sii_estado, EXCLUDED.sii_estado_raw, EXCLUDED.eventos,
+                EXCLUDED.razon_social, EXCLUDED.iva_no_recuperable, EXCLUDED.cod_iva_no_recuperable,
+                EXCLUDED.iva_uso_comun, EXCLUDED.mnt_activo_fijo, EXCLUDED.iva_activo_fijo,
+                EXCLUDED.mnt_sin_credito, EXCLUDED.otros_impuestos, EXCLUDED.cod_otro_impuesto,
+                EXCLUDED.tasa_otro_impuesto, EXCLUDED.tipo_compra, EXCLUDED.fecha_acuse, EXCLUDED.fecha_reclamo)
          RETURNING 1`,
         [who.companyId, who.env, operacion, who.periodo, JSON.stringify(chunk)],
       );
@@ -263,6 +299,7 @@ async function writeSnapshot(
   // purchases into the inbox: the SII's state, reception date and what it says of a transfer
   const inbox = uniqueBy(compras, (d) => `${normRut(d.rutEmisor)}|${d.tipoDte}|${d.folio}`).map((d) => ({
     rut_emisor: normRut(d.rutEmisor),
+    razon_social_emisor: d.razonSocial ?? null,
     tipo_dte: d.tipoDte,
     folio: d.folio,
     fch_emis: d.fchEmis || null,
@@ -285,17 +322,18 @@ async function writeSnapshot(
   }));
   for (const chunk of chunks(inbox, CHUNK)) {
     await qr.query(
-      `INSERT INTO recepcion_documentos AS r (organization_id, company_id, sii_env, rut_emisor, tipo_dte, folio, fch_emis,
-          mnt_neto, mnt_exe, iva, mnt_total, fecha_recepcion_sii, origen, sii_estado, sii_eventos,
+      `INSERT INTO recepcion_documentos AS r (organization_id, company_id, sii_env, rut_emisor, razon_social_emisor,
+          tipo_dte, folio, fch_emis, mnt_neto, mnt_exe, iva, mnt_total, fecha_recepcion_sii, origen, sii_estado, sii_eventos,
           cesion_estado, cesion_cesionario, cesion_consultado_al)
-       SELECT $1, $2, $3, x.rut_emisor, x.tipo_dte, x.folio, x.fch_emis, x.mnt_neto, x.mnt_exe, x.iva, x.mnt_total,
-              x.fecha_recepcion_sii, '{rcv}', x.sii_estado, x.sii_eventos, x.cesion_estado, x.cesion_cesionario,
-              x.cesion_consultado_al
-         FROM jsonb_to_recordset($4::jsonb) AS x(rut_emisor text, tipo_dte integer, folio bigint, fch_emis date,
+       SELECT $1, $2, $3, x.rut_emisor, x.razon_social_emisor, x.tipo_dte, x.folio, x.fch_emis, x.mnt_neto, x.mnt_exe,
+              x.iva, x.mnt_total, x.fecha_recepcion_sii, '{rcv}', x.sii_estado, x.sii_eventos, x.cesion_estado,
+              x.cesion_cesionario, x.cesion_consultado_al
+         FROM jsonb_to_recordset($4::jsonb) AS x(rut_emisor text, razon_social_emisor text, tipo_dte integer, folio bigint, fch_emis date,
               mnt_neto bigint, mnt_exe bigint, iva bigint, mnt_total bigint, fecha_recepcion_sii timestamptz,
               sii_estado text, sii_eventos text[], cesion_estado text, cesion_cesionario jsonb, cesion_consultado_al timestamptz)
        ON CONFLICT (company_id, sii_env, rut_emisor, tipo_dte, folio) DO UPDATE SET
          fch_emis = COALESCE(r.fch_emis, EXCLUDED.fch_emis),
+         razon_social_emisor = COALESCE(r.razon_social_emisor, EXCLUDED.razon_social_emisor),
          fecha_recepcion_sii = EXCLUDED.fecha_recepcion_sii,
          origen = CASE WHEN 'rcv' = ANY(r.origen) THEN r.origen ELSE r.origen || '{rcv}' END,
          sii_estado = EXCLUDED.sii_estado, sii_eventos = EXCLUDED.sii_eventos,

@@ -12,18 +12,36 @@ import {
 describe('reception: deadline, cesión, register words', () => {
   const rec = new Date('2026-11-10T15:00:00Z');
 
-  it('the legal window is 8 days from the SII reception instant', () => {
+  it('the legal window: eight calendar days after the reception day, to midnight (Chile) of the last', () => {
+    // received 2026-11-10 12:00 in Chile (UTC-3): the last day is 18-11-2026, ending 19-11 00:00 Chile
     expect(plazoLegal(rec, new Date('2026-11-12T15:00:00Z'))).to.deep.equal({
       fecha_recepcion_sii: '2026-11-10T15:00:00.000Z',
-      vence: '2026-11-18T15:00:00.000Z',
+      vence: '2026-11-19T03:00:00.000Z',
       dias_restantes: 6,
       en_plazo: true,
     });
+    // +192 h has passed, but the 8th day has not ended: still open (the old rule closed it here)
     expect(plazoLegal(rec, new Date('2026-11-18T15:00:01Z'))).to.include({
+      en_plazo: true,
+      dias_restantes: 0,
+    });
+    expect(plazoLegal(rec, new Date('2026-11-19T02:59:59.999Z'))).to.include({ en_plazo: true });
+    expect(plazoLegal(rec, new Date('2026-11-19T03:00:00Z'))).to.include({
       en_plazo: false,
       dias_restantes: 0,
     });
     expect(plazoLegal(null, rec)).to.include({ vence: null, en_plazo: null });
+  });
+
+  it("the legal window counts Chile's calendar day, not the UTC one, across a daylight-saving change", () => {
+    // 2026-11-10T02:30Z is 09-11-2026 23:30 in Chile: the reception day is the 9th, the last the 17th
+    expect(plazoLegal(new Date('2026-11-10T02:30:00Z'), new Date('2026-11-10T03:00:00Z')).vence).to.equal(
+      '2026-11-18T03:00:00.000Z',
+    );
+    // received 28-08-2026 (UTC-4); the last day, 05-09, ends when Chile moves to UTC-3 (00:00 → 01:00)
+    expect(plazoLegal(new Date('2026-08-28T16:00:00Z'), new Date('2026-08-29T00:00:00Z')).vence).to.equal(
+      '2026-09-06T04:00:00.000Z',
+    );
   });
 
   it('cesión: cedida with the assignee only with current evidence, else indeterminado with a reason', () => {

@@ -151,7 +151,7 @@ export class ReceptorDelivery {
     } catch (err) {
       const attempts = d.attempts + 1;
       const failed = attempts >= this.settings.maxAttempts;
-      const delay = Math.min(this.settings.backoffMs * 2 ** (attempts - 1), this.settings.backoffMaxMs);
+      const delay = retryDelayMs(this.settings, attempts);
       const message = (err as Error).message.slice(0, 500);
       await db.query(
         `UPDATE dte_deliveries SET state = $2, attempts = $3, last_error = $4, next_attempt_at = $5,
@@ -242,8 +242,16 @@ export class ReceptorDelivery {
   }
 }
 
+/** The wait before the next attempt after `attempts` failed ones: doubling, capped. */
+export function retryDelayMs(
+  s: Pick<DeliverySettings, 'backoffMs' | 'backoffMaxMs'>,
+  attempts: number,
+): number {
+  return Math.min(s.backoffMs * 2 ** (attempts - 1), s.backoffMaxMs);
+}
+
 /** typeorm answers an UPDATE … RETURNING as [rows, count] (an INSERT as rows). */
-function updatedRows<T>(result: unknown): T[] {
+export function updatedRows<T>(result: unknown): T[] {
   const r = result as unknown[];
   return (Array.isArray(r[0]) ? r[0] : r) as T[];
 }

@@ -4,3 +4,5 @@
  */
 export { ReceptorDelivery, ACCEPTED_STATUSES, DEFAULT_DELIVERY_SETTINGS, parseCorreos } from './delivery';
 export type { DeliveryDeps, DeliveryOutcome, DeliverySettings } from './delivery';
+export { ExchangeReplyDelivery } from './exchange-replies';
+export type { ExchangeReplyDeliveryDeps, ExchangeReplyOutcome } from './exchange-replies';

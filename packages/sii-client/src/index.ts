@@ -39,7 +39,16 @@ export type {
   UploadStatusQuery,
   UploadTypeCount,
 } from './status';
-export { interpretRcvReply } from './rcv';
+export {
+  interpretFacadeReply,
+  rcvDocumentFromRow,
+  rcvFacadeUrl,
+  RCV_ESTADOS,
+  RCV_FACADE_PATH,
+  RCV_NAMESPACE,
+  RCV_RECAPTCHA,
+  REAL_RCV_HOST,
+} from './rcv';
 export type { RcvCesion, RcvDocumento, RcvOperacion, RcvQuery, RcvRegistro } from './rcv';
 export { ACCIONES_DOC, REGISTER_COD_RESP, REGISTER_TIPOS } from './register';
 export type { AccionDoc, RegisterAnswer, RegisterDocRef, RegisterEvent, RegisterHistory } from './register';

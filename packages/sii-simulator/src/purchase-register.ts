@@ -8,16 +8,21 @@
  * The RCV state of a received document (`purchaseEstado`) is the one rule both kinds share:
  * RECLAMADO after a claim, REGISTRO after ACD/ERM or once the window has passed, else PENDIENTE.
  */
+import { acuseReciboDeadline } from '@dte/engine';
+
 import type { EnvState } from './state';
 import type { DocumentRecord, PurchaseRecord } from './types';
 
-export const EIGHT_DAYS_MS = 8 * 86_400_000;
+/** True once the receiver's 8-day window (civil count, Chile's calendar) has closed at `now`. */
+export function windowClosed(receivedAt: number, now: number): boolean {
+  return now >= acuseReciboDeadline(new Date(receivedAt)).getTime();
+}
 const CLAIMS = ['RCD', 'RFP', 'RFT'];
 
 export function purchaseEstado(d: Pick<DocumentRecord, 'events' | 'receivedAt'>, now: number): string {
   const codes = d.events.map((ev) => ev.codEvento);
   if (codes.some((c) => CLAIMS.includes(c))) return 'RECLAMADO';
-  if (codes.includes('ACD') || codes.includes('ERM') || now - d.receivedAt > EIGHT_DAYS_MS) return 'REGISTRO';
+  if (codes.includes('ACD') || codes.includes('ERM') || windowClosed(d.receivedAt, now)) return 'REGISTRO';
   return 'PENDIENTE';
 }
 

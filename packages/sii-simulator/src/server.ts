@@ -23,7 +23,7 @@ import { bheRoutes } from './routes/bhe';
 import { exchangeRate } from './routes/exchange';
 import { requestFolios } from './routes/folios';
 import { queryEstDte, queryEstUp } from './routes/query';
-import { rcv } from './routes/rcv';
+import { rcv, RCV_FACADE_PATH, RCV_OPERATIONS } from './routes/rcv';
 import { registerService } from './routes/register';
 import { dteUpload } from './routes/upload';
 import { serveWsdl, WSDL_SERVICES } from './routes/wsdl';
@@ -58,9 +58,8 @@ export function createApp(sim: Sim): Koa {
     router.post(`${base}/DTEWS/QueryEstDte.jws`, (ctx) => queryEstDte(sim, env, ctx));
     router.post(`${base}/cgi_dte/UPL/DTEUpload`, (ctx) => dteUpload(sim, env, ctx));
     router.post(`${base}${REGISTER_PATH[env]}`, (ctx) => registerService(sim, env, ctx));
-    router.get(`${base}/rcv/:operacion/:rut/:periodo`, (ctx) =>
-      rcv(sim, env, ctx, ctx.params.operacion, ctx.params.rut, ctx.params.periodo),
-    );
+    for (const op of RCV_OPERATIONS)
+      router.post(`${base}${RCV_FACADE_PATH}/${op}`, (ctx) => rcv(sim, env, ctx, op));
     router.post(`${base}/folios`, (ctx) => requestFolios(sim, env, ctx));
   }
   router.get('/tipo-cambio/:moneda/:fecha', (ctx) =>

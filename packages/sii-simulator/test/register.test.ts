@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import type { Caf } from '@dte/engine';
+import { acuseReciboDeadline, type Caf } from '@dte/engine';
 import { admin, docParams, register, upload } from './support/client';
 import {
   COMPANY,
@@ -87,16 +87,28 @@ describe('sii-simulator: acceptance/claim register (WSREGISTRORECLAMODTE)', func
     expect((await reg('consultarDocDteCedible', docParams(COMPANY, 33, f))).codResp).to.equal(24);
   });
 
-  it('closes the window 8 days after the SII reception (8); a document without events becomes assignable (25)', async () => {
+  it('closes the window at midnight (Chile) ending the 8th calendar day after the reception (8); a document without events becomes assignable (25)', async () => {
     const f = await acceptedInvoice();
     expect((await reg('consultarDocDteCedible', docParams(COMPANY, 33, f))).codResp).to.equal(22);
     expect((await reg('listarEventosHistDoc', docParams(COMPANY, 33, f))).codResp).to.equal(16);
     const fecha = await reg('consultarFechaRecepcionSii', docParams(COMPANY, 33, f));
     expect(fecha.ret).to.match(/^\d\d-\d\d-\d{4} \d\d:\d\d:\d\d$/);
-    await admin(w.sim.url, 'POST', '/admin/clock', { advanceMs: 8 * 86_400_000 + 60_000 });
+    // DD-MM-YYYY of the reception in Chile; 15:00Z of that date is the same day in Chile (UTC-3/-4)
+    const [dd, mm, yyyy] = (fecha.ret as string).slice(0, 10).split('-');
+    const vence = acuseReciboDeadline(new Date(`${yyyy}-${mm}-${dd}T15:00:00Z`)).getTime();
+    const simNow = async () =>
+      Date.parse(
+        ((await admin(w.sim.url, 'POST', '/admin/clock', { advanceMs: 0 })).json as { now: string }).now,
+      );
     try {
+      // one second before the end of the 8th day (more than 192 h after the reception): still open
+      await admin(w.sim.url, 'POST', '/admin/clock', { advanceMs: vence - 1000 - (await simNow()) });
+      let t = await w.login('cert', BUYER_USER);
+      expect((await reg('consultarDocDteCedible', docParams(COMPANY, 33, f), t)).codResp).to.equal(22);
+      // midnight: closed
+      await admin(w.sim.url, 'POST', '/admin/clock', { advanceMs: vence + 100 - (await simNow()) });
       // tokens do not live 8 days: log in again
-      const t = await w.login('cert', BUYER_USER);
+      t = await w.login('cert', BUYER_USER);
       expect(
         (await reg('ingresarAceptacionReclamoDoc', docParams(COMPANY, 33, f, 'RCD'), t)).codResp,
       ).to.equal(8);

@@ -103,15 +103,45 @@ describe('sii-simulator: folio grants, RCV, exchange rates, admin and configurat
     });
     expect(seeded.status).to.equal(201);
     const periodo = today().slice(0, 7);
-    const ventas = await fetch(`${w.base('cert')}/rcv/ventas/${COMPANY}/${periodo}`, {
-      headers: { Cookie: `TOKEN=${token}` },
-    });
-    const v = (await ventas.json()) as {
-      documentos: { folio: number; mntNeto: number; iva: number; estado: string }[];
+    // the SII's own RCV format: getResumen per state, then getDetalle{Compra,Venta} per type
+    const facade = async (tok: string | undefined, op: string, data: Record<string, unknown>) => {
+      const res = await fetch(`${w.base('cert')}/consdcvinternetui/services/data/facadeService/${op}`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', ...(tok ? { Cookie: `TOKEN=${tok}` } : {}) },
+        body: JSON.stringify({
+          metaData: {
+            namespace: `cl.sii.sdi.lob.diii.consdcv.data.api.interfaces.FacadeService/${op}`,
+            conversationId: tok ?? '',
+            transactionId: '1',
+            page: null,
+          },
+          data,
+        }),
+      });
+      return {
+        status: res.status,
+        json: (await res.json()) as {
+          data: Record<string, any>[] | null; // eslint-disable-line @typescript-eslint/no-explicit-any
+          respEstado?: { codRespuesta: number };
+        },
+      };
     };
-    const mine = v.documentos.filter((d) => d.folio === caf.desde || d.folio === caf.hasta);
+    const side = (rut: string, operacion: 'COMPRA' | 'VENTA', estadoContab: string) => {
+      const [rutEmisor, dvEmisor] = rut.split('-');
+      return { rutEmisor, dvEmisor, ptributario: periodo.replace('-', ''), operacion, estadoContab };
+    };
+    const resumen = await facade(token, 'getResumen', side(COMPANY, 'VENTA', 'REGISTRO'));
+    expect(resumen.json.respEstado?.codRespuesta).to.equal(0);
+    expect(resumen.json.data!.find((r) => r.rsmnTipoDocInteger === 33)!.rsmnTotDoc).to.be.at.least(2);
+    const ventas = await facade(token, 'getDetalleVenta', {
+      ...side(COMPANY, 'VENTA', 'REGISTRO'),
+      codTipoDoc: 33,
+    });
+    const mine = ventas.json.data!.filter((d) => d.detNroDoc === caf.desde || d.detNroDoc === caf.hasta);
     expect(mine).to.have.length(2);
-    expect(mine[0]).to.include({ mntNeto: 10000, iva: 1900, estado: 'REGISTRO' });
+    expect(mine[0]).to.include({ detMntNeto: 10000, detMntIVA: 1900, detTipoDoc: 33 });
+    expect(mine[0]!.detFchDoc).to.match(/^\d{2}\/\d{2}\/\d{4}$/);
+    expect(mine[0]!.detFecRecepcion).to.match(/^\d{2}\/\d{2}\/\d{4} \d{2}:\d{2}:\d{2}$/);
 
     const buyer = await w.login('cert', BUYER_USER);
     const claim = await register(
@@ -122,18 +152,15 @@ describe('sii-simulator: folio grants, RCV, exchange rates, admin and configurat
       buyer,
     );
     expect(claim.codResp).to.equal(0);
-    const compras = await fetch(`${w.base('cert')}/rcv/compras/${RECEPTOR}/${periodo}`, {
-      headers: { Cookie: `TOKEN=${buyer}` },
-    });
-    const c = (await compras.json()) as {
-      documentos: { folio: number; rutEmisor: string; estado: string }[];
-    };
-    const byFolio = (f: number, emisor: string) =>
-      c.documentos.find((d) => d.folio === f && d.rutEmisor === emisor)?.estado;
-    expect(byFolio(caf.desde, COMPANY)).to.equal('RECLAMADO');
-    expect(byFolio(caf.hasta, COMPANY)).to.equal('PENDIENTE');
-    // a seeded purchase was received now: pending until its receiver acts or 8 days pass
-    expect(byFolio(77, '96543210-8')).to.equal('PENDIENTE');
+    const compras = async (estado: string, tok: string | undefined = buyer) =>
+      facade(tok, 'getDetalleCompra', { ...side(RECEPTOR, 'COMPRA', estado), codTipoDoc: 33 });
+    const folios = async (estado: string) =>
+      ((await compras(estado)).json.data ?? []).map((d) => `${d.detRutDoc}-${d.detDvDoc}:${d.detNroDoc}`);
+    const companyBody = COMPANY.split('-')[0];
+    expect(await folios('RECLAMADO')).to.include(
+      `${COMPANY}:${caf.desde}`.replace(COMPANY, `${companyBody}-${COMPANY.split('-')[1]}`),
+    );
+    expect(await folios('PENDIENTE')).to.include.members([`${COMPANY}:${caf.hasta}`, `96543210-8:77`]);
     const acd = await register(
       w.base('cert'),
       'cert',
@@ -142,22 +169,16 @@ describe('sii-simulator: folio grants, RCV, exchange rates, admin and configurat
       buyer,
     );
     expect(acd.codResp).to.equal(0);
-    const after = (await (
-      await fetch(`${w.base('cert')}/rcv/compras/${RECEPTOR}/${periodo}`, {
-        headers: { Cookie: `TOKEN=${buyer}` },
-      })
-    ).json()) as { documentos: { folio: number; estado: string; eventos: string[] }[] };
-    expect(after.documentos.find((d) => d.folio === 77)).to.include({ estado: 'REGISTRO' });
-    expect(after.documentos.find((d) => d.folio === 77)?.eventos).to.deep.equal(['ACD']);
+    const registro = (await compras('REGISTRO')).json.data!.find((d) => d.detNroDoc === 77)!;
+    expect(registro).to.include({ detEventoReceptor: 'ACD', detRutDoc: 96543210, detDvDoc: '8' });
+    expect(registro.detFecAcuse).to.match(/^\d{2}\/\d{2}\/\d{4} \d{2}:\d{2}:\d{2}$/);
     // the issuer's user may not read the buyer's purchases; no token → 401
+    expect((await compras('REGISTRO', token)).status).to.equal(403);
+    expect((await compras('REGISTRO', '')).status).to.equal(401);
+    // bad parameters: the SII's error answer
     expect(
-      (
-        await fetch(`${w.base('cert')}/rcv/compras/${RECEPTOR}/${periodo}`, {
-          headers: { Cookie: `TOKEN=${token}` },
-        })
-      ).status,
-    ).to.equal(403);
-    expect((await fetch(`${w.base('cert')}/rcv/compras/${RECEPTOR}/${periodo}`)).status).to.equal(401);
+      (await facade(token, 'getResumen', { operacion: 'VENTA' })).json.respEstado?.codRespuesta,
+    ).to.not.equal(0);
     w.token.cert = token;
   });
 

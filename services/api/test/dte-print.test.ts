@@ -118,12 +118,18 @@ describe('printed form over HTTP: GET /dtes/:id/pdf, preview, muestras', functio
   });
 
   it('every emitted type: application/pdf whose PDF417 is the TED of the stored XML byte for byte; folio, RUTs, total, SII office and resolution printed', async () => {
+    // requests first, slow decoding checks after (an idle keep-alive socket is not reused late)
+    const fetched = new Map<number, { pdf: Fetched; xml: Fetched }>();
+    for (const [tipo, d] of signed)
+      fetched.set(tipo, {
+        pdf: await fetchBytes(r.t.url, 'GET', `/dtes/${d.id}/pdf`, r.o.key),
+        xml: await fetchBytes(r.t.url, 'GET', `/dtes/${d.id}/xml`, r.o.key),
+      });
     for (const [tipo, d] of signed) {
-      const pdf = await fetchBytes(r.t.url, 'GET', `/dtes/${d.id}/pdf`, r.o.key);
+      const { pdf, xml } = fetched.get(tipo)!;
       expect(pdf.status, `${tipo}: ${pdf.bytes.toString().slice(0, 300)}`).to.equal(200);
       expect(pdf.headers.get('content-type')).to.equal('application/pdf');
       expect(pdf.headers.get('x-request-id')).to.match(/.+/);
-      const xml = await fetchBytes(r.t.url, 'GET', `/dtes/${d.id}/xml`, r.o.key);
       expect(xml.status).to.equal(200);
       const stored: { signed_xml: string }[] = await r.t.db.dataSource.query(
         'SELECT signed_xml FROM dtes WHERE id = $1',
@@ -160,10 +166,10 @@ describe('printed form over HTTP: GET /dtes/:id/pdf, preview, muestras', functio
     expect(pdfInfo(a.bytes).width).to.be.closeTo((80 / 25.4) * 72, 0.5);
   });
 
-  it('copy=cedible: CEDIBLE (33, 34) and CEDIBLE CON SU FACTURA (52) with the acuse de recibo; a 61 has none (validation_failed)', async () => {
+  it('copy=cedible: CEDIBLE (33, 34, 46) and CEDIBLE CON SU FACTURA (52) with the acuse de recibo; a 61 has none (validation_failed)', async () => {
     // requests first, slow rendering checks after (an idle keep-alive socket is not reused late)
     const copies = new Map<number, Fetched>();
-    for (const tipo of [33, 34, 52]) {
+    for (const tipo of [33, 34, 46, 52]) {
       copies.set(
         tipo,
         await fetchBytes(r.t.url, 'GET', `/dtes/${signed.get(tipo)!.id}/pdf?copy=cedible`, r.o.key),

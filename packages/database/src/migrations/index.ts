@@ -32,6 +32,8 @@ import { BoletasBheSiiRules1796400000000 } from './1796400000000-boletas-bhe-sii
 import { Billing1796600000000 } from './1796600000000-billing';
 import { OrganizationRateLimit1796000000000 } from './1796000000000-organization-rate-limit';
 import { UserTokens1796200000000 } from './1796200000000-user-tokens';
+import { ExchangeReplies1796300000000 } from './1796300000000-exchange-replies';
+import { RcvRegisterFields1796300100000 } from './1796300100000-rcv-register-fields';
 
 export const migrations: (new () => MigrationInterface)[] = [
   ProcessedEvents1763780000000,
@@ -65,4 +67,6 @@ export const migrations: (new () => MigrationInterface)[] = [
   Billing1796600000000,
   OrganizationRateLimit1796000000000,
   UserTokens1796200000000,
+  ExchangeReplies1796300000000,
+  RcvRegisterFields1796300100000,
 ];

@@ -13,7 +13,13 @@ export {
   type LineTotals,
 } from './totals';
 export { isValidRut, rutCheckDigit, normalizeRut } from './rut';
-export { santiagoDate, fechaEmisionWindow } from './santiago-date';
+export {
+  santiagoDate,
+  fechaEmisionWindow,
+  santiagoDayEnd,
+  acuseReciboDeadline,
+  ACUSE_PLAZO_DIAS,
+} from './santiago-date';
 export { replaceTypographic } from './latin1';
 export { emissionSchemas, createEmissionAjv } from './schemas';
 export { DTE_ENDPOINT_TIPOS } from './prechecks';

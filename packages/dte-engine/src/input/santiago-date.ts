@@ -66,3 +66,36 @@ export function boletaFechaWindow(now: Date): DateWindow {
   const first = firstDayOfMonth(today);
   return { from: yesterday < first ? yesterday : first, to: today };
 }
+
+/**
+ * The instant the Chilean calendar day `date` (YYYY-MM-DD) ends: the first instant whose date in
+ * America/Santiago is the next day. Found by bisection over the hours around it, so a day that
+ * starts at 01:00 (Chile's daylight-saving change happens at midnight) is handled too.
+ */
+export function santiagoDayEnd(date: string): Date {
+  const next = addDays(date, 1);
+  const [y, m, d] = next.split('-').map(Number);
+  // Chile's offsets lie between UTC-6 and UTC-2: the boundary is within [00:00Z, 07:00Z] of `next`
+  let lo = Date.UTC(y, m - 1, d, 0, 0, 0);
+  let hi = Date.UTC(y, m - 1, d, 7, 0, 0);
+  while (hi - lo > 1000) {
+    const mid = lo + Math.floor((hi - lo) / 2000) * 1000;
+    if (santiagoDate(new Date(mid)) >= next) hi = mid;
+    else lo = mid;
+  }
+  return new Date(santiagoDate(new Date(lo)) >= next ? lo : hi);
+}
+
+/**
+ * The receiver's window of Ley 19.983 art. 4 (as amended by Ley 20.956): eight calendar days
+ * following the day the SII received the document ("dentro de los ocho días corridos siguientes
+ * a su recepción"), counted as the civil code counts terms (art. 48: whole days, running to
+ * midnight of the last one), in Chile's calendar. Received any time on day D, the window closes
+ * when day D + 8 ends in America/Santiago. The one rule the purchases side and the SII
+ * simulator share.
+ */
+export const ACUSE_PLAZO_DIAS = 8;
+
+export function acuseReciboDeadline(receivedAt: Date): Date {
+  return santiagoDayEnd(addDays(santiagoDate(receivedAt), ACUSE_PLAZO_DIAS));
+}

@@ -30,16 +30,24 @@ function run(cmd: string, args: string[]): ToolResult {
   return { ok: r.status === 0, output: `${r.stdout ?? ''}${r.stderr ?? ''}` };
 }
 
-export function xmllintSchema(xml: Buffer): ToolResult {
+/** xmllint against one of the SII's schemas (default the EnvioDTE's). */
+export function xmllintSchema(xml: Buffer, schema = 'EnvioDTE_v10.xsd'): ToolResult {
   return inTmp((dir) => {
     const f = path.join(dir, 'envio.xml');
     writeFileSync(f, xml);
-    return run('xmllint', ['--noout', '--schema', path.join(SCHEMAS, 'EnvioDTE_v10.xsd'), f]);
+    return run('xmllint', ['--noout', '--schema', path.join(SCHEMAS, schema), f]);
   });
 }
 
-/** xmlsec1 on the signature selected by `nodeXpath` (default: the first one in the document). */
-export function xmlsecVerify(xml: Buffer | string, nodeXpath?: string): ToolResult {
+/**
+ * xmlsec1 on the signature selected by `nodeXpath` (default: the first one in the document);
+ * `idElements` names further elements whose ID attribute a Reference may point to.
+ */
+export function xmlsecVerify(
+  xml: Buffer | string,
+  nodeXpath?: string,
+  idElements: string[] = [],
+): ToolResult {
   return inTmp((dir) => {
     const f = path.join(dir, 'doc.xml');
     writeFileSync(f, xml);
@@ -51,6 +59,7 @@ export function xmlsecVerify(xml: Buffer | string, nodeXpath?: string): ToolResu
       'Exportaciones',
       '--id-attr:ID',
       'SetDTE',
+      ...idElements.flatMap((e) => ['--id-attr:ID', e]),
     ];
     if (nodeXpath) args.push('--node-xpath', nodeXpath);
     args.push(f);

@@ -16,7 +16,7 @@ import type { Context } from 'koa';
 import { chileDateTime } from '../chile-time';
 import { applyFault, cookieToken, readBody, xmlReply } from '../http';
 import { isFinal } from '../progress';
-import { findSeededPurchase } from '../purchase-register';
+import { findSeededPurchase, windowClosed } from '../purchase-register';
 import { joinRut, splitRut } from '../rut';
 import { authorize, checkToken, type Sim } from '../sim';
 import { elements, literalResponse, parseSoapCall, soapFault, SoapRequestError } from '../soap';
@@ -39,7 +39,6 @@ const ACTIONS: Record<string, string> = {
   RFT: 'Reclamo por Falta Total de Mercaderias',
 };
 const CLAIMS = ['RCD', 'RFP', 'RFT'];
-const EIGHT_DAYS_MS = 8 * 86_400_000;
 
 const DESC: Record<number, string> = {
   0: 'Accion Completada OK',
@@ -132,7 +131,7 @@ export async function registerService(sim: Sim, env: SiiEnv, ctx: Context): Prom
 
   const codes = d.events.map((ev) => ev.codEvento);
   const claim = codes.find((c) => CLAIMS.includes(c));
-  const windowOpen = now - d.receivedAt <= EIGHT_DAYS_MS;
+  const windowOpen = !windowClosed(d.receivedAt, now);
 
   if (method === 'listarEventosHistDoc') {
     if (d.events.length === 0) return reply(16);

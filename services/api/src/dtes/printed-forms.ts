@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { buildDocument } from '@dte/engine';
 import {
   CEDIBLE_LABEL,
+  CEDIBLE_TIPOS_TEXT,
   renderDraft,
   renderSignedDte,
   zipFiles,
@@ -125,7 +126,7 @@ export async function dtePdf(
   }
   if (q.copy === 'cedible' && !CEDIBLE_LABEL[row.tipo_dte]) {
     throw new ApiError('validation_failed', `Type ${row.tipo_dte} has no CEDIBLE copy.`, {
-      issues: [{ path: 'copy', message: 'cedible applies to types 33, 34 and 52' }],
+      issues: [{ path: 'copy', message: `cedible applies to types ${CEDIBLE_TIPOS_TEXT}` }],
     });
   }
   const company = await companyPrintData(db, row.company_id, row.sii_env);

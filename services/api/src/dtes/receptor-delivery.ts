@@ -1,5 +1,10 @@
 import { normalizeRut, SII_RUT } from '@dte/engine';
-import { parseCorreos, ReceptorDelivery, type DeliveryOutcome } from '@dte/receptor-delivery';
+import {
+  ExchangeReplyDelivery,
+  parseCorreos,
+  ReceptorDelivery,
+  type DeliveryOutcome,
+} from '@dte/receptor-delivery';
 import type { ApiDeps } from '../context';
 import { ApiError } from '../http/api-error';
 import type { DteScope } from './dte-row';
@@ -18,11 +23,27 @@ export function receptorDelivery(deps: ApiDeps): ReceptorDelivery | null {
   });
 }
 
-/** Sweeps receptor deliveries every DELIVERY_INTERVAL_SEC while SMTP is configured. */
+/** The sender of the exchange replies to suppliers (null without SMTP_URL). */
+export function exchangeReplyDelivery(deps: ApiDeps): ExchangeReplyDelivery | null {
+  if (!deps.config.smtpUrl) return null;
+  return new ExchangeReplyDelivery({
+    dataSource: deps.dataSource,
+    smtpUrl: deps.config.smtpUrl,
+    mailFrom: deps.config.mailFrom,
+    ...(deps.clock ? { clock: deps.clock } : {}),
+    logger: deps.logger,
+  });
+}
+
+/**
+ * Sweeps receptor deliveries and the exchange replies to suppliers every DELIVERY_INTERVAL_SEC
+ * while SMTP is configured.
+ */
 export function startReceptorDelivery(deps: ApiDeps): { stop(): void } {
   const sender = receptorDelivery(deps);
+  const replies = exchangeReplyDelivery(deps);
   const every = deps.config.deliveryIntervalSec;
-  if (!sender || every <= 0) return { stop: () => undefined };
+  if (!sender || !replies || every <= 0) return { stop: () => undefined };
   let running = false;
   const timer = setInterval(() => {
     if (running) return;
@@ -30,6 +51,8 @@ export function startReceptorDelivery(deps: ApiDeps): { stop(): void } {
     sender
       .sweep()
       .catch((err) => deps.logger.error({ err }, 'receptor delivery sweep failed'))
+      .then(() => replies.sweep())
+      .catch((err) => deps.logger.error({ err }, 'exchange reply sweep failed'))
       .finally(() => {
         running = false;
       });

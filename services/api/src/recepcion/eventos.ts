@@ -9,6 +9,7 @@
  *   refusal answers its catalog code and writes nothing;
  */
 import {
+  answerRegisterEvent,
   getInboxRow,
   isClaim,
   recordInboxEvent,
@@ -29,6 +30,8 @@ export interface EventoBody {
   accion: RegisterAction;
   confirmar: true;
   forzar?: boolean;
+  /** ERM: where the goods or services were received (Recinto of the EnvioRecibos) */
+  recinto?: string;
 }
 
 export const inboxScopeOf = (p: Principal): InboxScope => ({
@@ -55,7 +58,7 @@ export function siiClientOf(deps: ApiDeps): SiiClient {
 
 /** accion one of ACD, ERM, RCD, RFP, RFT and confirmar true (the action is irreversible). */
 export function checkEventoBody(raw: unknown): EventoBody {
-  const body = (raw ?? {}) as { accion?: unknown; confirmar?: unknown; forzar?: unknown };
+  const body = (raw ?? {}) as { accion?: unknown; confirmar?: unknown; forzar?: unknown; recinto?: unknown };
   if (!(REGISTER_ACTIONS as readonly unknown[]).includes(body.accion))
     throw new ApiError(
       'recepcion.evento_invalid_input',
@@ -68,7 +71,19 @@ export function checkEventoBody(raw: unknown): EventoBody {
       'The action is irreversible at the SII: send confirmar: true to register it.',
       { detail: { campo: 'confirmar' } },
     );
-  return { accion: body.accion as RegisterAction, confirmar: true, forzar: body.forzar === true };
+  if (
+    body.recinto !== undefined &&
+    (typeof body.recinto !== 'string' || body.recinto.trim().length === 0 || body.recinto.length > 80)
+  )
+    throw new ApiError('recepcion.evento_invalid_input', 'recinto must be a text of 1 to 80 characters.', {
+      detail: { campo: 'recinto' },
+    });
+  return {
+    accion: body.accion as RegisterAction,
+    confirmar: true,
+    forzar: body.forzar === true,
+    ...(typeof body.recinto === 'string' ? { recinto: body.recinto } : {}),
+  };
 }
 
 /** The inbox document or `recepcion.no_encontrado` (404). */
@@ -132,5 +147,23 @@ export async function registerInboxEvento(
     descResp: outcome.descResp,
     registrado_at: t.toISOString(),
   });
+  // the exchange reply the supplier is owed (ResultadoDTE, or EnvioRecibos for ERM): the event is
+  // already registered at the SII, so a reply that cannot be built is logged, not an error
+  try {
+    await answerRegisterEvent(
+      db,
+      {
+        organizationId: p.organizationId,
+        companyId: row.company_id,
+        env: p.environment,
+        rut: row.rut_receptor,
+      },
+      row as Parameters<typeof answerRegisterEvent>[2],
+      body.accion,
+      { credential, now: t, ...(body.recinto ? { recinto: body.recinto } : {}) },
+    );
+  } catch (err) {
+    deps.logger.warn({ err, documento: row.id }, 'exchange reply to the register event not built');
+  }
   return showInboxRow((await getInboxRow(db, inboxScopeOf(p), row.id))!, t);
 }

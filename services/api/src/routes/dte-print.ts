@@ -25,7 +25,7 @@ const scopeOf = (p: Principal): DteScope => ({
 const PRINT_QUERY = {
   copy: {
     description:
-      'original (default) or cedible (types 33, 34 and 52: the CEDIBLE copy with the acuse de recibo)',
+      'original (default) or cedible (types 33, 34, 43, 46 and 52: the CEDIBLE copy with the acuse de recibo)',
     schema: { type: 'string', enum: ['original', 'cedible'] },
   },
   layout: {
