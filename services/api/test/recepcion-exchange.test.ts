@@ -30,7 +30,8 @@ describe('exchange replies to suppliers: RespuestaDTE and EnvioRecibos (api + SI
   let rut: string;
   let companyId: string;
   let smtp: SmtpSink;
-  const supplier = makeSupplier('96543210-8');
+  // its CAF signed with the simulator's SII key, as the SII grants real ones (reception verifies it)
+  let supplier: ReturnType<typeof makeSupplier>;
   const SUPPLIER_MAIL = 'dte@proveedor.test';
   const today = santiagoDate(new Date());
 
@@ -70,6 +71,7 @@ describe('exchange replies to suppliers: RespuestaDTE and EnvioRecibos (api + SI
   before(async () => {
     smtp = await new SmtpSink().start();
     t = await startTestApi({ sim: { timings: { registerMs: 0, stepMs: 0 } } });
+    supplier = makeSupplier('96543210-8', t.sim.siiKeys.cert);
     const s = await t.seed({});
     key = s.api_key;
     companyId = s.company_id;
