@@ -93,7 +93,7 @@ describe('dashboard in headless Chromium (issue 14)', function () {
     await page.getByRole('button', { name: 'Registrar empresa' }).click();
     await page.waitForURL('**/dashboard/documentos');
     await ready();
-    expect(await page.locator('#usuario').textContent()).to.include('FERRETERIA DEMO SPA (owner)');
+    expect(await page.locator('#usuario').textContent()).to.include('FERRETERIA DEMO SPA (Dueño)');
   });
 
   it('uploads the certificate (.p12)', async () => {
@@ -119,11 +119,11 @@ describe('dashboard in headless Chromium (issue 14)', function () {
     await page.getByLabel('Cantidad').fill('8');
     await page.getByRole('button', { name: 'Solicitar folios' }).click();
     await page.locator('#aviso.ok').waitFor();
-    expect(await notice().textContent()).to.include('1–8');
+    expect(await notice().textContent()).to.include('del 1 al 8');
     const row = page.locator('#tabla-resumen tbody tr').first();
     await row.locator('td', { hasText: /^8$/ }).waitFor();
     // 8 folios are at or below the low-folio threshold (20 by default): the page alerts
-    expect(await page.locator('#alertas-folios').textContent()).to.include('Quedan pocos folios del tipo 33');
+    expect(await page.locator('#alertas-folios').textContent()).to.include('Quedan pocos folios de Factura electrónica (tipo 33)');
     await shot('folios');
   });
 
@@ -145,29 +145,46 @@ describe('dashboard in headless Chromium (issue 14)', function () {
     expect(await page.locator('#v-total').textContent()).to.equal('$23.800');
     await shot('emitir');
     await page.getByRole('button', { name: 'Emitir factura' }).click();
-    await page.waitForURL(/\/dashboard\/documentos\/[0-9a-f-]{36}$/);
-    documentUrl = page.url();
+    await page.waitForURL(/\/dashboard\/documentos\/[0-9a-f-]{36}\?emitida=1$/);
+    documentUrl = page.url().replace(/\?.*$/, '');
     await ready();
-    expect(await page.locator('#doc-titulo').textContent()).to.equal('Documento tipo 33 N° 1');
+    expect(await page.locator('#doc-titulo').textContent()).to.equal('Factura electrónica N° 1');
+    // a confirmation in words, and a queued document is never said to be accepted
+    const confirmacion = (await notice().textContent()) ?? '';
+    expect(confirmacion).to.include('Factura electrónica N° 1 emitida');
+    expect(confirmacion).to.include('enviará al SII');
+    expect(await page.locator('#doc-datos').textContent()).to.not.match(/acept/i);
   });
 
   it('shows the document reaching EPR on its status timeline', async () => {
     const deadline = Date.now() + 120_000;
     for (;;) {
-      const estado = (await page.locator('#doc-estado').textContent()) ?? '';
-      if (estado.startsWith('EPR')) break;
+      const estado = (await page.locator('#doc-estado').getAttribute('data-codigo')) ?? '';
+      if (estado === 'EPR') break;
       if (Date.now() > deadline) throw new Error(`the document stayed at ${estado}`);
       await page.waitForTimeout(1000);
       await page.getByRole('button', { name: 'Actualizar estado' }).click();
       await page.locator('#doc-estado').waitFor();
     }
+    expect(await page.locator('#doc-estado').textContent()).to.equal('Aceptado por el SII (EPR)');
     const timeline = (await page.locator('#doc-eventos').textContent()) ?? '';
-    expect(timeline).to.include('EPR');
+    expect(timeline).to.include('Aceptado por el SII (EPR)');
+    expect(timeline).to.include('En cola');
+    expect(timeline).to.include('Firmado');
+    expect(timeline).to.not.match(/\b(queued|signed|sending)\b/);
+    expect(timeline).to.match(/\d{2}-\d{2}-\d{4} \d{2}:\d{2}/);
     await shot('documento');
     await page.getByRole('link', { name: '← Documentos' }).click();
     await ready();
     await page.locator('#tabla-documentos td', { hasText: '$23.800' }).waitFor();
     expect(await page.locator('#tabla-documentos tbody tr').count()).to.equal(1);
+    const row = (await page.locator('#tabla-documentos tbody tr').first().textContent()) ?? '';
+    expect(row).to.include('Factura electrónica (33)');
+    expect(row).to.include('Cliente de Prueba SpA');
+    expect(row).to.include('Aceptado por el SII (EPR)');
+    expect(row).to.match(/\d{2}-\d{2}-\d{4}/);
+    // one page only: no "Página siguiente"
+    expect(await page.getByRole('button', { name: 'Página siguiente' }).isVisible()).to.equal(false);
     await shot('documentos');
   });
 
@@ -222,22 +239,25 @@ describe('dashboard in headless Chromium (issue 14)', function () {
     await shot('api-keys');
   });
 
-  it('uses an API key typed into the webhooks page (Bearer only) and shows the api refusing a non-public URL', async () => {
-    await page.goto(`${origin}/dashboard/api-keys`);
-    await ready();
-    await page.getByLabel('Nombre').fill('Webhooks');
-    await page.getByRole('button', { name: 'Crear API key' }).click();
-    const key = (await page.locator('#key-valor').textContent()) ?? '';
+  it('explains the webhooks page (Bearer only), creates its API key in one step and shows the api refusing a non-public URL', async () => {
     await page.goto(`${origin}/dashboard/webhooks`);
     await ready();
-    await page.getByLabel('API key').fill(key);
-    await page.getByRole('button', { name: 'Ver webhooks' }).click();
+    expect(await page.locator('.ayuda').textContent()).to.include('solo con una API key');
+    await page.getByRole('button', { name: 'Crear API key de webhooks' }).click();
     await page.locator('#tabla-webhooks td', { hasText: 'Sin suscripciones.' }).waitFor();
-    await page.getByLabel('URL (https)').fill('https://127.0.0.1/hook');
+    expect(await page.locator('#webhook-clave-estado').textContent()).to.include('Webhooks (panel)');
+    await page.getByLabel('Dirección que recibe los avisos (https)').fill('https://127.0.0.1/hook');
     await page.getByRole('button', { name: 'Crear suscripción' }).click();
     await page.locator('#aviso.error').waitFor();
-    expect(await notice().textContent()).to.include('invalid_webhook_url');
+    expect(await notice().textContent()).to.include('https y pública');
     await shot('webhooks');
+    // the key it created is a webhook-only key of the organization, listed (prefix only) with the others
+    await page.goto(`${origin}/dashboard/api-keys`);
+    await ready();
+    const row = page.locator('#tabla-keys tbody tr', { hasText: 'Webhooks (panel)' });
+    expect(await row.textContent())
+      .to.include('webhook:read, webhook:write')
+      .and.include('Certificación');
   });
 
   it('activates a second certificate and deletes the first from the certificates page', async () => {
@@ -262,22 +282,34 @@ describe('dashboard in headless Chromium (issue 14)', function () {
     await row('Firma principal').waitFor({ state: 'detached' });
   });
 
-  it('shows the members and the audit log to the owner', async () => {
+  it('shows the members and the audit log to the owner, newest first, in words', async () => {
     await page.goto(`${origin}/dashboard/miembros`);
     await ready();
     await page.locator('#tabla-miembros td', { hasText: email }).waitFor();
+    expect(await page.locator('#tabla-miembros tbody').textContent()).to.include('Dueño');
     await shot('miembros');
     await page.goto(`${origin}/dashboard/auditoria`);
     await ready();
     const log = (await page.locator('#tabla-auditoria').textContent()) ?? '';
-    for (const action of [
-      'organization.created',
-      'certificate.uploaded',
-      'certificate.activated',
-      'certificate.deleted',
-      'api_key.created',
+    for (const words of [
+      'Registró la empresa',
+      'Subió un certificado de firma',
+      'Activó un certificado de firma',
+      'Eliminó un certificado de firma',
+      'Creó una API key',
     ])
-      expect(log).to.include(action);
+      expect(log).to.include(words);
+    // who by e-mail, on what by name; never a bare user:<uuid> or an empty {}
+    expect(log).to.include(email);
+    expect(log).to.include('Firma principal');
+    expect(log).to.not.match(/user:[0-9a-f-]{36}|\{\}|certificate\.uploaded/);
+    // newest first: the ids (bigint) strictly decrease down the page
+    const ids = (await page
+      .locator('#tabla-auditoria tbody tr')
+      .evaluateAll((rows) => rows.map((r) => Number(r.getAttribute('data-id'))))) as number[];
+    expect(ids.length).to.be.greaterThan(5);
+    expect(ids).to.deep.equal([...ids].sort((x, y) => y - x));
+    expect(await page.getByRole('button', { name: 'Más antiguos' }).isVisible()).to.equal(false);
     await shot('auditoria');
   });
 

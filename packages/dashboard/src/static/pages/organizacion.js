@@ -1,0 +1,87 @@
+// @ts-check
+// /organizacion: the user's organizations, register a company, request access, SII situation.
+import { api } from '../lib/api.js';
+import { el, fill, h, notice } from '../lib/dom.js';
+import { describe } from '../lib/errors.js';
+import { fecha, rol } from '../lib/format.js';
+import { onSubmit, rutApi, text } from '../lib/forms.js';
+
+/** @type {Record<string, string>} */
+const SITUACION = {
+  activo: 'activa, con inicio de actividades',
+  rut_inexistente: 'el RUT no existe en el SII',
+  sin_inicio_actividades: 'sin inicio de actividades',
+};
+
+/** @type {import('./index.js').PageRun} */
+export default async function organizacion(me) {
+  if (!me) return;
+  fill(
+    el('#tabla-organizaciones tbody', HTMLTableSectionElement),
+    me.organizaciones.map((o) =>
+      h(
+        'tr',
+        {},
+        h('td', {}, o.name),
+        h('td', {}, o.rut || '—'),
+        h('td', {}, rol(o.role)),
+        h(
+          'td',
+          {},
+          o.organization_id === me.organizacion_actual
+            ? 'Actual'
+            : h(
+                'button',
+                {
+                  type: 'button',
+                  class: 'secundario',
+                  onclick: async () => {
+                    const res = await api('PUT', '/auth/organizacion', {
+                      noEnv: true,
+                      json: { organization_id: o.organization_id },
+                    });
+                    if (!res.ok) return notice('error', describe(res));
+                    location.assign('/dashboard/documentos');
+                  },
+                },
+                'Usar esta',
+              ),
+        ),
+      ),
+    ),
+    'Aún no pertenece a ninguna organización.',
+  );
+  if (me.organizacion_actual) {
+    const o = await api('GET', '/organizations/me', { noEnv: true });
+    if (o.ok) {
+      const s = o.body.situacion_estado;
+      el('#situacion', HTMLElement).textContent =
+        `RUT ${o.body.rut || 'sin RUT'} · situación en el SII: ${s ? SITUACION[s] || s : 'sin revisar'}` +
+        ` (revisada el ${fecha(o.body.situacion_checked_at)}) · producción: ${o.body.prod_enabled ? 'habilitada' : 'no habilitada'}`;
+    }
+  }
+  el('#btn-revalidar', HTMLButtonElement).addEventListener('click', async () => {
+    const res = await api('POST', '/organizations/me/revalidar-situacion', { noEnv: true });
+    if (!res.ok) return notice('error', describe(res));
+    notice('ok', `Situación en el SII: ${SITUACION[res.body.estado] || res.body.estado}.`);
+  });
+  onSubmit('form-organizacion', async (_f, d) => {
+    /** @type {Record<string, string | number>} */
+    const json = { rut: rutApi(d.get('rut')) };
+    for (const k of ['nombre', 'giro', 'direccion', 'comuna', 'resolucion_cert_fecha'])
+      if (text(d, k)) json[k] = text(d, k);
+    for (const k of ['actividad_economica', 'resolucion_cert_numero'])
+      if (text(d, k)) json[k] = Number(text(d, k));
+    const res = await api('POST', '/organizations', { noEnv: true, json });
+    if (!res.ok) return notice('error', describe(res));
+    location.assign('/dashboard/documentos');
+  });
+  onSubmit('form-acceso', async (_f, d) => {
+    const res = await api('POST', '/organizations/solicitar-acceso', {
+      noEnv: true,
+      json: { rut: rutApi(d.get('rut')) },
+    });
+    if (!res.ok) return notice('error', describe(res));
+    notice('ok', `Solicitud enviada a ${res.body.organizacion}; vence el ${fecha(res.body.expires_at)}.`);
+  });
+}
