@@ -4,6 +4,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { audit } from '@dte/accounts';
 import {
   call,
   DASHBOARD_ORIGIN,
@@ -586,6 +587,55 @@ describe('accounts, onboarding, API keys, catalogs and audit (issue 14)', functi
       const seeded = await t.seed();
       res = await call(t.url, 'GET', '/api-keys', { key: seeded.api_key });
       expect(res.status).to.equal(401);
+    });
+
+    it('reads the audit log newest first by number across pages (ids crossing a power of ten), each entry once, in readable names', async () => {
+      const owner = await signUp(t);
+      const { org } = await onboard(t, owner.cookie);
+      const ds = t.db.dataSource;
+      const entry = (n: number) =>
+        audit(ds, {
+          organizationId: org.id,
+          actor: `user:${owner.userId}`,
+          action: 'company.updated',
+          detail: { n },
+        });
+      for (let n = 0; n < 3; n += 1) await entry(n);
+      // jump the id to just below the next power of ten: ordered as text, "1000" would come after "999"
+      const [{ last }] = await ds.query(`SELECT last_value::text AS last FROM audit_log_id_seq`);
+      const next = 10 ** String(Number(last) + 10).length;
+      await ds.query(`SELECT setval('audit_log_id_seq', $1::bigint)`, [next - 3]);
+      for (let n = 3; n < 9; n += 1) await entry(n);
+      const ours = async (cursor?: string) =>
+        call<{
+          data: { id: string; action: string; actor_nombre: string; detail: { n?: number } }[];
+          next_cursor: string | null;
+        }>(t.url, 'GET', `/audit-log?limit=4${cursor ? `&cursor=${cursor}` : ''}`, { cookie: owner.cookie });
+      const seen: { id: string; n?: number }[] = [];
+      let cursor: string | undefined;
+      for (let pages = 0; pages < 10; pages += 1) {
+        const res = await ours(cursor);
+        expect(res.status, res.text).to.equal(200);
+        expect(res.body.data.length).to.be.at.most(4);
+        for (const a of res.body.data) seen.push({ id: a.id, n: a.detail.n });
+        if (!res.body.next_cursor) break;
+        cursor = res.body.next_cursor;
+      }
+      const ids = seen.map((a) => BigInt(a.id));
+      expect(new Set(seen.map((a) => a.id)).size, 'no entry repeated').to.equal(seen.length);
+      expect(
+        ids.every((id, i) => i === 0 || id < ids[i - 1]!),
+        `numeric order: ${seen.map((a) => a.id)}`,
+      ).to.equal(true);
+      // our nine entries, newest first, none skipped; then the onboarding's own entries
+      expect(seen.filter((a) => a.n !== undefined).map((a) => a.n)).to.deep.equal([
+        8, 7, 6, 5, 4, 3, 2, 1, 0,
+      ]);
+      expect(seen.map((a) => a.id))
+        .to.include(String(next - 2))
+        .and.include(String(next));
+      const first = await ours();
+      expect(first.body.data[0]!.actor_nombre).to.include(owner.email);
     });
 
     it('lets an owner change roles and remove members, never the last owner; a member may not (403)', async () => {
