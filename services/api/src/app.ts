@@ -5,6 +5,7 @@ import Koa from 'koa';
 import { dashboard } from '@dte/dashboard';
 import type { ApiDeps, RouteDef } from './context';
 import { errorEnvelope } from './http/error-envelope';
+import { unsupportedMethods } from './http/methods';
 import { healthProbes } from './http/health';
 import { writeInflightLimit } from './http/inflight-limit';
 import { httpMetrics } from './http/metrics';
@@ -89,6 +90,7 @@ export function createApp(deps: ApiDeps): ApiApp {
 
   app.use(httpMetrics());
   app.use(requestId());
+  app.use(unsupportedMethods()); // TRACE and other methods no route serves: 405 with Allow
   app.use(healthProbes(deps));
   // OAuth server ({auth_url}/oauth, metadata) and the MCP server (/mcp), issue 15
   app.use(agentsGatewayFor(deps).middleware);

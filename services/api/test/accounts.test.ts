@@ -234,6 +234,40 @@ describe('accounts, onboarding, API keys, catalogs and audit (issue 14)', functi
       expect(home.status).to.equal(302);
       expect(home.headers.get('location')).to.equal('/dashboard/documentos');
       expect((await fetch(`${origin}/dashboard/no-existe`)).status).to.equal(404);
+      // the icon browsers ask for at the root: no 404 in any page's console
+      const icon = await fetch(`${origin}/favicon.ico`);
+      expect(icon.status).to.equal(200);
+      expect(icon.headers.get('content-type')).to.match(/^image\/svg\+xml/);
+      expect(html).to.include('rel="icon"');
+      // the page modules are served as JavaScript too (static/pages/, static/lib/)
+      const mod = await fetch(`${origin}/dashboard/static/pages/documentos.js`);
+      expect(mod.status).to.equal(200);
+      expect(mod.headers.get('content-type')).to.match(/^text\/javascript/);
+    });
+
+    it('answers TRACE and other methods no route serves with 405 and Allow, on any path (not 404)', async () => {
+      const { origin } = new URL(t.url);
+      const raw = (method: string, p: string) =>
+        new Promise<{ status: number; allow: string | undefined }>((resolve, reject) => {
+          const req = http.request(`${origin}${p}`, { method }, (res) => {
+            res.resume();
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, allow: res.headers.allow }));
+          });
+          req.on('error', reject);
+          req.end();
+        });
+      for (const [method, p] of [
+        ['TRACE', '/api/v1/dtes'],
+        ['TRACE', '/no/such/path'],
+        ['TRACE', '/dashboard/documentos'],
+        ['PROPFIND', '/api/v1/dtes'],
+      ] as const) {
+        const res = await raw(method, p);
+        expect(res.status, `${method} ${p}`).to.equal(405);
+        expect(res.allow).to.include('GET').and.include('POST').and.not.include('TRACE');
+      }
+      // served methods keep their answers: an unknown route is still 404 not_found
+      expect((await raw('GET', '/api/v1/no-such-route')).status).to.equal(404);
     });
   });
 
@@ -263,9 +297,11 @@ describe('accounts, onboarding, API keys, catalogs and audit (issue 14)', functi
       expect(res.status).to.equal(409);
       expect(res.body.code).to.equal('situacion_tributaria.bloqueada');
       expect(res.body.detail).to.include({ estado: 'rut_inexistente' });
+      expect(res.body.estado, "the spec's body field, at the top level").to.equal('rut_inexistente');
       await siiSituation(t, rut, 'sin_inicio_actividades');
       res = await call(t.url, 'POST', '/organizations', { cookie, json: { rut }, headers: ORIGIN });
       expect(res.body.detail).to.include({ estado: 'sin_inicio_actividades' });
+      expect(res.body.estado).to.equal('sin_inicio_actividades');
       expect(await count(t, 'organizations')).to.equal(before);
       expect((await call(t.url, 'GET', '/auth/me', { cookie })).body.organizaciones).to.deep.equal([]);
     });
@@ -314,6 +350,7 @@ describe('accounts, onboarding, API keys, catalogs and audit (issue 14)', functi
       });
       expect(res.status).to.equal(409);
       expect(res.body.detail).to.include({ estado: 'sin_inicio_actividades' });
+      expect(res.body.estado).to.equal('sin_inicio_actividades');
       const stored = await t.db.dataSource.query('SELECT situacion_estado FROM organizations WHERE id = $1', [
         org.id,
       ]);
@@ -336,6 +373,7 @@ describe('accounts, onboarding, API keys, catalogs and audit (issue 14)', functi
         expect(res.status).to.equal(429);
         expect(res.body.code).to.equal('situacion_tributaria.rate_limit');
         expect(res.body.detail).to.include({ retry_after_seconds: 30 });
+        expect(res.body.retry_after_seconds).to.equal(30);
         expect(await count(limited, 'organizations')).to.equal(0);
       } finally {
         await limited.close();
