@@ -105,7 +105,7 @@ ${field('org-direccion', 'Dirección', '<input id="org-direccion" name="direccio
 ${field('org-comuna', 'Comuna', '<input id="org-comuna" name="comuna" maxlength="20">')}
 ${field('org-acteco', 'Código de actividad económica', '<input id="org-acteco" name="actividad_economica" inputmode="numeric" pattern="[0-9]{1,6}">')}
 ${field('org-resol-num', 'N° resolución de certificación SII', '<input id="org-resol-num" name="resolucion_cert_numero" inputmode="numeric" pattern="[0-9]{1,6}">')}
-${field('org-resol-fecha', 'Fecha de la resolución', '<input id="org-resol-fecha" name="resolucion_cert_fecha" type="date">')}
+${field('org-resol-fecha', 'Fecha de la resolución', '<input id="org-resol-fecha" name="resolucion_cert_fecha" data-fecha placeholder="dd-mm-aaaa" inputmode="numeric" maxlength="10">')}
 </fieldset>
 <button type="submit">Registrar empresa</button>
 </form></section>
@@ -128,9 +128,9 @@ ${field('acceso-rut', 'RUT de la empresa', '<input id="acceso-rut" name="rut" re
 <form id="form-filtros" class="filters" aria-label="Filtros">
 ${field('f-tipo', 'Tipo', `<select id="f-tipo" name="tipo_dte">${TIPOS}</select>`)}
 ${field('f-folio', 'Folio', '<input id="f-folio" name="folio" inputmode="numeric" pattern="[0-9]{1,10}">')}
-${field('f-rut', 'RUT receptor', '<input id="f-rut" name="rut_receptor" data-rut>')}
-${field('f-desde', 'Emitidos desde', '<input id="f-desde" name="fecha_emision_desde" type="date">')}
-${field('f-hasta', 'hasta', '<input id="f-hasta" name="fecha_emision_hasta" type="date">')}
+${field('f-rut', 'RUT del cliente', '<input id="f-rut" name="rut_receptor" data-rut>')}
+${field('f-desde', 'Emitidos desde', '<input id="f-desde" name="fecha_emision_desde" data-fecha placeholder="dd-mm-aaaa" inputmode="numeric" maxlength="10">')}
+${field('f-hasta', 'Hasta', '<input id="f-hasta" name="fecha_emision_hasta" data-fecha placeholder="dd-mm-aaaa" inputmode="numeric" maxlength="10">')}
 ${field('f-estado', 'Estado en el SII', `<select id="f-estado" name="sii_status">${ESTADOS_OPCIONES}</select>`)}
 <div class="field"><button type="submit">Filtrar</button></div>
 </form>

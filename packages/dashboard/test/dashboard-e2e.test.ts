@@ -17,6 +17,8 @@ import {
   type RunningPipeline,
 } from '../../../test/support/pipeline-harness';
 import { launchChromium } from '../src/browser';
+import { PAGES } from '../src/pages';
+import { captureDashboard, screenshotName } from '../src/screenshots';
 
 const FCH_RESOL = '2024-01-15';
 
@@ -30,6 +32,7 @@ describe('dashboard in headless Chromium (issue 14)', function () {
   let shots: string;
   const rut = randomRut();
   const email = `duena-${Date.now()}@empresa.cl`;
+  const password = 'una-clave-segura-1';
   let documentUrl = '';
 
   const ready = () => page.locator('body[data-ready="true"]').waitFor();
@@ -68,7 +71,7 @@ describe('dashboard in headless Chromium (issue 14)', function () {
     await page.getByRole('button', { name: 'Crear cuenta' }).click();
     // live validation refuses a short password before anything is sent
     await expect(await page.locator('#signup-password-error').textContent()).to.include('10');
-    await page.getByLabel('Contraseña', { exact: true }).nth(1).fill('una-clave-segura-1');
+    await page.getByLabel('Contraseña', { exact: true }).nth(1).fill(password);
     await page.getByRole('button', { name: 'Crear cuenta' }).click();
     await page.waitForURL('**/dashboard/organizacion');
     await ready();
@@ -88,7 +91,7 @@ describe('dashboard in headless Chromium (issue 14)', function () {
     await page.getByLabel('Comuna').fill('Providencia');
     await page.getByLabel('Código de actividad económica').fill('467300');
     await page.getByLabel('N° resolución de certificación SII').fill('0');
-    await page.getByLabel('Fecha de la resolución').fill(FCH_RESOL);
+    await page.getByLabel('Fecha de la resolución').fill('15-01-2024'); // FCH_RESOL as typed in Chile
     await shot('organizacion');
     await page.getByRole('button', { name: 'Registrar empresa' }).click();
     await page.waitForURL('**/dashboard/documentos');
@@ -123,7 +126,9 @@ describe('dashboard in headless Chromium (issue 14)', function () {
     const row = page.locator('#tabla-resumen tbody tr').first();
     await row.locator('td', { hasText: /^8$/ }).waitFor();
     // 8 folios are at or below the low-folio threshold (20 by default): the page alerts
-    expect(await page.locator('#alertas-folios').textContent()).to.include('Quedan pocos folios de Factura electrónica (tipo 33)');
+    expect(await page.locator('#alertas-folios').textContent()).to.include(
+      'Quedan pocos folios de Factura electrónica (tipo 33)',
+    );
     await shot('folios');
   });
 
@@ -186,6 +191,69 @@ describe('dashboard in headless Chromium (issue 14)', function () {
     // one page only: no "Página siguiente"
     expect(await page.getByRole('button', { name: 'Página siguiente' }).isVisible()).to.equal(false);
     await shot('documentos');
+  });
+
+  it('pages through the documents: "Página siguiente" only while there is a next page, and each page is new', async () => {
+    // two more invoices through the api with an API key of the organization (the session creates it)
+    const created = await page.request.post(`${origin}/api/v1/api-keys`, {
+      headers: { Origin: origin },
+      data: { nombre: 'ERP de prueba', environment: 'cert', scopes: ['dte:read', 'dte:write'] },
+    });
+    expect(created.status(), await created.text()).to.equal(201);
+    const key = ((await created.json()) as { key: string }).key;
+    const me = await page.request.get(`${origin}/api/v1/organizations/me`);
+    const rutEmisor = ((await me.json()) as { empresas: { rut: string }[] }).empresas[0]!.rut;
+    for (const [n, [cliente, rutCliente]] of [
+      ['Segundo Cliente Ltda', '11111111-1'],
+      ['Tercer Cliente SpA', '22222222-2'],
+    ].entries()) {
+      const res = await page.request.post(`${origin}/api/v1/dtes`, {
+        headers: { Authorization: `Bearer ${key}`, 'Idempotency-Key': `paginas-${rut}-${n}` },
+        data: {
+          tipo_dte: 33,
+          rut_emisor: rutEmisor,
+          fecha_emision: new Intl.DateTimeFormat('en-CA', { timeZone: 'America/Santiago' }).format(
+            new Date(),
+          ),
+          forma_pago: 1,
+          receptor: {
+            rut: rutCliente,
+            razon_social: cliente,
+            giro: 'Comercio',
+            direccion: 'Calle 1',
+            comuna: 'Santiago',
+          },
+          items: [
+            {
+              nombre: 'Tornillos',
+              cantidad: 1,
+              precio_unitario: 1000 * (n + 2),
+              exento: false,
+              monto_item: 1000 * (n + 2),
+            },
+          ],
+        },
+      });
+      expect(res.status(), await res.text()).to.equal(202);
+    }
+    await page.goto(`${origin}/dashboard/documentos?limit=2`);
+    await ready();
+    const rows = page.locator('#tabla-documentos tbody tr[data-id]');
+    expect(await rows.count()).to.equal(2);
+    const next = page.getByRole('button', { name: 'Página siguiente' });
+    expect(await next.isVisible()).to.equal(true);
+    const first = await rows.evaluateAll((r) => r.map((x) => x.getAttribute('data-id')));
+    await next.click();
+    await rows.nth(2).waitFor();
+    const all = await rows.evaluateAll((r) => r.map((x) => x.getAttribute('data-id')));
+    expect(all).to.have.length(3);
+    expect(all.slice(0, 2)).to.deep.equal(first);
+    expect(new Set(all).size).to.equal(3);
+    // the last page: the button is gone (hidden really hides it) and nothing repeats
+    expect(await next.isVisible()).to.equal(false);
+    const names = (await page.locator('#tabla-documentos tbody').textContent()) ?? '';
+    for (const cliente of ['Cliente de Prueba SpA', 'Segundo Cliente Ltda', 'Tercer Cliente SpA'])
+      expect(names).to.include(cliente);
   });
 
   it('remembers the receiver from the emission and offers it when issuing again', async () => {
@@ -256,7 +324,7 @@ describe('dashboard in headless Chromium (issue 14)', function () {
     await ready();
     const row = page.locator('#tabla-keys tbody tr', { hasText: 'Webhooks (panel)' });
     expect(await row.textContent())
-      .to.include('webhook:read, webhook:write')
+      .to.include('Ver webhooks, Administrar webhooks')
       .and.include('Certificación');
   });
 
@@ -311,6 +379,68 @@ describe('dashboard in headless Chromium (issue 14)', function () {
     expect(ids).to.deep.equal([...ids].sort((x, y) => y - x));
     expect(await page.getByRole('button', { name: 'Más antiguos' }).isVisible()).to.equal(false);
     await shot('auditoria');
+    // three at a time: "Más antiguos" appends the next older entries, none skipped or repeated
+    await page.goto(`${origin}/dashboard/auditoria?limit=3`);
+    await ready();
+    const more = page.getByRole('button', { name: 'Más antiguos' });
+    const rows = page.locator('#tabla-auditoria tbody tr[data-id]');
+    expect(await rows.count()).to.equal(3);
+    for (let shown = 3; shown < ids.length; shown += 3) {
+      expect(await more.isVisible()).to.equal(true);
+      await more.click();
+      await rows.nth(Math.min(shown + 3, ids.length) - 1).waitFor();
+    }
+    const paged = (await rows.evaluateAll((r) =>
+      r.map((x) => Number(x.getAttribute('data-id'))),
+    )) as number[];
+    expect(paged).to.deep.equal(ids);
+    await more.waitFor({ state: 'hidden' });
+    expect(await more.isVisible()).to.equal(false);
+  });
+
+  // ── every page of the registry opens without a console error (no 404 favicon, no script error,
+  // ── no failed call) ──
+  for (const p of PAGES) {
+    it(`opens ${p.path} without a console error`, async () => {
+      const tab = await context.newPage();
+      const errors: string[] = [];
+      tab.on('console', (m) => {
+        if (m.type() === 'error') errors.push(`${m.text()} ${m.location().url}`);
+      });
+      tab.on('pageerror', (e) => errors.push(e.message));
+      tab.on('response', (r) => {
+        if (r.status() >= 400) errors.push(`${r.status()} ${r.url()}`);
+      });
+      try {
+        const url = p.path.includes(':') ? documentUrl : `${origin}/dashboard${p.path}`;
+        await tab.goto(url);
+        await tab.locator('body[data-ready="true"]').waitFor();
+        // the browser asks for the icon on its own: wait for it before judging
+        await tab.waitForLoadState('networkidle');
+        expect(errors, errors.join('\n')).to.deep.equal([]);
+        expect(await tab.title()).to.match(/ · Panel DTE$/);
+        // the layout holds: nothing wider than the window at 1 280 px nor on a phone
+        for (const width of [1280, 390]) {
+          await tab.setViewportSize({ width, height: 800 });
+          const wide = await tab.evaluate<number>('document.documentElement.scrollWidth');
+          expect(wide, `${p.path} at ${width}px`).to.be.at.most(width);
+        }
+      } finally {
+        await tab.close();
+      }
+    });
+  }
+
+  it("regenerates the screenshots of every page (1 280 px and phone) with the screenshot script's capture", async () => {
+    const out = process.env.DASHBOARD_SCREENSHOTS_DIR
+      ? path.resolve(process.env.DASHBOARD_SCREENSHOTS_DIR)
+      : path.join(shots, 'todas');
+    const files = await captureDashboard({ url: `${origin}/dashboard`, email, password, out, browser });
+    for (const p of PAGES) {
+      expect(files).to.include(path.join(out, `${screenshotName(p.path)}.png`));
+      expect(files).to.include(path.join(out, `${screenshotName(p.path)}-movil.png`));
+    }
+    console.log(`      screenshots of every page: ${out}`);
   });
 
   it('logs out: the session no longer opens the dashboard', async () => {

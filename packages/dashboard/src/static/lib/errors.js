@@ -13,7 +13,8 @@ const MENSAJES = {
   validation_error: 'Revise los datos del formulario.',
   csrf_origin_mismatch: 'Solicitud bloqueada por seguridad (origen distinto).',
   csrf_blocked: 'Solicitud bloqueada por seguridad.',
-  invalid_webhook_url: 'La dirección debe ser https y pública: no se aceptan direcciones internas ni locales.',
+  invalid_webhook_url:
+    'La dirección debe ser https y pública: no se aceptan direcciones internas ni locales.',
 };
 
 /** @type {Record<string, string>} */

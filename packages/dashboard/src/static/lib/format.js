@@ -26,6 +26,20 @@ export function dia(ymd) {
 }
 
 /**
+ * A date typed as dd-mm-aaaa (also d-m-aaaa or with slashes) as the api's YYYY-MM-DD; null when
+ * it is not a real calendar date.
+ * @param {string} typed
+ */
+export function diaApi(typed) {
+  const m = /^(\d{1,2})[-/](\d{1,2})[-/](\d{4})$/.exec(typed.trim());
+  if (!m) return null;
+  const [d, mo, y] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  const date = new Date(Date.UTC(y, mo - 1, d));
+  if (date.getUTCFullYear() !== y || date.getUTCMonth() !== mo - 1 || date.getUTCDate() !== d) return null;
+  return `${y}-${dos(mo)}-${dos(d)}`;
+}
+
+/**
  * An instant as dd-mm-aaaa hh:mm in Chile's time.
  * @param {string | null | undefined} iso
  */

@@ -2,6 +2,7 @@
 // Forms: the RUT check digit, required fields and e-mails checked as they are typed
 // (aria-invalid, messages linked to their inputs), and a submit handler that validates first.
 import { clearNotice, notice } from './dom.js';
+import { diaApi } from './format.js';
 
 /**
  * A RUT with a right modulo-11 check digit (dots allowed, a hyphen before the digit).
@@ -46,6 +47,8 @@ export function validateInput(input) {
   if (input.required && !v) return (fieldError(input, 'Campo obligatorio.'), false);
   if (input.hasAttribute('data-rut') && v && !rutOk(v))
     return (fieldError(input, 'RUT inválido: revise el dígito verificador.'), false);
+  if (input.hasAttribute('data-fecha') && v && !diaApi(v))
+    return (fieldError(input, 'Fecha inválida: use dd-mm-aaaa.'), false);
   if (input.type === 'email' && v && !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(v))
     return (fieldError(input, 'Correo inválido.'), false);
   if (input.minLength > 0 && v.length < input.minLength)
@@ -58,7 +61,10 @@ export function validateInput(input) {
 export function validateAsTyped() {
   document.addEventListener('input', (e) => {
     const t = e.target;
-    if (t instanceof HTMLInputElement && t.matches('input[data-rut], input[required], input[type=email]'))
+    if (
+      t instanceof HTMLInputElement &&
+      t.matches('input[data-rut], input[data-fecha], input[required], input[type=email]')
+    )
       validateInput(t);
   });
 }

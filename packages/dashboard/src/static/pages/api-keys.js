@@ -6,6 +6,18 @@ import { describe } from '../lib/errors.js';
 import { ambiente, fecha } from '../lib/format.js';
 import { onSubmit, text } from '../lib/forms.js';
 
+/**
+ * A scope in words, as the page's own checkbox labels it (pages.ts holds the words once):
+ * "Ver documentos".
+ * @param {string} scope
+ */
+function permiso(scope) {
+  for (const box of document.querySelectorAll('input[name=scopes]'))
+    if (box instanceof HTMLInputElement && box.value === scope && box.parentElement)
+      return (box.parentElement.textContent ?? '').replace(/\s*\(.*\)\s*$/, '').trim() || scope;
+  return scope;
+}
+
 /** @type {import('./index.js').PageRun} */
 export default function apiKeys() {
   /**
@@ -32,7 +44,7 @@ export default function apiKeys() {
           h('td', {}, k.nombre),
           h('td', {}, h('code', {}, k.prefix + '…')),
           h('td', {}, ambiente(k.environment)),
-          h('td', {}, h('small', {}, /** @type {string[]} */ (k.scopes).join(', '))),
+          h('td', {}, /** @type {string[]} */ (k.scopes).map(permiso).join(', ')),
           h('td', {}, k.last_used_at ? fecha(k.last_used_at) : 'Nunca'),
           h('td', {}, k.revoked_at ? `Revocada el ${fecha(k.revoked_at)}` : 'Activa'),
           h(

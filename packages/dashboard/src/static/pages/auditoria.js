@@ -49,6 +49,9 @@ function sobre(a) {
 
 /** @type {import('./index.js').PageRun} */
 export default function auditoria() {
+  // the page size may come in the address (1-100, default 50): /dashboard/auditoria?limit=20
+  const pedido = new URLSearchParams(location.search).get('limit') ?? '';
+  const limit = /^[0-9]{1,3}$/.test(pedido) ? pedido : '50';
   /** @type {string | null} */
   let cursor = null;
   const more = el('#btn-mas-auditoria', HTMLButtonElement);
@@ -56,7 +59,7 @@ export default function auditoria() {
   /** @param {boolean} append the older page after the rows shown (only while there is one) */
   async function load(append) {
     if (append && !cursor) return;
-    const q = new URLSearchParams({ limit: '50' });
+    const q = new URLSearchParams({ limit });
     if (append && cursor) q.set('cursor', cursor);
     const res = await api('GET', `/audit-log?${q}`, { noEnv: true });
     if (!res.ok) return notice('error', describe(res));
@@ -66,7 +69,7 @@ export default function auditoria() {
       h(
         'tr',
         { 'data-id': a.id, 'data-accion': a.action },
-        h('td', {}, fecha(a.at)),
+        h('td', { class: 'fecha' }, fecha(a.at)),
         h('td', {}, a.actor_nombre || a.actor),
         h('td', {}, ACCIONES[a.action] || a.action),
         h('td', {}, sobre(a)),

@@ -4,20 +4,38 @@ import { api } from '../lib/api.js';
 import { clearNotice, el, fill, h, notice, show } from '../lib/dom.js';
 import { describe } from '../lib/errors.js';
 import { estadoCategoria, estadoTexto } from '../lib/estados.js';
-import { clp, dia, tipoDte } from '../lib/format.js';
+import { clp, dia, diaApi, tipoDte } from '../lib/format.js';
 
 /** @type {import('./index.js').PageRun} */
 export default function documentos() {
   const form = el('#form-filtros', HTMLFormElement);
   const tbody = el('#tabla-documentos tbody', HTMLTableSectionElement);
   const more = el('#btn-siguiente', HTMLButtonElement);
+  // filters (and the page size) may come in the address: /dashboard/documentos?sii_status=RCH&limit=50
+  const inicial = new URLSearchParams(location.search);
+  for (const [k, v] of inicial) {
+    const field = form.elements.namedItem(k);
+    if (field instanceof HTMLInputElement || field instanceof HTMLSelectElement)
+      field.value = k.startsWith('fecha_') ? dia(v) : v;
+  }
+  const limit = /^[0-9]{1,3}$/.test(inicial.get('limit') ?? '') ? String(inicial.get('limit')) : '';
   /** @type {string | null} */
   let cursor = null;
   /** @param {boolean} append the next page after the rows shown (only while there is one) */
   async function load(append) {
     if (append && !cursor) return;
     const q = new URLSearchParams();
-    for (const [k, v] of new FormData(form)) if (String(v).trim()) q.set(k, String(v).trim());
+    for (const [k, v] of new FormData(form)) {
+      const value = String(v).trim();
+      if (!value) continue;
+      // dates are typed dd-mm-aaaa; the api takes YYYY-MM-DD
+      if (k.startsWith('fecha_')) {
+        const ymd = diaApi(value);
+        if (!ymd) return notice('error', 'Revise las fechas: use dd-mm-aaaa.');
+        q.set(k, ymd);
+      } else q.set(k, value);
+    }
+    if (limit) q.set('limit', limit);
     if (append && cursor) q.set('cursor', cursor);
     const res = await api('GET', `/dtes?${q}`);
     if (!res.ok) return notice('error', describe(res));

@@ -3,7 +3,7 @@
 import { api } from '../lib/api.js';
 import { el, fill, h, notice } from '../lib/dom.js';
 import { describe } from '../lib/errors.js';
-import { fecha, rol } from '../lib/format.js';
+import { diaApi, fecha, rol } from '../lib/format.js';
 import { onSubmit, rutApi, text } from '../lib/forms.js';
 
 /** @type {Record<string, string>} */
@@ -68,8 +68,9 @@ export default async function organizacion(me) {
   onSubmit('form-organizacion', async (_f, d) => {
     /** @type {Record<string, string | number>} */
     const json = { rut: rutApi(d.get('rut')) };
-    for (const k of ['nombre', 'giro', 'direccion', 'comuna', 'resolucion_cert_fecha'])
-      if (text(d, k)) json[k] = text(d, k);
+    for (const k of ['nombre', 'giro', 'direccion', 'comuna']) if (text(d, k)) json[k] = text(d, k);
+    const fechaResolucion = diaApi(text(d, 'resolucion_cert_fecha'));
+    if (fechaResolucion) json.resolucion_cert_fecha = fechaResolucion;
     for (const k of ['actividad_economica', 'resolucion_cert_numero'])
       if (text(d, k)) json[k] = Number(text(d, k));
     const res = await api('POST', '/organizations', { noEnv: true, json });
