@@ -182,7 +182,7 @@ ${field('e-comuna', 'Comuna', '<input id="e-comuna" name="comuna" required maxle
 <thead><tr><th scope="col">Etiqueta</th><th scope="col">RUT</th><th scope="col">Vence</th><th scope="col">Predeterminado</th><th scope="col">Acciones</th></tr></thead><tbody></tbody></table>
 <section aria-labelledby="t-subir"><h2 id="t-subir">Subir certificado (.p12)</h2>
 <form id="form-certificado" novalidate>
-${field('c-archivo', 'Archivo .p12 o .pfx', '<input id="c-archivo" name="file" type="file" accept=".p12,.pfx,application/x-pkcs12" required>')}
+${field('c-archivo', 'Archivo .p12 o .pfx', '<div class="archivo"><input id="c-archivo" name="file" type="file" accept=".p12,.pfx,application/x-pkcs12" required><span class="button secundario" aria-hidden="true">Elegir archivo…</span> <span id="c-archivo-nombre" aria-hidden="true">Ningún archivo elegido</span></div>')}
 ${field('c-clave', 'Contraseña del certificado', '<input id="c-clave" name="password" type="password" autocomplete="off" required>')}
 ${field('c-etiqueta', 'Etiqueta', '<input id="c-etiqueta" name="label" required maxlength="100">')}
 <button type="submit">Subir certificado</button>

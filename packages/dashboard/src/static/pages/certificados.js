@@ -66,12 +66,19 @@ export default function certificados() {
     notice('ok', ok);
     load();
   }
+  const archivo = el('#c-archivo', HTMLInputElement);
+  const nombreArchivo = el('#c-archivo-nombre', HTMLElement);
+  const mostrarArchivo = () =>
+    (nombreArchivo.textContent =
+      archivo.files && archivo.files[0] ? archivo.files[0].name : 'Ningún archivo elegido');
+  archivo.addEventListener('change', mostrarArchivo);
   onSubmit('form-certificado', async (form, d) => {
     const file = d.get('file');
     if (!(file instanceof File) || !file.size) return notice('error', 'Elija el archivo .p12.');
     const res = await api('POST', '/certificates', { form: d });
     if (!res.ok) return notice('error', describe(res));
     form.reset();
+    mostrarArchivo();
     notice('ok', `Certificado «${res.body.label}» cargado (RUT ${res.body.rut}).`);
     load();
   });
