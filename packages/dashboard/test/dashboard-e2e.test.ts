@@ -448,5 +448,13 @@ describe('dashboard in headless Chromium (issue 14)', function () {
     await page.waitForURL('**/dashboard/ingresar');
     await page.goto(`${origin}/dashboard/documentos`);
     await page.waitForURL('**/dashboard/ingresar');
+    // a wrong password reads as words, without the api's code ("[unauthorized]")
+    await ready();
+    await page.getByLabel('Correo electrónico').first().fill(email);
+    await page.getByLabel('Contraseña', { exact: true }).first().fill('no-es-la-clave-1');
+    await page.getByRole('button', { name: 'Ingresar', exact: true }).click();
+    await page.locator('#aviso.error').waitFor();
+    const error = (await notice().textContent()) ?? '';
+    expect(error).to.equal('Correo o contraseña incorrectos, o la sesión expiró.');
   });
 });
