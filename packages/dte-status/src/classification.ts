@@ -269,6 +269,7 @@ export function isAuthorityCode(code: string): boolean {
  * (EPR)"; a stage of this service in words only ("En cola").
  */
 export function statusInWords(code: string): string {
+  if (!isKnownStatus(code)) return `Código desconocido del SII (${code})`;
   const { label } = classify(code);
   return isAuthorityCode(code) ? `${label} (${code})` : label;
 }
