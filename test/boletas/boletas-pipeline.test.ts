@@ -336,6 +336,8 @@ describe('boletas 39/41 behind BOLETAS_ENABLED, through the whole pipeline and t
         [1, 'position_repeated'],
         [2, 'dte.41.afecto_not_allowed'],
       ]);
+      // the spec's errors[] in the body itself (detail keeps it too)
+      expect(repeated.body.errors).to.deep.equal(errors);
       expect(await nextFolio(t(), o(), 39)).to.equal(f39);
     });
 

@@ -49,22 +49,53 @@ export async function audit(db: DataSource | EntityManager, e: AuditEntry): Prom
 export interface AuditRecord {
   id: string;
   actor: string;
+  /** who, readable: "Name (e-mail)" of a user, «name» of an API key; null when unknown */
+  actor_nombre: string | null;
   action: string;
+  /** on what, readable: the certificate, API key, member or document the detail names */
+  objeto: string | null;
   detail: Record<string, unknown>;
   ip: string | null;
   at: string;
 }
 
-/** Newest first, keyset-paged by id. */
+/** A uuid held in text (actor suffix, detail field), or NULL: a malformed value never fails the read. */
+const uuidOf = (expr: string) =>
+  `(CASE WHEN ${expr} ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' THEN (${expr})::uuid END)`;
+
+/**
+ * Newest first (by the bigserial id, compared as a number), keyset-paged by id: `before` is the
+ * last id of the previous page, so no entry is skipped or repeated. Each entry carries who did it
+ * and on what in words (names resolved within the organization only).
+ */
 export async function readAudit(
   db: DataSource,
   organizationId: string,
   opts: { limit: number; before?: string },
 ): Promise<{ data: AuditRecord[]; next_cursor: string | null }> {
   const rows: (Omit<AuditRecord, 'at'> & { at: Date })[] = await db.query(
-    `SELECT id::text, actor, action, detail, ip, at FROM audit_log
-      WHERE organization_id = $1 AND ($2::bigint IS NULL OR id < $2::bigint)
-      ORDER BY id DESC LIMIT $3`,
+    `SELECT a.id::text AS id, a.actor, a.action, a.detail, a.ip, a.at,
+            CASE
+              WHEN a.actor LIKE 'user:%' THEN (SELECT CASE WHEN u.name IS NOT NULL AND u.name <> ''
+                                                           THEN u.name || ' (' || u.email || ')' ELSE u.email END
+                                                 FROM users u WHERE u.id = ${uuidOf('substr(a.actor, 6)')})
+              WHEN a.actor LIKE 'key:%' THEN (SELECT 'API key «' || k.name || '»' FROM api_keys k
+                                                WHERE k.id = ${uuidOf('substr(a.actor, 5)')} AND k.organization_id = a.organization_id)
+              WHEN a.actor LIKE 'operator:%' THEN 'Operador ' || substr(a.actor, 10)
+            END AS actor_nombre,
+            COALESCE(
+              (SELECT 'Certificado «' || c.label || '»' FROM certificates c
+                WHERE c.id = ${uuidOf("a.detail->>'certificate_id'")} AND c.organization_id = a.organization_id),
+              (SELECT 'API key «' || k.name || '»' FROM api_keys k
+                WHERE k.id = ${uuidOf("a.detail->>'api_key_id'")} AND k.organization_id = a.organization_id),
+              (SELECT u.email FROM users u
+                WHERE u.id = ${uuidOf("COALESCE(a.detail->>'user_id', a.detail->>'requester')")}),
+              (SELECT 'Documento tipo ' || d.tipo_dte || ' N° ' || d.folio FROM dtes d
+                WHERE d.id = ${uuidOf("a.detail->>'dte_id'")} AND d.organization_id = a.organization_id)
+            ) AS objeto
+       FROM audit_log a
+      WHERE a.organization_id = $1 AND ($2::bigint IS NULL OR a.id < $2::bigint)
+      ORDER BY a.id DESC LIMIT $3`,
     [organizationId, opts.before ?? null, opts.limit + 1],
   );
   const page = rows.slice(0, opts.limit).map((r) => ({ ...r, at: new Date(r.at).toISOString() }));

@@ -42,6 +42,8 @@ async function checkedSituacion(source: SituacionSource, rut: string): Promise<S
             retry_after_seconds: err.retryAfterSeconds ?? 60,
             retryAfterSec: err.retryAfterSeconds ?? 60,
           },
+          // the spec's body field (catalog: "retry_after_seconds")
+          bodyFields: { retry_after_seconds: err.retryAfterSeconds ?? 60 },
         },
       );
     }
@@ -59,7 +61,8 @@ function blocked(s: SituacionTributaria): ServiceError {
     s.estado === 'rut_inexistente'
       ? 'El RUT no existe en el registro del SII.'
       : 'El RUT no tiene inicio de actividades en el SII.',
-    { detail: { estado: s.estado, rut: s.rut } },
+    // the spec's "body field `estado`", at the top level; detail keeps it too
+    { detail: { estado: s.estado, rut: s.rut }, bodyFields: { estado: s.estado } },
   );
 }
 

@@ -1,22 +1,46 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Middleware } from 'koa';
 import { PAGES, renderPage, type Page } from './pages';
 
 /**
  * @dte/dashboard: the web UI, served by the api under /dashboard (see README.md). Pages are
- * server-rendered HTML shells; static/app.js fills them from the api's JSON routes (/api/v1)
+ * server-rendered HTML shells; static/app.js and its page modules (static/pages/) fill them from the api's JSON routes (/api/v1)
  * with the session cookie, so the dashboard holds no business rule of its own and every
  * mutation passes the api's own authentication, role and cross-origin checks.
  */
 export const DASHBOARD_PATH = '/dashboard';
 
-const STATIC: Record<string, { type: string; file: string }> = {
-  '/static/app.js': { type: 'text/javascript; charset=utf-8', file: 'app.js' },
-  '/static/app.css': { type: 'text/css; charset=utf-8', file: 'app.css' },
-  '/static/agentes.js': { type: 'text/javascript; charset=utf-8', file: 'agentes.js' },
-  '/static/plan.js': { type: 'text/javascript; charset=utf-8', file: 'plan.js' },
+const TYPES: Record<string, string> = {
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml',
 };
+
+/**
+ * Every file of static/ (the entry module app.js, lib/ and pages/ modules, the styles, the icon)
+ * by its path under /dashboard, read once at start.
+ */
+function staticFiles(dir = path.join(__dirname, 'static'), prefix = '/static'): Map<string, StaticFile> {
+  const out = new Map<string, StaticFile>();
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const file = path.join(dir, entry.name);
+    if (entry.isDirectory()) {
+      for (const [k, v] of staticFiles(file, `${prefix}/${entry.name}`)) out.set(k, v);
+      continue;
+    }
+    const type = TYPES[path.extname(entry.name)];
+    if (type) out.set(`${prefix}/${entry.name}`, { type, body: readFileSync(file) });
+  }
+  return out;
+}
+interface StaticFile {
+  type: string;
+  body: Buffer;
+}
+
+/** The icon browsers ask for at the site's root (pages link it too): no 404 in the console. */
+export const FAVICON_PATH = '/favicon.ico';
 
 /** Strict headers of every dashboard answer: only our own scripts and styles, never framed. */
 const SECURITY_HEADERS: Record<string, string> = {
@@ -38,13 +62,15 @@ function matchPage(sub: string): Page | undefined {
 /** Koa middleware answering GET/HEAD under /dashboard; anything else passes through. */
 export function dashboard(): Middleware {
   const rendered = new Map(PAGES.map((p) => [p.path, renderPage(p)]));
-  const files = new Map(
-    Object.entries(STATIC).map(([k, v]) => [
-      k,
-      { ...v, body: readFileSync(path.join(__dirname, 'static', v.file)) },
-    ]),
-  );
+  const files = staticFiles();
+  const icon = files.get('/static/favicon.svg');
   return async (ctx, next) => {
+    if (ctx.path === FAVICON_PATH && icon && (ctx.method === 'GET' || ctx.method === 'HEAD')) {
+      ctx.type = icon.type;
+      ctx.set('Cache-Control', 'public, max-age=86400');
+      ctx.body = icon.body;
+      return;
+    }
     if (ctx.path !== DASHBOARD_PATH && !ctx.path.startsWith(`${DASHBOARD_PATH}/`)) return next();
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') return next();
     const sub = ctx.path.slice(DASHBOARD_PATH.length) || '/';

@@ -1,8 +1,19 @@
+import {
+  classify,
+  isDeprecatedStatus,
+  KNOWN_STATUSES,
+  SII_STATUS_VOCABULARY,
+  statusInWords,
+} from '@dte/status';
+
 /**
  * The dashboard's pages: server-rendered HTML shells (navigation, headings, forms, empty tables
- * with captions) in Spanish (Chile). The data comes from the api's JSON routes, fetched by
- * static/app.js with the session cookie; no page embeds user data, so nothing here needs
- * escaping beyond the fixed strings.
+ * with captions) in Spanish (Chile). The data comes from the api's JSON routes, fetched by the
+ * page's module (static/pages/, registered in static/pages/index.js) with the session cookie; no
+ * page embeds user data, so nothing here needs escaping beyond the fixed strings.
+ *
+ * A new page: one entry here (its path, title, navigation label and shell) and one module in
+ * static/pages/ registered under the same path.
  */
 import { AGENTS_PAGE } from './agents-page';
 import { PLAN_PAGE } from './plan-page';
@@ -20,6 +31,37 @@ const field = (id: string, label: string, input: string, help = '') =>
   `<div class="field"><label for="${id}">${label}</label>${input}${help ? `<small id="${id}-ayuda">${help}</small>` : ''}<span class="field-error" id="${id}-error" aria-live="polite"></span></div>`;
 
 const TIPOS = `<option value="">Todos</option><option value="33">33 Factura electrónica</option><option value="34">34 Factura exenta</option><option value="46">46 Factura de compra</option><option value="52">52 Guía de despacho</option><option value="56">56 Nota de débito</option><option value="61">61 Nota de crédito</option><option value="110">110 Factura de exportación</option><option value="112">112 NC de exportación</option>`;
+
+/**
+ * The words of every status (the one table of @dte/status), embedded in each page for
+ * static/lib/estados.js: {code: {texto, categoria}}. `<` is escaped so nothing closes the tag.
+ */
+export const ESTADOS_JSON = JSON.stringify(
+  Object.fromEntries(
+    KNOWN_STATUSES.map((code) => {
+      return [code, { texto: statusInWords(code), categoria: classify(code).categoria }];
+    }),
+  ),
+).replace(/</g, '\\u003c');
+
+/** The filter's choices: the documented vocabulary (deprecated members left out) in words. */
+const ESTADOS_OPCIONES = [
+  '<option value="">Todos</option>',
+  ...SII_STATUS_VOCABULARY.filter((code) => !isDeprecatedStatus(code)).map(
+    (code) => `<option value="${code}">${statusInWords(code)}</option>`,
+  ),
+].join('');
+
+/** The API key scopes in words (the scope itself beside: integrators read it in the docs). */
+const PERMISOS: Record<string, string> = {
+  'dte:read': 'Ver documentos',
+  'dte:write': 'Emitir documentos',
+  'certificates:read': 'Ver certificados',
+  'certificates:write': 'Subir certificados',
+  'caf:write': 'Administrar folios',
+  'webhook:read': 'Ver webhooks',
+  'webhook:write': 'Administrar webhooks',
+};
 
 export const PAGES: Page[] = [
   {
@@ -56,7 +98,7 @@ ${field('signup-password', 'Contraseña', '<input id="signup-password" name="pas
 </section>
 <div class="two">
 <section aria-labelledby="t-crear"><h2 id="t-crear">Registrar una empresa</h2>
-<p>Se verifica la situación tributaria del RUT en el SII y que usted actúa por la empresa. Usted quedará como dueño (owner).</p>
+<p>Se verifica la situación tributaria del RUT en el SII y que usted actúa por la empresa (con su certificado digital). Usted quedará como dueño de la organización.</p>
 <form id="form-organizacion" novalidate>
 ${field('org-rut', 'RUT de la empresa', '<input id="org-rut" name="rut" required placeholder="76086428-5" data-rut aria-describedby="org-rut-ayuda">', 'Sin puntos, con guion y dígito verificador.')}
 ${field('org-nombre', 'Nombre de la organización (opcional)', '<input id="org-nombre" name="nombre" maxlength="100">')}
@@ -71,7 +113,7 @@ ${field('org-direccion', 'Dirección', '<input id="org-direccion" name="direccio
 ${field('org-comuna', 'Comuna', '<input id="org-comuna" name="comuna" maxlength="20">')}
 ${field('org-acteco', 'Código de actividad económica', '<input id="org-acteco" name="actividad_economica" inputmode="numeric" pattern="[0-9]{1,6}">')}
 ${field('org-resol-num', 'N° resolución de certificación SII', '<input id="org-resol-num" name="resolucion_cert_numero" inputmode="numeric" pattern="[0-9]{1,6}">')}
-${field('org-resol-fecha', 'Fecha de la resolución', '<input id="org-resol-fecha" name="resolucion_cert_fecha" type="date">')}
+${field('org-resol-fecha', 'Fecha de la resolución', '<input id="org-resol-fecha" name="resolucion_cert_fecha" data-fecha placeholder="dd-mm-aaaa" inputmode="numeric" maxlength="10">')}
 </fieldset>
 <button type="submit">Registrar empresa</button>
 </form></section>
@@ -94,15 +136,14 @@ ${field('acceso-rut', 'RUT de la empresa', '<input id="acceso-rut" name="rut" re
 <form id="form-filtros" class="filters" aria-label="Filtros">
 ${field('f-tipo', 'Tipo', `<select id="f-tipo" name="tipo_dte">${TIPOS}</select>`)}
 ${field('f-folio', 'Folio', '<input id="f-folio" name="folio" inputmode="numeric" pattern="[0-9]{1,10}">')}
-${field('f-rut', 'RUT receptor', '<input id="f-rut" name="rut_receptor" data-rut>')}
-${field('f-desde', 'Emitidos desde', '<input id="f-desde" name="fecha_emision_desde" type="date">')}
-${field('f-hasta', 'hasta', '<input id="f-hasta" name="fecha_emision_hasta" type="date">')}
-${field('f-estado', 'Estado SII', '<input id="f-estado" name="sii_status" list="estados-sii" maxlength="40">')}
-<datalist id="estados-sii"><option value="EPR"><option value="RPR"><option value="RCH"><option value="RCT"><option value="queued"><option value="stuck"></datalist>
-<button type="submit">Filtrar</button>
+${field('f-rut', 'RUT del cliente', '<input id="f-rut" name="rut_receptor" data-rut>')}
+${field('f-desde', 'Emitidos desde', '<input id="f-desde" name="fecha_emision_desde" data-fecha placeholder="dd-mm-aaaa" inputmode="numeric" maxlength="10">')}
+${field('f-hasta', 'Hasta', '<input id="f-hasta" name="fecha_emision_hasta" data-fecha placeholder="dd-mm-aaaa" inputmode="numeric" maxlength="10">')}
+${field('f-estado', 'Estado en el SII', `<select id="f-estado" name="sii_status">${ESTADOS_OPCIONES}</select>`)}
+<div class="field"><button type="submit">Filtrar</button></div>
 </form>
 <table id="tabla-documentos"><caption>Documentos (más recientes primero)</caption>
-<thead><tr><th scope="col">Tipo</th><th scope="col">Folio</th><th scope="col">Receptor</th><th scope="col">Fecha</th><th scope="col" class="num">Total</th><th scope="col">Estado SII</th></tr></thead><tbody></tbody></table>
+<thead><tr><th scope="col">Tipo</th><th scope="col" class="num">Folio</th><th scope="col">Cliente</th><th scope="col">Fecha de emisión</th><th scope="col" class="num">Total</th><th scope="col">Estado en el SII</th></tr></thead><tbody></tbody></table>
 <button type="button" id="btn-siguiente" hidden>Página siguiente</button>`,
   },
   {
@@ -149,7 +190,7 @@ ${field('e-comuna', 'Comuna', '<input id="e-comuna" name="comuna" required maxle
 <thead><tr><th scope="col">Etiqueta</th><th scope="col">RUT</th><th scope="col">Vence</th><th scope="col">Predeterminado</th><th scope="col">Acciones</th></tr></thead><tbody></tbody></table>
 <section aria-labelledby="t-subir"><h2 id="t-subir">Subir certificado (.p12)</h2>
 <form id="form-certificado" novalidate>
-${field('c-archivo', 'Archivo .p12 o .pfx', '<input id="c-archivo" name="file" type="file" accept=".p12,.pfx,application/x-pkcs12" required>')}
+${field('c-archivo', 'Archivo .p12 o .pfx', '<div class="archivo"><input id="c-archivo" name="file" type="file" accept=".p12,.pfx,application/x-pkcs12" required><span class="button secundario" aria-hidden="true">Elegir archivo…</span> <span id="c-archivo-nombre" aria-hidden="true">Ningún archivo elegido</span></div>')}
 ${field('c-clave', 'Contraseña del certificado', '<input id="c-clave" name="password" type="password" autocomplete="off" required>')}
 ${field('c-etiqueta', 'Etiqueta', '<input id="c-etiqueta" name="label" required maxlength="100">')}
 <button type="submit">Subir certificado</button>
@@ -179,23 +220,32 @@ ${field('p-cantidad', 'Cantidad', '<input id="p-cantidad" name="cantidad" type="
     nav: 'Webhooks',
     body: `
 <h1>Webhooks</h1>
-<p>Los webhooks se administran solo con una API key (no con la sesión). Pegue una clave con los permisos <code>webhook:read</code> y <code>webhook:write</code>; se usa solo en esta página y no se guarda.</p>
-<form id="form-webhook-key" novalidate>
-${field('w-key', 'API key', '<input id="w-key" name="key" type="password" autocomplete="off" required pattern="sk_(cert|prod)_.+">')}
-<button type="submit">Ver webhooks</button>
+<div class="ayuda">
+<p>Un webhook avisa a su sistema (ERP, contabilidad) cada vez que un documento se emite o cambia de estado en el SII, con una llamada HTTPS firmada a la dirección que usted indique.</p>
+<p>Por seguridad, los webhooks se administran solo con una <strong>API key</strong> (la clave que usa su sistema), nunca con la sesión de este panel: así cada suscripción queda ligada a la clave y al ambiente (certificación o producción) de quien la recibe.</p>
+</div>
+<ol class="pasos">
+<li><h2 id="t-clave-wh">Paso 1: la API key de webhooks</h2>
+<p>Cree en un paso una API key con los permisos <em>ver webhooks</em> y <em>administrar webhooks</em> (webhook:read, webhook:write) para el ambiente elegido arriba, o pegue una que ya tenga. La clave se usa solo mientras esta página esté abierta; puede revocarla en «API keys».</p>
+<p class="actions"><button type="button" id="btn-webhook-crear-clave">Crear API key de webhooks</button></p>
+<form id="form-webhook-key" novalidate aria-labelledby="t-clave-wh">
+${field('w-key', 'O pegue una API key existente', '<input id="w-key" name="key" type="password" autocomplete="off" required pattern="sk_(cert|prod)_.+">')}
+<button type="submit" class="secundario">Usar esta clave</button>
 </form>
-<table id="tabla-webhooks"><caption>Suscripciones</caption>
-<thead><tr><th scope="col">URL</th><th scope="col">Eventos</th><th scope="col">Activo</th><th scope="col">Acciones</th></tr></thead><tbody></tbody></table>
-<section aria-labelledby="t-nuevo-wh"><h2 id="t-nuevo-wh">Nueva suscripción</h2>
+<p id="webhook-clave-estado" role="status"></p></li>
+<li><h2 id="t-lista-wh">Paso 2: sus suscripciones</h2>
+<table id="tabla-webhooks"><caption>Suscripciones de la API key</caption>
+<thead><tr><th scope="col">Dirección (URL)</th><th scope="col">Eventos</th><th scope="col">Activa</th><th scope="col">Acciones</th></tr></thead><tbody><tr><td colspan="4" class="vacio">Cree o ingrese una API key para ver las suscripciones.</td></tr></tbody></table></li>
+<li><section aria-labelledby="t-nuevo-wh"><h2 id="t-nuevo-wh">Paso 3: nueva suscripción</h2>
 <form id="form-webhook" novalidate>
-${field('w-url', 'URL (https)', '<input id="w-url" name="url" type="url" required placeholder="https://erp.ejemplo.cl/dte">')}
-<fieldset><legend>Eventos</legend>
-<label><input type="checkbox" name="events" value="dte.emitted" checked> dte.emitted</label>
-<label><input type="checkbox" name="events" value="dte.status_changed" checked> dte.status_changed</label>
-<label><input type="checkbox" name="events" value="dte.accepted"> dte.accepted</label>
-<label><input type="checkbox" name="events" value="dte.rejected"> dte.rejected</label></fieldset>
+${field('w-url', 'Dirección que recibe los avisos (https)', '<input id="w-url" name="url" type="url" required placeholder="https://erp.ejemplo.cl/dte">')}
+<fieldset><legend>Avisar cuando</legend>
+<label><input type="checkbox" name="events" value="dte.emitted" checked> Se emite un documento (dte.emitted)</label>
+<label><input type="checkbox" name="events" value="dte.status_changed" checked> Cambia su estado en el SII (dte.status_changed)</label>
+<label><input type="checkbox" name="events" value="dte.accepted"> El SII lo acepta (dte.accepted)</label>
+<label><input type="checkbox" name="events" value="dte.rejected"> El SII lo rechaza (dte.rejected)</label></fieldset>
 <button type="submit">Crear suscripción</button>
-</form><output id="webhook-secreto"></output></section>`,
+</form><output id="webhook-secreto"></output></section></li></ol>`,
   },
   {
     path: '/api-keys',
@@ -210,7 +260,12 @@ ${field('w-url', 'URL (https)', '<input id="w-url" name="url" type="url" require
 ${field('k-nombre', 'Nombre', '<input id="k-nombre" name="nombre" required maxlength="100">')}
 ${field('k-env', 'Ambiente', '<select id="k-env" name="environment"><option value="cert">Certificación</option><option value="prod">Producción</option></select>')}
 <fieldset><legend>Permisos</legend>
-${['dte:read', 'dte:write', 'certificates:read', 'certificates:write', 'caf:write', 'webhook:read', 'webhook:write'].map((s) => `<label><input type="checkbox" name="scopes" value="${s}" checked> ${s}</label>`).join('\n')}
+${Object.entries(PERMISOS)
+  .map(
+    ([s, words]) =>
+      `<label><input type="checkbox" name="scopes" value="${s}" checked> ${words} (${s})</label>`,
+  )
+  .join('\n')}
 </fieldset>
 <button type="submit">Crear API key</button>
 </form>
@@ -246,7 +301,7 @@ ${['dte:read', 'dte:write', 'certificates:read', 'certificates:write', 'caf:writ
     body: `
 <h1>Registro de auditoría</h1>
 <table id="tabla-auditoria"><caption>Acciones relevantes para la seguridad (más recientes primero)</caption>
-<thead><tr><th scope="col">Fecha</th><th scope="col">Acción</th><th scope="col">Actor</th><th scope="col">Detalle</th><th scope="col">IP</th></tr></thead><tbody></tbody></table>
+<thead><tr><th scope="col">Fecha</th><th scope="col">Quién</th><th scope="col">Qué hizo</th><th scope="col">Sobre qué</th><th scope="col">IP</th></tr></thead><tbody></tbody></table>
 <button type="button" id="btn-mas-auditoria" hidden>Más antiguos</button>`,
   },
   PLAN_PAGE,
@@ -274,8 +329,10 @@ export function renderPage(page: Page): string {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${page.title} · Panel DTE</title>
+<link rel="icon" href="/dashboard/static/favicon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="/dashboard/static/app.css">
-<script src="/dashboard/static/app.js" defer></script>
+<script type="application/json" id="estados-sii">${ESTADOS_JSON}</script>
+<script type="module" src="/dashboard/static/app.js"></script>
 </head>
 <body>
 <a class="skip" href="#contenido">Ir al contenido</a>

@@ -17,6 +17,8 @@ import {
   type RunningPipeline,
 } from '../../../test/support/pipeline-harness';
 import { launchChromium } from '../src/browser';
+import { PAGES } from '../src/pages';
+import { captureDashboard, screenshotName } from '../src/screenshots';
 
 const FCH_RESOL = '2024-01-15';
 
@@ -30,6 +32,7 @@ describe('dashboard in headless Chromium (issue 14)', function () {
   let shots: string;
   const rut = randomRut();
   const email = `duena-${Date.now()}@empresa.cl`;
+  const password = 'una-clave-segura-1';
   let documentUrl = '';
 
   const ready = () => page.locator('body[data-ready="true"]').waitFor();
@@ -68,7 +71,7 @@ describe('dashboard in headless Chromium (issue 14)', function () {
     await page.getByRole('button', { name: 'Crear cuenta' }).click();
     // live validation refuses a short password before anything is sent
     await expect(await page.locator('#signup-password-error').textContent()).to.include('10');
-    await page.getByLabel('Contraseña', { exact: true }).nth(1).fill('una-clave-segura-1');
+    await page.getByLabel('Contraseña', { exact: true }).nth(1).fill(password);
     await page.getByRole('button', { name: 'Crear cuenta' }).click();
     await page.waitForURL('**/dashboard/organizacion');
     await ready();
@@ -88,7 +91,7 @@ describe('dashboard in headless Chromium (issue 14)', function () {
     await page.getByLabel('Comuna').fill('Providencia');
     await page.getByLabel('Código de actividad económica').fill('467300');
     await page.getByLabel('N° resolución de certificación SII').fill('0');
-    await page.getByLabel('Fecha de la resolución').fill(FCH_RESOL);
+    await page.getByLabel('Fecha de la resolución').fill('15-01-2024'); // FCH_RESOL as typed in Chile
     // proof of control (issue 28): the certificate of a signer the SII authorizes for the RUT
     await page.getByLabel('Certificado .p12 o .pfx').setInputFiles({
       name: 'firma.p12',
@@ -100,7 +103,7 @@ describe('dashboard in headless Chromium (issue 14)', function () {
     await page.getByRole('button', { name: 'Registrar empresa' }).click();
     await page.waitForURL('**/dashboard/documentos');
     await ready();
-    expect(await page.locator('#usuario').textContent()).to.include('FERRETERIA DEMO SPA (owner)');
+    expect(await page.locator('#usuario').textContent()).to.include('FERRETERIA DEMO SPA (Dueño)');
   });
 
   it('uploads the certificate (.p12)', async () => {
@@ -126,11 +129,13 @@ describe('dashboard in headless Chromium (issue 14)', function () {
     await page.getByLabel('Cantidad').fill('8');
     await page.getByRole('button', { name: 'Solicitar folios' }).click();
     await page.locator('#aviso.ok').waitFor();
-    expect(await notice().textContent()).to.include('1–8');
+    expect(await notice().textContent()).to.include('del 1 al 8');
     const row = page.locator('#tabla-resumen tbody tr').first();
     await row.locator('td', { hasText: /^8$/ }).waitFor();
     // 8 folios are at or below the low-folio threshold (20 by default): the page alerts
-    expect(await page.locator('#alertas-folios').textContent()).to.include('Quedan pocos folios del tipo 33');
+    expect(await page.locator('#alertas-folios').textContent()).to.include(
+      'Quedan pocos folios de Factura electrónica (tipo 33)',
+    );
     await shot('folios');
   });
 
@@ -152,30 +157,110 @@ describe('dashboard in headless Chromium (issue 14)', function () {
     expect(await page.locator('#v-total').textContent()).to.equal('$23.800');
     await shot('emitir');
     await page.getByRole('button', { name: 'Emitir factura' }).click();
-    await page.waitForURL(/\/dashboard\/documentos\/[0-9a-f-]{36}$/);
-    documentUrl = page.url();
+    await page.waitForURL(/\/dashboard\/documentos\/[0-9a-f-]{36}\?emitida=1$/);
+    documentUrl = page.url().replace(/\?.*$/, '');
     await ready();
-    expect(await page.locator('#doc-titulo').textContent()).to.equal('Documento tipo 33 N° 1');
+    expect(await page.locator('#doc-titulo').textContent()).to.equal('Factura electrónica N° 1');
+    // a confirmation in words, and a queued document is never said to be accepted
+    const confirmacion = (await notice().textContent()) ?? '';
+    expect(confirmacion).to.include('Factura electrónica N° 1 emitida');
+    expect(confirmacion).to.include('enviará al SII');
+    expect(await page.locator('#doc-datos').textContent()).to.not.match(/acept/i);
   });
 
   it('shows the document reaching EPR on its status timeline', async () => {
     const deadline = Date.now() + 120_000;
     for (;;) {
-      const estado = (await page.locator('#doc-estado').textContent()) ?? '';
-      if (estado.startsWith('EPR')) break;
+      const estado = (await page.locator('#doc-estado').getAttribute('data-codigo')) ?? '';
+      if (estado === 'EPR') break;
       if (Date.now() > deadline) throw new Error(`the document stayed at ${estado}`);
       await page.waitForTimeout(1000);
       await page.getByRole('button', { name: 'Actualizar estado' }).click();
       await page.locator('#doc-estado').waitFor();
     }
+    expect(await page.locator('#doc-estado').textContent()).to.equal('Aceptado por el SII (EPR)');
     const timeline = (await page.locator('#doc-eventos').textContent()) ?? '';
-    expect(timeline).to.include('EPR');
+    expect(timeline).to.include('Aceptado por el SII (EPR)');
+    expect(timeline).to.include('En cola');
+    expect(timeline).to.include('Firmado');
+    expect(timeline).to.not.match(/\b(queued|signed|sending)\b/);
+    expect(timeline).to.match(/\d{2}-\d{2}-\d{4} \d{2}:\d{2}/);
     await shot('documento');
     await page.getByRole('link', { name: '← Documentos' }).click();
     await ready();
     await page.locator('#tabla-documentos td', { hasText: '$23.800' }).waitFor();
     expect(await page.locator('#tabla-documentos tbody tr').count()).to.equal(1);
+    const row = (await page.locator('#tabla-documentos tbody tr').first().textContent()) ?? '';
+    expect(row).to.include('Factura electrónica (33)');
+    expect(row).to.include('Cliente de Prueba SpA');
+    expect(row).to.include('Aceptado por el SII (EPR)');
+    expect(row).to.match(/\d{2}-\d{2}-\d{4}/);
+    // one page only: no "Página siguiente"
+    expect(await page.getByRole('button', { name: 'Página siguiente' }).isVisible()).to.equal(false);
     await shot('documentos');
+  });
+
+  it('pages through the documents: "Página siguiente" only while there is a next page, and each page is new', async () => {
+    // two more invoices through the api with an API key of the organization (the session creates it)
+    const created = await page.request.post(`${origin}/api/v1/api-keys`, {
+      headers: { Origin: origin },
+      data: { nombre: 'ERP de prueba', environment: 'cert', scopes: ['dte:read', 'dte:write'] },
+    });
+    expect(created.status(), await created.text()).to.equal(201);
+    const key = ((await created.json()) as { key: string }).key;
+    const me = await page.request.get(`${origin}/api/v1/organizations/me`);
+    const rutEmisor = ((await me.json()) as { empresas: { rut: string }[] }).empresas[0]!.rut;
+    for (const [n, [cliente, rutCliente]] of [
+      ['Segundo Cliente Ltda', '11111111-1'],
+      ['Tercer Cliente SpA', '22222222-2'],
+    ].entries()) {
+      const res = await page.request.post(`${origin}/api/v1/dtes`, {
+        headers: { Authorization: `Bearer ${key}`, 'Idempotency-Key': `paginas-${rut}-${n}` },
+        data: {
+          tipo_dte: 33,
+          rut_emisor: rutEmisor,
+          fecha_emision: new Intl.DateTimeFormat('en-CA', { timeZone: 'America/Santiago' }).format(
+            new Date(),
+          ),
+          forma_pago: 1,
+          receptor: {
+            rut: rutCliente,
+            razon_social: cliente,
+            giro: 'Comercio',
+            direccion: 'Calle 1',
+            comuna: 'Santiago',
+          },
+          items: [
+            {
+              nombre: 'Tornillos',
+              cantidad: 1,
+              precio_unitario: 1000 * (n + 2),
+              exento: false,
+              monto_item: 1000 * (n + 2),
+            },
+          ],
+        },
+      });
+      expect(res.status(), await res.text()).to.equal(202);
+    }
+    await page.goto(`${origin}/dashboard/documentos?limit=2`);
+    await ready();
+    const rows = page.locator('#tabla-documentos tbody tr[data-id]');
+    expect(await rows.count()).to.equal(2);
+    const next = page.getByRole('button', { name: 'Página siguiente' });
+    expect(await next.isVisible()).to.equal(true);
+    const first = await rows.evaluateAll((r) => r.map((x) => x.getAttribute('data-id')));
+    await next.click();
+    await rows.nth(2).waitFor();
+    const all = await rows.evaluateAll((r) => r.map((x) => x.getAttribute('data-id')));
+    expect(all).to.have.length(3);
+    expect(all.slice(0, 2)).to.deep.equal(first);
+    expect(new Set(all).size).to.equal(3);
+    // the last page: the button is gone (hidden really hides it) and nothing repeats
+    expect(await next.isVisible()).to.equal(false);
+    const names = (await page.locator('#tabla-documentos tbody').textContent()) ?? '';
+    for (const cliente of ['Cliente de Prueba SpA', 'Segundo Cliente Ltda', 'Tercer Cliente SpA'])
+      expect(names).to.include(cliente);
   });
 
   it('remembers the receiver from the emission and offers it when issuing again', async () => {
@@ -229,22 +314,25 @@ describe('dashboard in headless Chromium (issue 14)', function () {
     await shot('api-keys');
   });
 
-  it('uses an API key typed into the webhooks page (Bearer only) and shows the api refusing a non-public URL', async () => {
-    await page.goto(`${origin}/dashboard/api-keys`);
-    await ready();
-    await page.getByLabel('Nombre').fill('Webhooks');
-    await page.getByRole('button', { name: 'Crear API key' }).click();
-    const key = (await page.locator('#key-valor').textContent()) ?? '';
+  it('explains the webhooks page (Bearer only), creates its API key in one step and shows the api refusing a non-public URL', async () => {
     await page.goto(`${origin}/dashboard/webhooks`);
     await ready();
-    await page.getByLabel('API key').fill(key);
-    await page.getByRole('button', { name: 'Ver webhooks' }).click();
+    expect(await page.locator('.ayuda').textContent()).to.include('solo con una API key');
+    await page.getByRole('button', { name: 'Crear API key de webhooks' }).click();
     await page.locator('#tabla-webhooks td', { hasText: 'Sin suscripciones.' }).waitFor();
-    await page.getByLabel('URL (https)').fill('https://127.0.0.1/hook');
+    expect(await page.locator('#webhook-clave-estado').textContent()).to.include('Webhooks (panel)');
+    await page.getByLabel('Dirección que recibe los avisos (https)').fill('https://127.0.0.1/hook');
     await page.getByRole('button', { name: 'Crear suscripción' }).click();
     await page.locator('#aviso.error').waitFor();
-    expect(await notice().textContent()).to.include('invalid_webhook_url');
+    expect(await notice().textContent()).to.include('https y pública');
     await shot('webhooks');
+    // the key it created is a webhook-only key of the organization, listed (prefix only) with the others
+    await page.goto(`${origin}/dashboard/api-keys`);
+    await ready();
+    const row = page.locator('#tabla-keys tbody tr', { hasText: 'Webhooks (panel)' });
+    expect(await row.textContent())
+      .to.include('Ver webhooks, Administrar webhooks')
+      .and.include('Certificación');
   });
 
   it('activates a second certificate and deletes the first from the certificates page', async () => {
@@ -269,23 +357,97 @@ describe('dashboard in headless Chromium (issue 14)', function () {
     await row('Firma principal').waitFor({ state: 'detached' });
   });
 
-  it('shows the members and the audit log to the owner', async () => {
+  it('shows the members and the audit log to the owner, newest first, in words', async () => {
     await page.goto(`${origin}/dashboard/miembros`);
     await ready();
     await page.locator('#tabla-miembros td', { hasText: email }).waitFor();
+    expect(await page.locator('#tabla-miembros tbody').textContent()).to.include('Dueño');
     await shot('miembros');
     await page.goto(`${origin}/dashboard/auditoria`);
     await ready();
     const log = (await page.locator('#tabla-auditoria').textContent()) ?? '';
-    for (const action of [
-      'organization.created',
-      'certificate.uploaded',
-      'certificate.activated',
-      'certificate.deleted',
-      'api_key.created',
+    for (const words of [
+      'Registró la empresa',
+      'Subió un certificado de firma',
+      'Activó un certificado de firma',
+      'Eliminó un certificado de firma',
+      'Creó una API key',
     ])
-      expect(log).to.include(action);
+      expect(log).to.include(words);
+    // who by e-mail, on what by name; never a bare user:<uuid> or an empty {}
+    expect(log).to.include(email);
+    expect(log).to.include('Firma principal');
+    expect(log).to.not.match(/user:[0-9a-f-]{36}|\{\}|certificate\.uploaded/);
+    // newest first: the ids (bigint) strictly decrease down the page
+    const ids = (await page
+      .locator('#tabla-auditoria tbody tr')
+      .evaluateAll((rows) => rows.map((r) => Number(r.getAttribute('data-id'))))) as number[];
+    expect(ids.length).to.be.greaterThan(5);
+    expect(ids).to.deep.equal([...ids].sort((x, y) => y - x));
+    expect(await page.getByRole('button', { name: 'Más antiguos' }).isVisible()).to.equal(false);
     await shot('auditoria');
+    // three at a time: "Más antiguos" appends the next older entries, none skipped or repeated
+    await page.goto(`${origin}/dashboard/auditoria?limit=3`);
+    await ready();
+    const more = page.getByRole('button', { name: 'Más antiguos' });
+    const rows = page.locator('#tabla-auditoria tbody tr[data-id]');
+    expect(await rows.count()).to.equal(3);
+    for (let shown = 3; shown < ids.length; shown += 3) {
+      expect(await more.isVisible()).to.equal(true);
+      await more.click();
+      await rows.nth(Math.min(shown + 3, ids.length) - 1).waitFor();
+    }
+    const paged = (await rows.evaluateAll((r) =>
+      r.map((x) => Number(x.getAttribute('data-id'))),
+    )) as number[];
+    expect(paged).to.deep.equal(ids);
+    await more.waitFor({ state: 'hidden' });
+    expect(await more.isVisible()).to.equal(false);
+  });
+
+  // ── every page of the registry opens without a console error (no 404 favicon, no script error,
+  // ── no failed call) ──
+  for (const p of PAGES) {
+    it(`opens ${p.path} without a console error`, async () => {
+      const tab = await context.newPage();
+      const errors: string[] = [];
+      tab.on('console', (m) => {
+        if (m.type() === 'error') errors.push(`${m.text()} ${m.location().url}`);
+      });
+      tab.on('pageerror', (e) => errors.push(e.message));
+      tab.on('response', (r) => {
+        if (r.status() >= 400) errors.push(`${r.status()} ${r.url()}`);
+      });
+      try {
+        const url = p.path.includes(':') ? documentUrl : `${origin}/dashboard${p.path}`;
+        await tab.goto(url);
+        await tab.locator('body[data-ready="true"]').waitFor();
+        // the browser asks for the icon on its own: wait for it before judging
+        await tab.waitForLoadState('networkidle');
+        expect(errors, errors.join('\n')).to.deep.equal([]);
+        expect(await tab.title()).to.match(/ · Panel DTE$/);
+        // the layout holds: nothing wider than the window at 1 280 px nor on a phone
+        for (const width of [1280, 390]) {
+          await tab.setViewportSize({ width, height: 800 });
+          const wide = await tab.evaluate<number>('document.documentElement.scrollWidth');
+          expect(wide, `${p.path} at ${width}px`).to.be.at.most(width);
+        }
+      } finally {
+        await tab.close();
+      }
+    });
+  }
+
+  it("regenerates the screenshots of every page (1 280 px and phone) with the screenshot script's capture", async () => {
+    const out = process.env.DASHBOARD_SCREENSHOTS_DIR
+      ? path.resolve(process.env.DASHBOARD_SCREENSHOTS_DIR)
+      : path.join(shots, 'todas');
+    const files = await captureDashboard({ url: `${origin}/dashboard`, email, password, out, browser });
+    for (const p of PAGES) {
+      expect(files).to.include(path.join(out, `${screenshotName(p.path)}.png`));
+      expect(files).to.include(path.join(out, `${screenshotName(p.path)}-movil.png`));
+    }
+    console.log(`      screenshots of every page: ${out}`);
   });
 
   it('logs out: the session no longer opens the dashboard', async () => {
@@ -293,5 +455,13 @@ describe('dashboard in headless Chromium (issue 14)', function () {
     await page.waitForURL('**/dashboard/ingresar');
     await page.goto(`${origin}/dashboard/documentos`);
     await page.waitForURL('**/dashboard/ingresar');
+    // a wrong password reads as words, without the api's code ("[unauthorized]")
+    await ready();
+    await page.getByLabel('Correo electrónico').first().fill(email);
+    await page.getByLabel('Contraseña', { exact: true }).first().fill('no-es-la-clave-1');
+    await page.getByRole('button', { name: 'Ingresar', exact: true }).click();
+    await page.locator('#aviso.error').waitFor();
+    const error = (await notice().textContent()) ?? '';
+    expect(error).to.equal('Correo o contraseña incorrectos, o la sesión expiró.');
   });
 });

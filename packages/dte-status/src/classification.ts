@@ -36,7 +36,7 @@ type Row = Omit<EstadoDte, 'code'> & {
 const TABLE: Record<string, Row> = {
   queued: row(
     'En cola',
-    'El documento fue aceptado por el servicio y espera ser firmado.',
+    'El servicio recibió el documento; aún falta firmarlo y enviarlo al SII.',
     0,
     false,
     false,
@@ -74,7 +74,7 @@ const TABLE: Record<string, Row> = {
     'en_proceso',
     'esperar',
   ),
-  REC: row('Recibido', 'El SII recibió el envío.', 3, false, true, 'en_proceso', 'esperar'),
+  REC: row('Recibido por el SII', 'El SII recibió el envío.', 3, false, true, 'en_proceso', 'esperar'),
   SOK: row(
     'Esquema validado',
     'El SII validó el esquema del envío.',
@@ -96,9 +96,9 @@ const TABLE: Record<string, Row> = {
   FOK: row('Firma validada', 'El SII validó la firma del envío.', 3, false, true, 'en_proceso', 'esperar'),
   PDR: row('En proceso', 'El SII está procesando el envío.', 3, false, true, 'en_proceso', 'esperar'),
   PRD: row('En proceso', 'El SII está procesando el envío.', 3, false, true, 'en_proceso', 'esperar'),
-  EPR: row('Aceptado', 'El SII aceptó el documento.', 4, true, false, 'aceptado', 'ninguna'),
+  EPR: row('Aceptado por el SII', 'El SII aceptó el documento.', 4, true, false, 'aceptado', 'ninguna'),
   RPR: row(
-    'Aceptado con reparos',
+    'Aceptado por el SII con reparos',
     'El SII aceptó el documento con reparos.',
     4,
     true,
@@ -108,7 +108,7 @@ const TABLE: Record<string, Row> = {
   ),
   aceptado_con_reparos: {
     ...row(
-      'Aceptado con reparos',
+      'Aceptado por el SII con reparos',
       'El SII aceptó el documento con reparos.',
       4,
       true,
@@ -195,7 +195,7 @@ const TABLE: Record<string, Row> = {
     beyondSpec: true,
   },
   RCH: row(
-    'Documento rechazado',
+    'Rechazado por el SII',
     'El SII rechazó el documento; el folio quedó usado. Emita un documento nuevo corregido, nunca una nota de crédito.',
     4,
     true,
@@ -304,4 +304,19 @@ export function classify(code: string): EstadoDte {
 /** Stage on the way to a verdict, used by the no-going-backwards rule. */
 export function stageOf(code: string): number {
   return (isKnownStatus(code) ? TABLE[code]! : UNKNOWN).stage;
+}
+
+/** A code the SII itself answers (EPR, RCH, -11, 106…), not one of this service's own stages. */
+export function isAuthorityCode(code: string): boolean {
+  return /^[A-Z]{3}$|^-?[0-9]+$/.test(code);
+}
+
+/**
+ * The status as a taxpayer reads it, the one wording every screen uses: "Aceptado por el SII
+ * (EPR)"; a stage of this service in words only ("En cola").
+ */
+export function statusInWords(code: string): string {
+  if (!isKnownStatus(code)) return `Código desconocido del SII (${code})`;
+  const { label } = classify(code);
+  return isAuthorityCode(code) ? `${label} (${code})` : label;
 }

@@ -7,11 +7,23 @@ import {
   shouldApply,
   SII_STATUS_VOCABULARY,
   statusesReplacedBy,
+  statusInWords,
 } from '../src';
 
 const at = (s: number) => new Date(Date.UTC(2026, 10, 22, 12, 0, s)).toISOString();
 
 describe('dte-status classification', () => {
+  it('words every status as a taxpayer reads it: the SII code beside its own codes only; queued is never accepted', () => {
+    expect(statusInWords('EPR')).to.equal('Aceptado por el SII (EPR)');
+    expect(statusInWords('RCH')).to.equal('Rechazado por el SII (RCH)');
+    expect(statusInWords('-11')).to.equal('Procesando en el SII (-11)');
+    expect(statusInWords('queued')).to.equal('En cola');
+    expect(statusInWords('106')).to.equal('Código desconocido del SII (106)');
+    expect(classify('queued').descripcion).to.not.match(/acept/i);
+    for (const code of KNOWN_STATUSES)
+      expect(statusInWords(code)).to.not.match(/\b(queued|signed|sending|stuck)\b/);
+  });
+
   it('holds the whole documented vocabulary, deprecated members included', () => {
     for (const code of [
       'queued',

@@ -16,6 +16,8 @@ export class ServiceError extends Error {
   readonly issues?: ValidationIssue[];
   /** overrides the catalog's next_action where the spec gives a path-specific one */
   readonly nextAction?: string;
+  /** fields the spec puts at the top level of the error body ("body field `estado`", …) */
+  readonly bodyFields?: Record<string, unknown>;
 
   constructor(
     code: string,
@@ -24,6 +26,7 @@ export class ServiceError extends Error {
       detail?: Record<string, unknown>;
       issues?: ValidationIssue[];
       nextAction?: string;
+      bodyFields?: Record<string, unknown>;
       cause?: unknown;
     } = {},
   ) {
@@ -33,6 +36,7 @@ export class ServiceError extends Error {
     if (options.detail) this.detail = options.detail;
     if (options.issues) this.issues = options.issues;
     if (options.nextAction) this.nextAction = options.nextAction;
+    if (options.bodyFields) this.bodyFields = options.bodyFields;
   }
 }
 

@@ -5,6 +5,7 @@ import Koa from 'koa';
 import { dashboard } from '@dte/dashboard';
 import type { ApiDeps, RouteDef } from './context';
 import { errorEnvelope } from './http/error-envelope';
+import { unsupportedMethods } from './http/methods';
 import { healthProbes } from './http/health';
 import { clientAddress } from './http/client-address';
 import { startKnownKeysRefresh } from './auth/known-keys';
@@ -104,6 +105,7 @@ export function createApp(deps: ApiDeps): ApiApp {
   app.use(httpMetrics());
   app.use(clientAddress(deps.config.trustedProxies)); // ctx.ip: X-Forwarded-For only from TRUSTED_PROXIES
   app.use(requestId());
+  app.use(unsupportedMethods()); // TRACE and other methods no route serves: 405 with Allow
   app.use(healthProbes(deps));
   // OAuth server ({auth_url}/oauth, metadata) and the MCP server (/mcp), issue 15
   app.use(agentsGatewayFor(deps).middleware);

@@ -100,6 +100,11 @@ export interface RouteDef {
      * only parses the JSON. Default: the route validates it (400 validation_failed).
      */
     validatedBy?: 'route' | 'handler';
+    /**
+     * Which of the schema's x-examples this route documents (a route sharing a schema may accept
+     * fewer bodies, e.g. preview's types); default all.
+     */
+    examples?: (value: unknown) => boolean;
   };
   /** extra request headers documented (name -> description) */
   headers?: Record<string, string>;

@@ -108,10 +108,16 @@ export function routeErrorCodes(def: RouteDef): string[] {
  * value}}), the media type's `examples` in the document (OpenAPI 3.0 Schema Objects take one
  * `example` only). Each is a valid body; the api test of the route sends them.
  */
-function bodyExamples(file: string): Record<string, { summary: string; value: unknown }> | undefined {
-  return (loadHttpSchema(file) as { 'x-examples'?: Record<string, { summary: string; value: unknown }> })[
-    'x-examples'
-  ];
+function bodyExamples(
+  file: string,
+  applies: (value: unknown) => boolean = () => true,
+): Record<string, { summary: string; value: unknown }> | undefined {
+  const all = (
+    loadHttpSchema(file) as { 'x-examples'?: Record<string, { summary: string; value: unknown }> }
+  )['x-examples'];
+  if (!all) return undefined;
+  const kept = Object.entries(all).filter(([, e]) => applies(e.value));
+  return kept.length ? Object.fromEntries(kept) : undefined;
 }
 
 /**
@@ -208,7 +214,7 @@ export function buildOpenApi(routes: RouteDef[], opts: { serverUrl: string; cata
     if (def.roles) op['x-session-roles'] = def.roles;
     if (def.body) {
       const mediaType = def.body.kind === 'json' ? 'application/json' : 'multipart/form-data';
-      const examples = bodyExamples(def.body.schema);
+      const examples = bodyExamples(def.body.schema, def.body.examples);
       op.requestBody = {
         required: true,
         content: { [mediaType]: { schema: c.ref(def.body.schema), ...(examples ? { examples } : {}) } },

@@ -4,6 +4,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { audit } from '@dte/accounts';
 import {
   call,
   DASHBOARD_ORIGIN,
@@ -252,6 +253,40 @@ describe('accounts, onboarding, API keys, catalogs and audit (issue 14)', functi
       expect(home.status).to.equal(302);
       expect(home.headers.get('location')).to.equal('/dashboard/documentos');
       expect((await fetch(`${origin}/dashboard/no-existe`)).status).to.equal(404);
+      // the icon browsers ask for at the root: no 404 in any page's console
+      const icon = await fetch(`${origin}/favicon.ico`);
+      expect(icon.status).to.equal(200);
+      expect(icon.headers.get('content-type')).to.match(/^image\/svg\+xml/);
+      expect(html).to.include('rel="icon"');
+      // the page modules are served as JavaScript too (static/pages/, static/lib/)
+      const mod = await fetch(`${origin}/dashboard/static/pages/documentos.js`);
+      expect(mod.status).to.equal(200);
+      expect(mod.headers.get('content-type')).to.match(/^text\/javascript/);
+    });
+
+    it('answers TRACE and other methods no route serves with 405 and Allow, on any path (not 404)', async () => {
+      const { origin } = new URL(t.url);
+      const raw = (method: string, p: string) =>
+        new Promise<{ status: number; allow: string | undefined }>((resolve, reject) => {
+          const req = http.request(`${origin}${p}`, { method }, (res) => {
+            res.resume();
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, allow: res.headers.allow }));
+          });
+          req.on('error', reject);
+          req.end();
+        });
+      for (const [method, p] of [
+        ['TRACE', '/api/v1/dtes'],
+        ['TRACE', '/no/such/path'],
+        ['TRACE', '/dashboard/documentos'],
+        ['PROPFIND', '/api/v1/dtes'],
+      ] as const) {
+        const res = await raw(method, p);
+        expect(res.status, `${method} ${p}`).to.equal(405);
+        expect(res.allow).to.include('GET').and.include('POST').and.not.include('TRACE');
+      }
+      // served methods keep their answers: an unknown route is still 404 not_found
+      expect((await raw('GET', '/api/v1/no-such-route')).status).to.equal(404);
     });
   });
 
@@ -281,9 +316,11 @@ describe('accounts, onboarding, API keys, catalogs and audit (issue 14)', functi
       expect(res.status).to.equal(409);
       expect(res.body.code).to.equal('situacion_tributaria.bloqueada');
       expect(res.body.detail).to.include({ estado: 'rut_inexistente' });
+      expect(res.body.estado, "the spec's body field, at the top level").to.equal('rut_inexistente');
       await siiSituation(t, rut, 'sin_inicio_actividades');
       res = await call(t.url, 'POST', '/organizations', { cookie, json: { rut }, headers: ORIGIN });
       expect(res.body.detail).to.include({ estado: 'sin_inicio_actividades' });
+      expect(res.body.estado).to.equal('sin_inicio_actividades');
       expect(await count(t, 'organizations')).to.equal(before);
       expect((await call(t.url, 'GET', '/auth/me', { cookie })).body.organizaciones).to.deep.equal([]);
     });
@@ -332,6 +369,7 @@ describe('accounts, onboarding, API keys, catalogs and audit (issue 14)', functi
       });
       expect(res.status).to.equal(409);
       expect(res.body.detail).to.include({ estado: 'sin_inicio_actividades' });
+      expect(res.body.estado).to.equal('sin_inicio_actividades');
       const stored = await t.db.dataSource.query('SELECT situacion_estado FROM organizations WHERE id = $1', [
         org.id,
       ]);
@@ -354,6 +392,7 @@ describe('accounts, onboarding, API keys, catalogs and audit (issue 14)', functi
         expect(res.status).to.equal(429);
         expect(res.body.code).to.equal('situacion_tributaria.rate_limit');
         expect(res.body.detail).to.include({ retry_after_seconds: 30 });
+        expect(res.body.retry_after_seconds).to.equal(30);
         expect(await count(limited, 'organizations')).to.equal(0);
       } finally {
         await limited.close();
@@ -605,6 +644,55 @@ describe('accounts, onboarding, API keys, catalogs and audit (issue 14)', functi
       const seeded = await t.seed();
       res = await call(t.url, 'GET', '/api-keys', { key: seeded.api_key });
       expect(res.status).to.equal(401);
+    });
+
+    it('reads the audit log newest first by number across pages (ids crossing a power of ten), each entry once, in readable names', async () => {
+      const owner = await signUp(t);
+      const { org } = await onboard(t, owner.cookie);
+      const ds = t.db.dataSource;
+      const entry = (n: number) =>
+        audit(ds, {
+          organizationId: org.id,
+          actor: `user:${owner.userId}`,
+          action: 'company.updated',
+          detail: { n },
+        });
+      for (let n = 0; n < 3; n += 1) await entry(n);
+      // jump the id to just below the next power of ten: ordered as text, "1000" would come after "999"
+      const [{ last }] = await ds.query(`SELECT last_value::text AS last FROM audit_log_id_seq`);
+      const next = 10 ** String(Number(last) + 10).length;
+      await ds.query(`SELECT setval('audit_log_id_seq', $1::bigint)`, [next - 3]);
+      for (let n = 3; n < 9; n += 1) await entry(n);
+      const ours = async (cursor?: string) =>
+        call<{
+          data: { id: string; action: string; actor_nombre: string; detail: { n?: number } }[];
+          next_cursor: string | null;
+        }>(t.url, 'GET', `/audit-log?limit=4${cursor ? `&cursor=${cursor}` : ''}`, { cookie: owner.cookie });
+      const seen: { id: string; n?: number }[] = [];
+      let cursor: string | undefined;
+      for (let pages = 0; pages < 10; pages += 1) {
+        const res = await ours(cursor);
+        expect(res.status, res.text).to.equal(200);
+        expect(res.body.data.length).to.be.at.most(4);
+        for (const a of res.body.data) seen.push({ id: a.id, n: a.detail.n });
+        if (!res.body.next_cursor) break;
+        cursor = res.body.next_cursor;
+      }
+      const ids = seen.map((a) => BigInt(a.id));
+      expect(new Set(seen.map((a) => a.id)).size, 'no entry repeated').to.equal(seen.length);
+      expect(
+        ids.every((id, i) => i === 0 || id < ids[i - 1]!),
+        `numeric order: ${seen.map((a) => a.id)}`,
+      ).to.equal(true);
+      // our nine entries, newest first, none skipped; then the onboarding's own entries
+      expect(seen.filter((a) => a.n !== undefined).map((a) => a.n)).to.deep.equal([
+        8, 7, 6, 5, 4, 3, 2, 1, 0,
+      ]);
+      expect(seen.map((a) => a.id))
+        .to.include(String(next - 2))
+        .and.include(String(next));
+      const first = await ours();
+      expect(first.body.data[0]!.actor_nombre).to.include(owner.email);
     });
 
     it('lets an owner change roles and remove members, never the last owner; a member may not (403)', async () => {

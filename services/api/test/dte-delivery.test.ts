@@ -139,7 +139,28 @@ describe('delivery to the receptor (intercambio mail) and POST /dtes/:id/resend-
       key: r.o.key,
       json: { correo_receptor: ['not-an-address'] },
     });
-    expect(bad.body.code).to.equal('validation_failed');
+    // the spec: a bad resend e-mail is 422 validation_error with errors[] (path, message)
+    expect(bad.status).to.equal(422);
+    expect(bad.body.code).to.equal('validation_error');
+    const errors = bad.body.errors as { path: string; message: string }[];
+    expect(errors).to.be.an('array').with.length.greaterThan(0);
+    expect(errors[0]!.path).to.include('correo_receptor');
+    const extra = await call(r.t.url, 'POST', `/dtes/${without.body.id}/resend-delivery`, {
+      key: r.o.key,
+      json: { correo_receptor: ['a@b.test'], cc: 'x' },
+    });
+    expect(extra.status).to.equal(422);
+    expect(extra.body.code).to.equal('validation_error');
+    // a document whose signed XML is not stored (yet): 409 dte.pdf.not_signed with xml_url in the body
+    const unsigned = await emit(r.t, r.o, { ...body(56, r.o.rut), correo_receptor: ['x@cliente.test'] });
+    await follow(r, unsigned.body.id as string);
+    await r.t.db.dataSource.query('UPDATE dtes SET signed_xml = NULL WHERE id = $1', [unsigned.body.id]);
+    const notSigned = await call(r.t.url, 'POST', `/dtes/${unsigned.body.id}/resend-delivery`, {
+      key: r.o.key,
+    });
+    expect(notSigned.status).to.equal(409);
+    expect(notSigned.body.code).to.equal('dte.pdf.not_signed');
+    expect(notSigned.body.xml_url).to.equal(`/api/v1/dtes/${unsigned.body.id}/xml`);
     const stranger = await orgWithCafs(r.t, { tipos: [33] });
     const foreign = await call(r.t.url, 'POST', `/dtes/${withMail.body.id}/resend-delivery`, {
       key: stranger.key,

@@ -105,6 +105,7 @@ describe('GET /dtes, /dtes/:id, /events, /xml over HTTP', function () {
       'tipo_dte',
       'rut_emisor',
       'rut_receptor',
+      'razon_social_receptor',
       'monto_total',
       'sii_env',
       'sii_status',

@@ -181,6 +181,26 @@ describe('OpenAPI links from each create to what it created', function () {
         expect(read.status, `${name} ${link.operationId}`).to.equal(200);
       }
     }
+    // POST /dtes/preview documents only the examples of the types it takes, and previews each
+    const previewMedia = (
+      doc.paths['/dtes/preview'].post as unknown as {
+        requestBody: {
+          content: Record<string, { examples: Record<string, { value: { tipo_dte: number } }> }>;
+        };
+      }
+    ).requestBody.content['application/json'];
+    const previews = Object.entries(previewMedia.examples);
+    expect(previews.map(([, e]) => e.value.tipo_dte))
+      .to.include(33)
+      .and.not.include(110);
+    for (const [name, { value }] of previews) {
+      const res = await call(t.url, 'POST', '/dtes/preview', {
+        key: o.key,
+        json: value,
+        headers: { Accept: 'application/json' },
+      });
+      expect(res.status, `preview ${name}: ${res.text}`).to.equal(200);
+    }
   });
 
   it('the check finds a link to a missing operation, a pointer the response lacks and an unlinked read', () => {

@@ -44,9 +44,8 @@ function validationError(errors: BatchError[]): ApiError {
   return new ApiError(
     'validation_error',
     `The batch has ${errors.length} invalid entries; nothing was issued.`,
-    {
-      detail: { errors },
-    },
+    // the spec: errors[] in the body (detail keeps it too)
+    { detail: { errors }, bodyFields: { errors } },
   );
 }
 

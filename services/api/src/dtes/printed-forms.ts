@@ -100,8 +100,17 @@ async function cachedRender(
 }
 
 /**
+ * 409 dte.pdf.not_signed: the spec's body carries `xml_url` (at the top level; detail keeps it
+ * too). Raised by the PDF route and by resend-delivery.
+ */
+export function notSigned(id: string, message: string): ApiError {
+  const xml_url = dteLinks(id).xml;
+  return new ApiError('dte.pdf.not_signed', message, { detail: { xml_url }, bodyFields: { xml_url } });
+}
+
+/**
  * GET /dtes/:id/pdf: the printed form of a signed document, rendered from its stored XML.
- * Not signed yet: 409 dte.pdf.not_signed (the route adds xml_url).
+ * Not signed yet: 409 dte.pdf.not_signed with xml_url.
  */
 export async function dtePdf(
   db: DataSource,
@@ -116,13 +125,7 @@ export async function dtePdf(
   ]);
   const xml = rows[0]?.signed_xml;
   if (!xml) {
-    throw new ApiError(
-      'dte.pdf.not_signed',
-      'The document is not signed yet; its printed form follows its XML.',
-      {
-        detail: { xml_url: dteLinks(id).xml },
-      },
-    );
+    throw notSigned(id, 'The document is not signed yet; its printed form follows its XML.');
   }
   if (q.copy === 'cedible' && !CEDIBLE_LABEL[row.tipo_dte]) {
     throw new ApiError('validation_failed', `Type ${row.tipo_dte} has no CEDIBLE copy.`, {

@@ -6,8 +6,11 @@ import {
   type DeliveryOutcome,
 } from '@dte/receptor-delivery';
 import type { ApiDeps } from '../context';
+import { isServiceError } from '@dte/error-catalog';
 import { ApiError } from '../http/api-error';
+import { validateBody } from '../http/validate';
 import type { DteScope } from './dte-row';
+import { notSigned } from './printed-forms';
 import { getDteOr404 } from './reads';
 
 /** The intercambio sender of this api (null without SMTP_URL). */
@@ -75,6 +78,26 @@ export interface ResendAnswer {
 }
 
 /**
+ * The optional body of resend-delivery. A malformed one (a bad e-mail, an unknown field) is the
+ * spec's 422 validation_error with errors[] (path, message), not the generic 400 validation_failed.
+ */
+export function resendBodyOf(raw: unknown): { correo_receptor?: unknown } | undefined {
+  if (raw === undefined) return undefined;
+  try {
+    const body = validateBody<{ correo_receptor?: unknown }>('dte-resend-delivery-body.schema.json', raw);
+    parseCorreos(body.correo_receptor);
+    return body;
+  } catch (err) {
+    if (!isServiceError(err) || err.code !== 'validation_failed') throw err;
+    const errors = (err.issues ?? []).map((i) => ({ path: i.path, message: i.message }));
+    throw new ApiError('validation_error', 'correo_receptor must be 1-5 valid e-mail addresses.', {
+      detail: { errors },
+      bodyFields: { errors },
+    });
+  }
+}
+
+/**
  * POST /dtes/:id/resend-delivery: records a `resend` delivery to the given addresses (or the
  * emission's correo_receptor) and sends it at once; a failed attempt stays pending for the sweep.
  */
@@ -114,9 +137,7 @@ export async function resendDelivery(
     );
   }
   if (!stored[0]?.signed) {
-    throw new ApiError('dte.pdf.not_signed', 'The document is not signed yet; nothing to send.', {
-      detail: { xml_url: `/api/v1/dtes/${id}/xml` },
-    });
+    throw notSigned(id, 'The document is not signed yet; nothing to send.');
   }
   const inserted: { id: string }[] = await deps.dataSource.query(
     `INSERT INTO dte_deliveries (dte_id, reason, correos) VALUES ($1, 'resend', $2) RETURNING id`,

@@ -87,6 +87,7 @@ export function listRow(row: DteRow) {
     tipo_dte: row.tipo_dte,
     rut_emisor: row.rut_emisor,
     rut_receptor: row.rut_receptor,
+    razon_social_receptor: row.razon_social_receptor,
     monto_total: int(row.monto_total),
     sii_env: row.sii_env,
     sii_status: row.sii_status,

@@ -8,8 +8,6 @@ export class ApiError extends ServiceError {
   readonly hint?: string;
   /** true where the catalog's next_action does not apply (forbidden for a role, not a scope) */
   readonly withoutNextAction?: boolean;
-  /** fields the spec puts at the top level of the error body ("body days_overdue", …) */
-  readonly bodyFields?: Record<string, unknown>;
 
   constructor(
     code: string,
@@ -28,6 +26,5 @@ export class ApiError extends ServiceError {
     this.name = 'ApiError';
     if (options.hint) this.hint = options.hint;
     if (options.withoutNextAction) this.withoutNextAction = true;
-    if (options.bodyFields) this.bodyFields = options.bodyFields;
   }
 }

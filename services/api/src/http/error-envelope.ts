@@ -38,7 +38,7 @@ export function toEnvelope(
   const entry = catalogEntry(err.code)!;
   const body: ErrorEnvelope = { code: err.code, message: err.message, request_id: requestId };
   // the spec's "body <field>" of some codes (never overriding an envelope field)
-  if (err instanceof ApiError && err.bodyFields) {
+  if (err.bodyFields) {
     for (const [k, v] of Object.entries(err.bodyFields)) if (!(k in body)) body[k] = v;
   }
   if (err instanceof ApiError && err.hint) body.hint = err.hint;

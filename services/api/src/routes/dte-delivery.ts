@@ -1,8 +1,7 @@
 import type { ApiDeps, Principal, RouteDef } from '../context';
 import type { DteScope } from '../dtes/dte-row';
-import { receptorDelivery, resendDelivery } from '../dtes/receptor-delivery';
+import { receptorDelivery, resendBodyOf, resendDelivery } from '../dtes/receptor-delivery';
 import { parseJsonBody } from '../http/json-body';
-import { validateBody } from '../http/validate';
 import { principalOf } from './route-kit';
 
 const scopeOf = (p: Principal): DteScope => ({
@@ -33,6 +32,7 @@ export function dteDeliveryRoutes(deps: ApiDeps): RouteDef[] {
       },
       errors: [
         'not_found',
+        'validation_error',
         'dte.resend_delivery.not_wired',
         'dte.resend_delivery.tipo_not_supported',
         'dte.resend_delivery.no_email',
@@ -40,9 +40,7 @@ export function dteDeliveryRoutes(deps: ApiDeps): RouteDef[] {
         'dte.pdf.not_signed',
       ],
       handler: async (ctx) => {
-        const raw = await parseJsonBody(ctx);
-        const body =
-          raw === undefined ? undefined : validateBody('dte-resend-delivery-body.schema.json', raw);
+        const body = resendBodyOf(await parseJsonBody(ctx));
         const out = await resendDelivery(
           deps,
           sender,

@@ -1,4 +1,3 @@
-import { isServiceError } from '@dte/error-catalog';
 import type { Context } from 'koa';
 import type { ApiDeps, Principal, RouteDef } from '../context';
 import type { DteScope } from '../dtes/dte-row';
@@ -9,11 +8,10 @@ import {
   MUESTRAS_MAX_DOCUMENTOS,
   parseMuestrasSource,
   parsePrintQuery,
+  PREVIEW_TIPOS,
   previewDte,
   sendMuestras,
 } from '../dtes/printed-forms';
-import { toEnvelope } from '../http/error-envelope';
-import { catalogUrl } from '../app';
 import { principalOf } from './route-kit';
 
 const scopeOf = (p: Principal): DteScope => ({
@@ -129,7 +127,13 @@ export function dtePrintRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
       tag: 'dtes',
       auth: 'bearer',
       scope: 'dte:write',
-      body: { kind: 'json', schema: 'dte-emission-request.schema.json', validatedBy: 'handler' },
+      body: {
+        kind: 'json',
+        schema: 'dte-emission-request.schema.json',
+        validatedBy: 'handler',
+        // the emission examples of the types preview takes (not the export invoice 110)
+        examples: (v) => PREVIEW_TIPOS.includes((v as { tipo_dte?: number }).tipo_dte ?? -1),
+      },
       headers: {
         Accept: 'application/pdf (default): the draft PDF; application/json: the totals only',
       },
@@ -195,28 +199,17 @@ export function dtePrintRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
       ],
       handler: async (ctx: Context) => {
         const q = parsePrintQuery(ctx.query);
-        try {
-          const { pdf, cached, filename } = await dtePdf(
-            db,
-            deps.redis,
-            scopeOf(principalOf(ctx)),
-            String(ctx.params.id),
-            q,
-          );
-          ctx.type = 'application/pdf';
-          ctx.set('Content-Disposition', `inline; filename="${filename}"`);
-          ctx.set('X-Cache', cached ? 'hit' : 'miss');
-          ctx.body = pdf;
-        } catch (err) {
-          // the spec puts xml_url in the body of dte.pdf.not_signed (also kept in detail)
-          if (isServiceError(err) && err.code === 'dte.pdf.not_signed') {
-            const { status, body } = toEnvelope(err, ctx.state.requestId as string, catalogUrl(deps));
-            ctx.status = status;
-            ctx.body = { ...body, xml_url: err.detail?.xml_url };
-            return;
-          }
-          throw err;
-        }
+        const { pdf, cached, filename } = await dtePdf(
+          db,
+          deps.redis,
+          scopeOf(principalOf(ctx)),
+          String(ctx.params.id),
+          q,
+        );
+        ctx.type = 'application/pdf';
+        ctx.set('Content-Disposition', `inline; filename="${filename}"`);
+        ctx.set('X-Cache', cached ? 'hit' : 'miss');
+        ctx.body = pdf;
       },
     },
   ];
