@@ -27,6 +27,7 @@ import { WebhookSubscriptionsCompany1763812200000 } from './1763812200000-webhoo
 import { DtesUnsentIndex1763813000000 } from './1763813000000-dtes-unsent-index';
 import { DtesRequestId1795539900000 } from './1795539900000-dtes-request-id';
 import { ToastLz41795565000000 } from './1795565000000-toast-lz4';
+import { SiiPollsPace1796700000000 } from './1796700000000-sii-polls-pace';
 
 export const migrations: (new () => MigrationInterface)[] = [
   ProcessedEvents1763780000000,
@@ -55,4 +56,5 @@ export const migrations: (new () => MigrationInterface)[] = [
   DtesUnsentIndex1763813000000,
   DtesRequestId1795539900000,
   ToastLz41795565000000,
+  SiiPollsPace1796700000000,
 ];
