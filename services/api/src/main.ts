@@ -1,6 +1,6 @@
 import { createLogger, onShutdown } from '@dte/service-runtime';
 import { loadConfig } from './config';
-import { openApiDatabase } from './db/data-source';
+import { openApiDatabase, warmApiPool } from './db/data-source';
 import { productionDeps } from './deps';
 import { startApi } from './app';
 import { startAutoStamping } from './caf/auto-stamping-loop';
@@ -14,6 +14,8 @@ async function main(): Promise<void> {
     logger.warn('SII_CAF_KEYS_FILE is not set: CAF signatures (FRMA) are not verified; set it in production');
   }
   const dataSource = await openApiDatabase({ url: config.databaseUrl, schema: config.databaseSchema });
+  // every pooled connection open and its catalog caches loaded before the api listens (issue 27)
+  await warmApiPool(dataSource);
   const deps = productionDeps(config, dataSource, logger);
   const api = await startApi(deps, { port: config.port, host: config.host });
   const sweep = startAutoStamping(deps);
