@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { body, emit } from '../../services/api/test/dtes-fixtures';
 import { call } from '../../services/api/test/support/test-api';
-import { eventually, startPipeline, type Pipeline } from './harness';
+import { eventually, simAdmin, startPipeline, type Pipeline } from './harness';
 import type { PollerSettings } from '@dte/sii-poller';
 
 /**
@@ -141,5 +141,83 @@ describe('sii-poller pace: polls and writes per envelope follow the SII, bounded
     // poll that changed nothing; the projector's late observations at most once more
     expect(max(adaptive.updatesPerDoc), `adaptive ${adaptive.updatesPerDoc}`).to.be.at.most(5);
     expect(mean(adaptive.updatesPerDoc)).to.be.below(mean(fixed.updatesPerDoc));
+  });
+
+  it('a stalled SII (no verdict, slow answers) holds the documents in the schedule: polls grow with the log of the wait, at most POLL_CONCURRENCY in flight, nothing per document in memory', async () => {
+    const concurrency = 2;
+    const p = await startPipeline({
+      sim: { registerMs: 300, stepMs: 100 },
+      poller: { ...settings, pace: 'adaptive', concurrency, maxAttempts: 1000 },
+      hasta: 100,
+      uploader: { maxWaitMs: 50, maxDocs: 2 },
+    });
+    try {
+      const db = p.t.db.dataSource;
+      let inFlight = 0;
+      let maxInFlight = 0;
+      const queries = new Map<string, number>();
+      const session = p.sii.session.bind(p.sii);
+      p.sii.session = (credential) => {
+        const s = session(credential);
+        const ask = s.queryUploadStatus.bind(s);
+        s.queryUploadStatus = async (q) => {
+          queries.set(q.trackId, (queries.get(q.trackId) ?? 0) + 1);
+          maxInFlight = Math.max(maxInFlight, ++inFlight);
+          try {
+            return await ask(q);
+          } finally {
+            inFlight -= 1;
+          }
+        };
+        return s;
+      };
+      // six envelopes the SII never decides, whose status queries it answers slowly (400 ms each)
+      await simAdmin(p.t, 'POST', '/admin/triggers', {
+        kind: 'delay',
+        operation: 'getEstUp',
+        ms: 400,
+        times: 1000,
+      });
+      const ids: string[] = [];
+      for (let i = 0; i < 6; i++) {
+        await simAdmin(p.t, 'POST', '/admin/triggers', { kind: 'stuck', env: 'cert' });
+        const res = await emit(p.t, p.o, body(33, p.o.rut));
+        expect(res.status, res.text).to.equal(202);
+        ids.push(res.body.id as string);
+        await eventually('its upload', async () => {
+          const [r]: { track_id: string | null }[] = await db.query(
+            'SELECT track_id FROM dtes WHERE id = $1',
+            [res.body.id],
+          );
+          return r?.track_id ?? undefined;
+        });
+      }
+      const waitMs = 8000;
+      await new Promise((r) => setTimeout(r, waitMs));
+      const rows: { sii_status: string }[] = await db.query(
+        'SELECT sii_status FROM dtes WHERE id = ANY($1::uuid[])',
+        [ids],
+      );
+      // held: every document waits at -11 in the durable schedule, none lost, none decided
+      expect(rows.map((r) => r.sii_status)).to.deep.equal(ids.map(() => '-11'));
+      const [{ active }]: { active: number }[] = await db.query(
+        `SELECT count(*)::int AS active FROM sii_polls WHERE state = 'active' AND dte_ids && $1::uuid[]`,
+        [ids],
+      );
+      expect(active).to.equal(6);
+      // bounded: never more than POLL_CONCURRENCY status queries at once, however many wait
+      expect(maxInFlight, 'status queries in flight').to.be.at.most(concurrency);
+      // and the queries per envelope grow with the logarithm of its wait (age × 1.5 per poll from
+      // the first delay, 200 ms): ~8-10 polls in 8-12 s, where a poll every POLL_PACE_MIN_MS
+      // (100 ms) would have asked ~100 times
+      const perEnvelope = [...queries.values()];
+      expect(perEnvelope.length).to.equal(6);
+      for (const n of perEnvelope) expect(n, `queries ${perEnvelope}`).to.be.within(3, 14);
+      // the poller keeps nothing per waiting document in memory (the schedule is the table; its
+      // request-id cache is capped): its pace holds one entry per channel and environment
+      expect((p.poller.pace as unknown as { expected: Map<string, number> }).expected.size).to.be.at.most(1);
+    } finally {
+      await p.close();
+    }
   });
 });
