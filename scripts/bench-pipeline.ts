@@ -23,6 +23,8 @@
  * it: ARCHITECTURE.md "Where the relay and the projector run"): separate puts the api's outbox
  * relay and dte-status projector in a process of their own (services/api/src/projector/main.ts,
  * the HTTP api with API_PIPELINE=off), so their CPU is told apart from the HTTP path's.
+ * BENCH_IDLE_S (10): seconds of the warm, idle pipeline measured before the window; each
+ * process's idle CPU per second times the window is subtracted in the "net of idle" column.
  * BENCH_RCV_SYNC=0 leaves out services/rcv-sync, which npm start runs (it reads every dte-status
  * record; its CPU is printed with the others).
  * BENCH_WEBHOOKS unsubscribed | 1 | 0 (unsubscribed: the deployment `npm start` brings up, below)
@@ -152,6 +154,13 @@ if (WEBHOOKS && !WEBHOOK_EVENTS.some((e) => e !== 'dte.emitted'))
  * same code costs ~20-30 % more, the JIT still compiling
  */
 const WARMUP = num('BENCH_WARMUP', 1000);
+/**
+ * seconds of the warm pipeline with no document, measured just before the window (BENCH_IDLE_S,
+ * 10; 0 skips it): each process's CPU per second then is subtracted from its window's CPU in the
+ * "net of idle" column, the work the documents caused. At low rates (a loaded machine, a slow
+ * SII that makes the window longer) the idle loops otherwise dominate the CPU per document.
+ */
+const IDLE_S = num('BENCH_IDLE_S', 10);
 /** warm-up rounds at most, until the webhooks service (which joins its group at the latest offset) delivers */
 const WARMUP_ROUNDS = 3;
 const WEBHOOK_TAIL_MS = 120_000;
@@ -496,6 +505,14 @@ async function main(): Promise<void> {
         }
       }
     }
+    // the idle rate of each process (nothing in flight) before the window opens
+    const idleRate = new Map<string, number>();
+    if (IDLE_S > 0) {
+      await cpu.start();
+      await sleep(IDLE_S * 1000);
+      await cpu.sample();
+      for (const t of cpu.totals()) idleRate.set(t.name, t.seconds / IDLE_S);
+    }
     // before the window opens: its own CPU is not the bench client's
     const yardstick0 = rsaSignatureMs();
     await cpu.start();
@@ -704,16 +721,37 @@ async function main(): Promise<void> {
     );
     let system = 0;
     let simulator = 0;
+    let systemNet = 0;
+    let simulatorNet = 0;
+    const net = (t: { name: string; seconds: number }) =>
+      ((t.seconds - (idleRate.get(t.name) ?? 0) * window) * 1000) / n;
+    if (IDLE_S > 0)
+      console.log(
+        `    ${''.padEnd(34)} ${'ms/doc'.padStart(7)}   ${'(CPU s)'.padEnd(9)} ${'net of idle'.padStart(11)}  (idle ms/s over ${IDLE_S} s before the window)`,
+      );
     for (const t of totals) {
       const perDoc = (t.seconds * 1000) / n;
-      if (t.name !== 'bench client') system += perDoc;
-      if (t.name === 'sii-simulator') simulator += perDoc;
-      console.log(`    ${t.name.padEnd(34)} ${perDoc.toFixed(2).padStart(7)}   (${t.seconds.toFixed(1)} s)`);
+      if (t.name !== 'bench client') {
+        system += perDoc;
+        systemNet += net(t);
+      }
+      if (t.name === 'sii-simulator') {
+        simulator += perDoc;
+        simulatorNet += net(t);
+      }
+      console.log(
+        `    ${t.name.padEnd(34)} ${perDoc.toFixed(2).padStart(7)}   ${`(${t.seconds.toFixed(1)} s)`.padEnd(9)}` +
+          (IDLE_S > 0
+            ? ` ${net(t).toFixed(2).padStart(11)}  (${((idleRate.get(t.name) ?? 0) * 1000).toFixed(1)})`
+            : ''),
+      );
     }
-    console.log(`    ${'whole system (all but the client)'.padEnd(34)} ${system.toFixed(2).padStart(7)}`);
+    const both = (a: number, b: number) =>
+      `${a.toFixed(2).padStart(7)}${IDLE_S > 0 ? `   ${''.padEnd(9)} ${b.toFixed(2).padStart(11)}` : ''}`;
+    console.log(`    ${'whole system (all but the client)'.padEnd(34)} ${both(system, systemNet)}`);
     // the simulator does the SII's side of the work: a deployment pays everything else
     console.log(
-      `    ${'  of which the service (no SII sim)'.padEnd(34)} ${(system - simulator).toFixed(2).padStart(7)}`,
+      `    ${'  of which the service (no SII sim)'.padEnd(34)} ${both(system - simulator, systemNet - simulatorNet)}`,
     );
   } finally {
     await Promise.all([...replicaProcs.values()].flat().map((s) => s.stop()));
