@@ -30,41 +30,57 @@ export FIELD_VEGETA
 
 alive_pid_file() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
 
+# the endpoints (the caller's, else the local stack's) for the helper only, which reads the
+# database: start-local.sh must not see them as endpoints the caller gave
+mapfile -t ENDPOINTS < <(bash scripts/stack.sh env)
+export FIELD_STACK_DIR="$STACK_DIR"
+helper_run() { env "${ENDPOINTS[@]}" npx tsx scripts/bench/field-load.ts; }
+
 started=0
-if alive_pid_file "$STACK_DIR/run/svc-api.pid"; then
-  echo "[field] npm start's services already run (state $STACK_DIR): reused, no cold phase" >&2
-  unset FIELD_READY_AT_MS
-else
-  # the demo issuer's folios: enough for every phase (and the cold one), so no folio request
-  # (which the api paces per type) falls inside the measured minute
-  need=0
-  IFS=, read -ra phases <<<"${FIELD_PHASES:-100x30,300x20}"
-  first=1
-  for p in "${phases[@]}"; do
-    n=$((${p%x*} * ${p#*x}))
-    need=$((need + n))
-    [ "$first" = 1 ] && need=$((need + n)) && first=0
-  done
-  export DEMO_FOLIOS="${DEMO_FOLIOS:-$((need + 100 > 10000 ? 10000 : need + 100))}"
-  echo "[field] npm start (scripts/start-local.sh), SII simulator register ${SII_SIMULATOR_REGISTER_MS} ms, step ${SII_SIMULATOR_STEP_MS} ms" >&2
-  bash scripts/start-local.sh start
-  started=1
-  FIELD_READY_AT_MS="$(date +%s%3N)"
-  export FIELD_READY_AT_MS
-fi
+helper=""
 stop_started() {
+  if [ -n "$helper" ]; then kill "$helper" 2>/dev/null || true; fi
   if [ "$started" = 1 ] && [ "${FIELD_KEEP:-0}" != 1 ]; then
     echo "[field] stopping the services this script started (FIELD_KEEP=1 leaves them)" >&2
     bash scripts/start-local.sh stop-services >&2 || true
   fi
+  rm -f "${FIELD_READY_FILE:-/nonexistent}"
 }
 trap stop_started EXIT
 
-demo="$STACK_DIR/demo.env"
-[ -f "$demo" ] || { echo "[field] no $demo: npm start seeds the demo issuer (DTE_DEMO_SEED must not be 0)" >&2; exit 1; }
-# shellcheck disable=SC1090
-. "$demo"
-export FIELD_API_URL="$DTE_API_URL" FIELD_API_KEY="$DTE_API_KEY" FIELD_CERT_ID="$DTE_CERT_ID" FIELD_RUT="$DTE_RUT_EMISOR"
-export FIELD_STACK_DIR="$STACK_DIR"
-eval "$(bash scripts/stack.sh env | sed 's/^/export /')"
-npx tsx scripts/bench/field-load.ts
+if alive_pid_file "$STACK_DIR/run/svc-api.pid"; then
+  echo "[field] npm start's services already run (state $STACK_DIR): reused, no cold phase" >&2
+  unset FIELD_READY_FILE
+  helper_run
+  exit $?
+fi
+
+# the demo issuer's folios: enough for every phase (and the cold one), so no folio request
+# (which the api paces per type) falls inside the measured minute
+need=0
+IFS=, read -ra phases <<<"${FIELD_PHASES:-100x30,300x20}"
+first=1
+for p in "${phases[@]}"; do
+  n=$((${p%x*} * ${p#*x}))
+  need=$((need + n))
+  [ "$first" = 1 ] && need=$((need + n)) && first=0
+done
+export DEMO_FOLIOS="${DEMO_FOLIOS:-$((need + 100 > 10000 ? 10000 : need + 100))}"
+# the helper starts now and waits for the ready file: the cold phase begins as npm start is ready
+FIELD_READY_FILE="$(mktemp -u "${TMPDIR:-/tmp}/field-ready.XXXXXX")"
+export FIELD_READY_FILE
+helper_run &
+helper=$!
+echo "[field] npm start (scripts/start-local.sh), SII simulator register ${SII_SIMULATOR_REGISTER_MS} ms, step ${SII_SIMULATOR_STEP_MS} ms" >&2
+started=1
+if ! bash scripts/start-local.sh start; then
+  echo failed >"$FIELD_READY_FILE"
+  wait "$helper" || true
+  helper=""
+  exit 1
+fi
+date +%s%3N >"$FIELD_READY_FILE"
+rc=0
+wait "$helper" || rc=$?
+helper=""
+exit "$rc"

@@ -12,9 +12,12 @@
  *
  * Environment (field-load.sh sets the first ones):
  *   FIELD_VEGETA           vegeta binary
- *   FIELD_API_URL, FIELD_API_KEY, FIELD_CERT_ID, FIELD_RUT   the demo issuer (.stack/demo.env)
- *   FIELD_STACK_DIR        the deployment's state (.stack): pid files of the services
- *   FIELD_READY_AT_MS      when npm start finished (epoch ms); unset: no cold phase
+ *   FIELD_STACK_DIR        the deployment's state (.stack): pid files of the services, demo.env
+ *                          (the demo issuer: DTE_API_URL, DTE_API_KEY, DTE_CERT_ID, DTE_RUT_EMISOR)
+ *   FIELD_READY_FILE       a file field-load.sh writes when npm start is ready (epoch ms): this
+ *                          process starts beside npm start and waits for it, so the cold phase
+ *                          begins at once (tsx's own start takes tens of seconds on a loaded
+ *                          machine); unset: a deployment that was already running, no cold phase
  *   FIELD_PHASES           rate×seconds, comma-separated (default 100x30,300x20): each one warm;
  *                          with FIELD_READY_AT_MS, the first one also cold first (cut to the
  *                          first minute after start)
@@ -43,12 +46,37 @@ const env = (name: string, dflt?: string): string => {
 };
 
 const VEGETA = env('FIELD_VEGETA');
-const API_URL = env('FIELD_API_URL');
-const API_KEY = env('FIELD_API_KEY');
-const CERT_ID = env('FIELD_CERT_ID');
-const RUT = env('FIELD_RUT');
 const STACK_DIR = env('FIELD_STACK_DIR');
-const READY_AT = process.env.FIELD_READY_AT_MS ? Number(process.env.FIELD_READY_AT_MS) : undefined;
+const READY_FILE = process.env.FIELD_READY_FILE;
+
+/** When npm start was ready (epoch ms; waits for field-load.sh to say so), or undefined when it already ran. */
+async function readyAt(): Promise<number | undefined> {
+  if (!READY_FILE) return undefined;
+  for (;;) {
+    const text = fs.existsSync(READY_FILE) ? fs.readFileSync(READY_FILE, 'utf8').trim() : '';
+    if (text === 'failed') throw new Error('npm start failed (see above)');
+    if (/^\d+$/.test(text)) return Number(text);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** The demo issuer npm start seeded (DTE_STACK_DIR/demo.env). */
+function demoIssuer(): { url: string; key: string; certId: string; rut: string } {
+  const v: Record<string, string> = {};
+  for (const line of fs.readFileSync(path.join(STACK_DIR, 'demo.env'), 'utf8').split('\n')) {
+    const m = /^([A-Z_]+)=(.*)$/.exec(line);
+    if (m) v[m[1]!] = m[2]!;
+  }
+  if (!v.DTE_API_URL || !v.DTE_API_KEY || !v.DTE_CERT_ID || !v.DTE_RUT_EMISOR)
+    throw new Error(`${STACK_DIR}/demo.env lacks the demo issuer (npm start with DTE_DEMO_SEED unset)`);
+  return { url: v.DTE_API_URL, key: v.DTE_API_KEY, certId: v.DTE_CERT_ID, rut: v.DTE_RUT_EMISOR };
+}
+
+let READY_AT: number | undefined;
+let API_URL = '';
+let API_KEY = '';
+let CERT_ID = '';
+let RUT = '';
 const VERDICT_WAIT_MS = Number(process.env.FIELD_VERDICT_WAIT_S ?? 120) * 1000;
 const COLD_WINDOW_MS = 60_000;
 const SERVICES = ['api', 'signer', 'sii-uploader', 'sii-poller', 'webhooks', 'rcv-sync', 'sii-simulator'];
@@ -312,6 +340,8 @@ function print(results: PhaseResult[]): void {
 }
 
 async function main(): Promise<void> {
+  READY_AT = await readyAt();
+  ({ url: API_URL, key: API_KEY, certId: CERT_ID, rut: RUT } = demoIssuer());
   const plan = phases();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dte-field-'));
   const db = createDataSource({
