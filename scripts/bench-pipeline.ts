@@ -164,6 +164,12 @@ const IDLE_S = num('BENCH_IDLE_S', 10);
 /** warm-up rounds at most, until the webhooks service (which joins its group at the latest offset) delivers */
 const WARMUP_ROUNDS = 3;
 const WEBHOOK_TAIL_MS = 120_000;
+/**
+ * how long documents may take to their verdict beyond the SII's own time: the simulator's
+ * register + every intermediate step (at most 8) and, for the first envelopes, the poller's
+ * learning of that time (polls at the envelope's age × 1.5: up to half of it again)
+ */
+const VERDICT_WAIT_MS = 120_000 + 2 * (SIM.registerMs + 8 * SIM.stepMs);
 const WEBHOOKS_TRUST = process.env.BENCH_WEBHOOKS_TRUST === 'test-ca' ? 'test-ca' : 'extra-ca';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -401,9 +407,10 @@ async function main(): Promise<void> {
       if (warm.some((w) => w.status !== 202))
         throw new Error(`warm-up POST: ${JSON.stringify(warm[0]!.body)}`);
       const warmIds = warm.map((w) => w.id);
-      const wu = Date.now() + 120_000;
+      const wu = Date.now() + VERDICT_WAIT_MS;
       while ((await eprCount(warmIds)) < WARMUP) {
-        if (Date.now() > wu) throw new Error('warm-up documents did not reach EPR in 120 s');
+        if (Date.now() > wu)
+          throw new Error(`warm-up documents did not reach EPR in ${VERDICT_WAIT_MS / 1000} s`);
         await sleep(200);
       }
       return warmIds;
@@ -569,10 +576,13 @@ async function main(): Promise<void> {
       await Promise.all(pending);
     }
     const postedAt = Date.now();
-    const deadline = postedAt + 300_000;
+    const deadline = postedAt + 180_000 + VERDICT_WAIT_MS;
     let done = 0;
     while ((done = await eprCount(ids)) < ids.length) {
-      if (Date.now() > deadline) throw new Error(`only ${done}/${ids.length} documents reached EPR in 300 s`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `only ${done}/${ids.length} documents reached EPR in ${(180_000 + VERDICT_WAIT_MS) / 1000} s`,
+        );
       await sleep(100);
     }
     const eprAt = Date.now();
