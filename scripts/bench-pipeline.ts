@@ -12,14 +12,21 @@
  * BENCH_MODE closed | open. closed: BENCH_CONCURRENCY clients (8) each sends its next POST when
  * the last one answered. open: one POST every 1/BENCH_RATE s (100/s) on a fixed schedule whatever
  * the answers (latency counted from the scheduled instant, so a slow server is not hidden by a
- * slow client). BENCH_DOCS (3000, the issue's count), BENCH_WARMUP (1000 documents, see WARMUP), BENCH_TYPES (33), BENCH_BATCH = UPLOAD_MAX_DOCS (500),
- * BENCH_BATCH_WAIT_MS = UPLOAD_MAX_WAIT_MS (200), BENCH_SIM_REGISTER_MS (0) and BENCH_SIM_STEP_MS
- * (0): the simulator's QueryEstUp timings, BENCH_PARTITIONS (2), BENCH_REPLICAS (e.g.
- * signer=2,sii-uploader=2: processes of a worker in one consumer group; the api stays one),
- * BENCH_API_PIPELINE separate | inline (separate): the api's outbox relay and dte-status projector
- * in a process of their own (services/api/src/projector/main.ts, the HTTP api with
- * API_PIPELINE=off, as a deployment with HTTP-only replicas runs it), so their CPU is told apart
- * from the HTTP path's and they do not share its event loop; inline: all three in the api process.
+ * slow client). BENCH_DOCS (3000, the issue's count), BENCH_WARMUP (1000 documents, see WARMUP), BENCH_TYPES (33).
+ * By default the bench measures the deployment `npm start` runs (issue 27): the services' own
+ * defaults for the uploader and the poller (BENCH_BATCH = UPLOAD_MAX_DOCS, BENCH_BATCH_WAIT_MS =
+ * UPLOAD_MAX_WAIT_MS override them; BENCH_POLL=fast the quick poll schedule of the sittings before
+ * issue 27), the simulator's timings of npm start (BENCH_SIM_REGISTER_MS 2000, BENCH_SIM_STEP_MS
+ * 1000; 0/0 answers the verdict at once; 30000/10000 is the slow-SII profile), BENCH_PARTITIONS (2),
+ * BENCH_REPLICAS (e.g. signer=2,sii-uploader=2: processes of a worker in one consumer group; the
+ * api stays one), BENCH_API_PIPELINE inline | separate (inline, as npm start and the Helm chart run
+ * it: ARCHITECTURE.md "Where the relay and the projector run"): separate puts the api's outbox
+ * relay and dte-status projector in a process of their own (services/api/src/projector/main.ts,
+ * the HTTP api with API_PIPELINE=off), so their CPU is told apart from the HTTP path's.
+ * BENCH_IDLE_S (10): seconds of the warm, idle pipeline measured before the window; each
+ * process's idle CPU per second times the window is subtracted in the "net of idle" column.
+ * BENCH_RCV_SYNC=0 leaves out services/rcv-sync, which npm start runs (it reads every dte-status
+ * record; its CPU is printed with the others).
  * BENCH_WEBHOOKS unsubscribed | 1 | 0 (unsubscribed: the deployment `npm start` brings up, below)
  * BENCH_WEBHOOKS=1: services/webhooks as a process (test/support/pipeline-harness.ts
  * withWebhooks) and, in the bench, an https receiver on loopback (a throw-away CA: makeTestPki,
@@ -102,11 +109,16 @@ const RATE = num('BENCH_RATE', 100);
 /** BENCH_NICE=10: the nice value of every process but the api (HTTP) and of their PostgreSQL backends */
 const NICE = num('BENCH_NICE', 0);
 const TYPES = (process.env.BENCH_TYPES ?? '33').split(',').map(Number) as (33 | 34 | 52 | 61)[];
-const BATCH = num('BENCH_BATCH', 500);
-const BATCH_WAIT_MS = num('BENCH_BATCH_WAIT_MS', 200);
-const SIM = { registerMs: num('BENCH_SIM_REGISTER_MS', 0), stepMs: num('BENCH_SIM_STEP_MS', 0) };
+/** the uploader's and the poller's settings are the services' defaults (as npm start runs them) unless given */
+const BATCH = process.env.BENCH_BATCH;
+const BATCH_WAIT_MS = process.env.BENCH_BATCH_WAIT_MS;
+/** BENCH_POLL=fast: the quick poll schedule of the sittings before issue 27 (first 300 ms, 250 ms ×1.5 up to 1 s) */
+const FAST_POLL = process.env.BENCH_POLL === 'fast';
+/** the simulator's timings as npm start runs it (packages/sii-simulator: register 2 000 ms, step 1 000 ms) */
+const SIM = { registerMs: num('BENCH_SIM_REGISTER_MS', 2000), stepMs: num('BENCH_SIM_STEP_MS', 1000) };
 const PARTITIONS = num('BENCH_PARTITIONS', 2);
-const API_PIPELINE = process.env.BENCH_API_PIPELINE === 'inline' ? 'inline' : 'separate';
+/** inline (default): the relay and projector in the api's process, as npm start and the Helm chart run them */
+const API_PIPELINE = process.env.BENCH_API_PIPELINE === 'separate' ? 'separate' : 'inline';
 /** BENCH_REPLICAS=signer=2,sii-uploader=2: processes per service (api stays one: it runs the migrations) */
 const REPLICAS = new Map<ServiceName, number>(
   (process.env.BENCH_REPLICAS ?? '')
@@ -142,9 +154,22 @@ if (WEBHOOKS && !WEBHOOK_EVENTS.some((e) => e !== 'dte.emitted'))
  * same code costs ~20-30 % more, the JIT still compiling
  */
 const WARMUP = num('BENCH_WARMUP', 1000);
+/**
+ * seconds of the warm pipeline with no document, measured just before the window (BENCH_IDLE_S,
+ * 10; 0 skips it): each process's CPU per second then is subtracted from its window's CPU in the
+ * "net of idle" column, the work the documents caused. At low rates (a loaded machine, a slow
+ * SII that makes the window longer) the idle loops otherwise dominate the CPU per document.
+ */
+const IDLE_S = num('BENCH_IDLE_S', 10);
 /** warm-up rounds at most, until the webhooks service (which joins its group at the latest offset) delivers */
 const WARMUP_ROUNDS = 3;
 const WEBHOOK_TAIL_MS = 120_000;
+/**
+ * how long documents may take to their verdict beyond the SII's own time: the simulator's
+ * register + every intermediate step (at most 8) and, for the first envelopes, the poller's
+ * learning of that time (polls at the envelope's age × 1.5: up to half of it again)
+ */
+const VERDICT_WAIT_MS = 120_000 + 2 * (SIM.registerMs + 8 * SIM.stepMs);
 const WEBHOOKS_TRUST = process.env.BENCH_WEBHOOKS_TRUST === 'test-ca' ? 'test-ca' : 'extra-ca';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -152,15 +177,19 @@ const fmt = (ms: number) => `${ms.toFixed(0)} ms`;
 
 async function main(): Promise<void> {
   const workerEnv = {
-    UPLOAD_MAX_DOCS: String(BATCH),
-    UPLOAD_MAX_WAIT_MS: String(BATCH_WAIT_MS),
-    UPLOAD_SWEEP_MS: '200',
-    POLL_FIRST_DELAY_MS: '300',
-    POLL_BACKOFF_BASE_MS: '250',
-    POLL_BACKOFF_FACTOR: '1.5',
-    POLL_BACKOFF_MAX_MS: '1000',
-    POLL_TICK_MS: '100',
-    POLL_MAX_ATTEMPTS: '200',
+    ...(BATCH ? { UPLOAD_MAX_DOCS: BATCH } : {}),
+    ...(BATCH_WAIT_MS ? { UPLOAD_MAX_WAIT_MS: BATCH_WAIT_MS } : {}),
+    ...(FAST_POLL
+      ? {
+          UPLOAD_SWEEP_MS: '200',
+          POLL_FIRST_DELAY_MS: '300',
+          POLL_BACKOFF_BASE_MS: '250',
+          POLL_BACKOFF_FACTOR: '1.5',
+          POLL_BACKOFF_MAX_MS: '1000',
+          POLL_TICK_MS: '100',
+          POLL_MAX_ATTEMPTS: '200',
+        }
+      : {}),
     ...(API_PIPELINE === 'separate' ? { API_PIPELINE: 'off' } : {}),
     // test-only: a loopback https receiver may be registered (api) and called (webhooks)
     ...(WEBHOOKS ? { NODE_ENV: 'test', WEBHOOKS_ALLOW_LOOPBACK_RECEIVER: 'true' } : {}),
@@ -184,6 +213,8 @@ async function main(): Promise<void> {
     sim: SIM,
     partitions: PARTITIONS,
     env: workerEnv,
+    // npm start runs the RCV synchronizer too: it reads every dte-status record (BENCH_RCV_SYNC=0 leaves it out)
+    withRcvSync: process.env.BENCH_RCV_SYNC !== '0',
     ...(webhooksEnv ? { withWebhooks: { env: webhooksEnv } } : {}),
     ...(WEBHOOKS_UNSUBSCRIBED ? { withWebhooks: { env: {} } } : {}),
   }).catch(async (err) => {
@@ -376,9 +407,10 @@ async function main(): Promise<void> {
       if (warm.some((w) => w.status !== 202))
         throw new Error(`warm-up POST: ${JSON.stringify(warm[0]!.body)}`);
       const warmIds = warm.map((w) => w.id);
-      const wu = Date.now() + 120_000;
+      const wu = Date.now() + VERDICT_WAIT_MS;
       while ((await eprCount(warmIds)) < WARMUP) {
-        if (Date.now() > wu) throw new Error('warm-up documents did not reach EPR in 120 s');
+        if (Date.now() > wu)
+          throw new Error(`warm-up documents did not reach EPR in ${VERDICT_WAIT_MS / 1000} s`);
         await sleep(200);
       }
       return warmIds;
@@ -430,6 +462,8 @@ async function main(): Promise<void> {
     }
     const webhooksPids = () => (p.webhooks?.child?.pid ? [p.webhooks.child.pid] : []);
     if (p.webhooks) cpu.add('webhooks', webhooksPids);
+    const rcvSyncPids = () => (p.rcvSync?.child?.pid ? [p.rcvSync.child.pid] : []);
+    if (p.rcvSync) cpu.add('rcv-sync', rcvSyncPids);
     for (const n of SERVICES) {
       cpu.add(`postgres for ${n === 'api' && apiPipeline ? 'api (HTTP)' : n}`, async () =>
         (await Promise.all(pids(n).map((pid) => backendsOf(pid, backends)))).flat(),
@@ -442,6 +476,10 @@ async function main(): Promise<void> {
     if (p.webhooks)
       cpu.add('postgres for webhooks', async () =>
         (await Promise.all(webhooksPids().map((pid) => backendsOf(pid, backends)))).flat(),
+      );
+    if (p.rcvSync)
+      cpu.add('postgres for rcv-sync', async () =>
+        (await Promise.all(rcvSyncPids().map((pid) => backendsOf(pid, backends)))).flat(),
       );
     // with its schema validation: the ended xmllint runs (one per envelope) and its live children
     // (the resident validator process of @dte/engine's schema.ts)
@@ -473,6 +511,14 @@ async function main(): Promise<void> {
           );
         }
       }
+    }
+    // the idle rate of each process (nothing in flight) before the window opens
+    const idleRate = new Map<string, number>();
+    if (IDLE_S > 0) {
+      await cpu.start();
+      await sleep(IDLE_S * 1000);
+      await cpu.sample();
+      for (const t of cpu.totals()) idleRate.set(t.name, t.seconds / IDLE_S);
     }
     // before the window opens: its own CPU is not the bench client's
     const yardstick0 = rsaSignatureMs();
@@ -530,10 +576,13 @@ async function main(): Promise<void> {
       await Promise.all(pending);
     }
     const postedAt = Date.now();
-    const deadline = postedAt + 300_000;
+    const deadline = postedAt + 180_000 + VERDICT_WAIT_MS;
     let done = 0;
     while ((done = await eprCount(ids)) < ids.length) {
-      if (Date.now() > deadline) throw new Error(`only ${done}/${ids.length} documents reached EPR in 300 s`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `only ${done}/${ids.length} documents reached EPR in ${(180_000 + VERDICT_WAIT_MS) / 1000} s`,
+        );
       await sleep(100);
     }
     const eprAt = Date.now();
@@ -577,10 +626,15 @@ async function main(): Promise<void> {
     console.log(
       `  documents ${DOCS} (types ${TYPES.join(',')}), ${WARMUP * warmRounds} warm-up documents not measured (${warmRounds} round${warmRounds > 1 ? 's' : ''})`,
     );
+    const uploadEnv = Object.entries(workerEnv).filter(([k]) => k.startsWith('UPLOAD_'));
     console.log(
-      `  uploader: UPLOAD_MAX_DOCS ${BATCH}, UPLOAD_MAX_WAIT_MS ${BATCH_WAIT_MS}, UPLOAD_SWEEP_MS 200`,
+      `  uploader: ${uploadEnv.length ? uploadEnv.map(([k, v]) => `${k} ${v}`).join(', ') + ', otherwise ' : ''}the service's defaults (as npm start)`,
     );
-    console.log('  poller: first 300 ms, backoff 250 ms x1.5 up to 1000 ms, tick 100 ms');
+    console.log(
+      FAST_POLL
+        ? '  poller: first 300 ms, backoff 250 ms x1.5 up to 1000 ms, tick 100 ms (BENCH_POLL=fast)'
+        : "  poller: the service's defaults (as npm start: adaptive pace, POLL_PACE)",
+    );
     console.log(`  simulator: registerMs ${SIM.registerMs}, stepMs ${SIM.stepMs} (process of its own)`);
     const replicas = SERVICES.map((n) => `${n} ×${REPLICAS.get(n) ?? 1}`).join(', ');
     console.log(
@@ -603,6 +657,11 @@ async function main(): Promise<void> {
         : WEBHOOKS_UNSUBSCRIBED
           ? '  webhooks: services/webhooks ×1 with no subscription (BENCH_WEBHOOKS=unsubscribed): it reads every dte-status record (and records nothing for an organization with no subscription); the CPU window runs until its consumer group has no lag'
           : '  webhooks: off (BENCH_WEBHOOKS=0)',
+    );
+    console.log(
+      p.rcvSync
+        ? '  rcv-sync: services/rcv-sync ×1, as npm start runs it (it reads every dte-status record; BENCH_RCV_SYNC=0 leaves it out)'
+        : '  rcv-sync: off (BENCH_RCV_SYNC=0)',
     );
     console.log(
       `  machine: ${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'}), ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}; load average (1 min) ${load0.toFixed(1)} at start, ${load1.toFixed(1)} at end`,
@@ -672,16 +731,37 @@ async function main(): Promise<void> {
     );
     let system = 0;
     let simulator = 0;
+    let systemNet = 0;
+    let simulatorNet = 0;
+    const net = (t: { name: string; seconds: number }) =>
+      ((t.seconds - (idleRate.get(t.name) ?? 0) * window) * 1000) / n;
+    if (IDLE_S > 0)
+      console.log(
+        `    ${''.padEnd(34)} ${'ms/doc'.padStart(7)}   ${'(CPU s)'.padEnd(9)} ${'net of idle'.padStart(11)}  (idle ms/s over ${IDLE_S} s before the window)`,
+      );
     for (const t of totals) {
       const perDoc = (t.seconds * 1000) / n;
-      if (t.name !== 'bench client') system += perDoc;
-      if (t.name === 'sii-simulator') simulator += perDoc;
-      console.log(`    ${t.name.padEnd(34)} ${perDoc.toFixed(2).padStart(7)}   (${t.seconds.toFixed(1)} s)`);
+      if (t.name !== 'bench client') {
+        system += perDoc;
+        systemNet += net(t);
+      }
+      if (t.name === 'sii-simulator') {
+        simulator += perDoc;
+        simulatorNet += net(t);
+      }
+      console.log(
+        `    ${t.name.padEnd(34)} ${perDoc.toFixed(2).padStart(7)}   ${`(${t.seconds.toFixed(1)} s)`.padEnd(9)}` +
+          (IDLE_S > 0
+            ? ` ${net(t).toFixed(2).padStart(11)}  (${((idleRate.get(t.name) ?? 0) * 1000).toFixed(1)})`
+            : ''),
+      );
     }
-    console.log(`    ${'whole system (all but the client)'.padEnd(34)} ${system.toFixed(2).padStart(7)}`);
+    const both = (a: number, b: number) =>
+      `${a.toFixed(2).padStart(7)}${IDLE_S > 0 ? `   ${''.padEnd(9)} ${b.toFixed(2).padStart(11)}` : ''}`;
+    console.log(`    ${'whole system (all but the client)'.padEnd(34)} ${both(system, systemNet)}`);
     // the simulator does the SII's side of the work: a deployment pays everything else
     console.log(
-      `    ${'  of which the service (no SII sim)'.padEnd(34)} ${(system - simulator).toFixed(2).padStart(7)}`,
+      `    ${'  of which the service (no SII sim)'.padEnd(34)} ${both(system - simulator, systemNet - simulatorNet)}`,
     );
   } finally {
     await Promise.all([...replicaProcs.values()].flat().map((s) => s.stop()));

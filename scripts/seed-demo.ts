@@ -27,6 +27,8 @@ const SII_URL = process.env.SII_BASE_URL ?? 'http://127.0.0.1:18080';
 const DEMO_RUT = process.env.DEMO_RUT ?? '76086428-5';
 const DEMO_SIGNER_RUT = process.env.DEMO_SIGNER_RUT ?? '11111111-1';
 const DEMO_TYPES = [33, 34, 56, 61, 52];
+/** folios requested of each type (DEMO_FOLIOS, 100; up to 10 000, POST /caf/request's bound): a load test asks for more */
+const DEMO_FOLIOS = Number(process.env.DEMO_FOLIOS ?? 100);
 const P12_PASSWORD = 'demo';
 const DEMO_EMAIL = process.env.DEMO_EMAIL ?? 'demo@demo.cl';
 const DEMO_PASSWORD = process.env.DEMO_PASSWORD ?? 'demo-dashboard-1';
@@ -123,12 +125,12 @@ async function main(): Promise<void> {
   const cert = (await expectOk(certRes, 'uploading the certificate')) as { id: string };
 
   for (const tipo of DEMO_TYPES) {
-    console.log(`[demo] requesting 100 folios of type ${tipo} (POST /caf/request)`);
+    console.log(`[demo] requesting ${DEMO_FOLIOS} folios of type ${tipo} (POST /caf/request)`);
     await expectOk(
       await fetch(`${API_URL}/caf/request`, {
         method: 'POST',
         headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'x-cert-id': cert.id },
-        body: JSON.stringify({ tipo_dte: tipo, cantidad: 100 }),
+        body: JSON.stringify({ tipo_dte: tipo, cantidad: DEMO_FOLIOS }),
       }),
       `requesting folios of type ${tipo}`,
     );

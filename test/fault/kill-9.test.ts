@@ -17,7 +17,10 @@
  * The schedule (order of kills, gaps, down times, document types) comes from a seeded generator;
  * the seed is printed: FAULT_SEED=<n> replays it. FAULT_DOCS sets the number of documents,
  * FAULT_EMIT_SECONDS how long the emissions are spread over, FAULT_BROKER=shared keeps the
- * shared broker (and does not kill it). Service logs stay under the printed folder.
+ * shared broker (and does not kill it). FAULT_SII=slow runs the SII simulator at the slow-SII
+ * profile of issue 27 (register 30 s, then 10 s per intermediate code) with the poller's own
+ * adaptive pace (POLL_BACKOFF_MAX_MS 20 s, so it may wait that long between two polls), and
+ * waits longer for the verdicts. Service logs stay under the printed folder.
  */
 import { expect } from 'chai';
 import { randomInt, randomUUID } from 'node:crypto';
@@ -35,6 +38,11 @@ const EMIT_SECONDS = Number(process.env.FAULT_EMIT_SECONDS ?? 30);
 const SEED = Number(process.env.FAULT_SEED ?? randomInt(1, 2 ** 31));
 const PRIVATE_BROKER = process.env.FAULT_BROKER !== 'shared';
 const CONCURRENCY = 4;
+/** FAULT_SII=slow: the slow SII of issue 27 (register 30 s, step 10 s); else a quick one */
+const SLOW_SII = process.env.FAULT_SII === 'slow';
+const SIM = SLOW_SII ? { registerMs: 30_000, stepMs: 10_000 } : { registerMs: 300, stepMs: 60 };
+/** how long a verdict may take once the chaos is over, beyond the SII's own time */
+const VERDICT_SLACK_MS = SLOW_SII ? 150_000 + SIM.registerMs + 8 * SIM.stepMs : 150_000;
 const TIPOS = [33, 34, 52, 61] as const;
 
 /** mulberry32: a small seeded generator, so a failing schedule can be replayed. */
@@ -73,7 +81,7 @@ interface Emission {
 type Target = ServiceName | 'kafka';
 
 describe('fault: kill -9 of every service and the broker during a run of emissions', function () {
-  this.timeout(420_000);
+  this.timeout(SLOW_SII ? 900_000 : 420_000);
   const rand = seeded(SEED);
   const uniform = (lo: number, hi: number) => lo + rand() * (hi - lo);
   let p: RunningPipeline;
@@ -87,7 +95,7 @@ describe('fault: kill -9 of every service and the broker during a run of emissio
     p = await startPipelineProcesses({
       label: 'fault',
       privateKafka: PRIVATE_BROKER,
-      sim: { registerMs: 300, stepMs: 60 },
+      sim: SIM,
       partitions: 2,
       env: {
         SII_TIMEOUT_MS: '3000',
@@ -102,7 +110,7 @@ describe('fault: kill -9 of every service and the broker during a run of emissio
         POLL_FIRST_DELAY_MS: '300',
         POLL_BACKOFF_BASE_MS: '250',
         POLL_BACKOFF_FACTOR: '1.5',
-        POLL_BACKOFF_MAX_MS: '1000',
+        POLL_BACKOFF_MAX_MS: SLOW_SII ? '20000' : '1000',
         POLL_MAX_ATTEMPTS: '120',
         POLL_TICK_MS: '100',
         POLL_LEASE_MS: '4000',
@@ -258,7 +266,7 @@ describe('fault: kill -9 of every service and the broker during a run of emissio
     // --- every document reaches a terminal verdict --------------------------------------------------
     const detail = new Map<string, Record<string, unknown>>();
     const pending = new Set(emissions.map((e) => e.id!));
-    const deadline = Date.now() + Number(process.env.FAULT_VERDICT_TIMEOUT_MS ?? 150_000);
+    const deadline = Date.now() + Number(process.env.FAULT_VERDICT_TIMEOUT_MS ?? VERDICT_SLACK_MS);
     while (pending.size > 0 && Date.now() < deadline) {
       for (const id of [...pending]) {
         const r = await apiCall('GET', `/dtes/${id}`);
@@ -430,7 +438,7 @@ describe('fault: kill -9 of every service and the broker during a run of emissio
         for (const id of ids) detail.set(id, (await apiCall('GET', `/dtes/${id}`)).body);
         return ids.every((id) => (detail.get(id)!.estado as { terminal: boolean }).terminal) || undefined;
       },
-      90_000,
+      SLOW_SII ? VERDICT_SLACK_MS : 90_000,
     ).catch(() => undefined);
     const outcome = ids.map((id) => `${id}: ${String(detail.get(id)!.sii_status)}`);
     expect(

@@ -41,6 +41,9 @@ export const pollerSettings: PollerSettings = {
   tickMs: 100,
   leaseMs: 15000,
   concurrency: 4,
+  // the tests written against a fixed schedule (an intermediate code seen, -11 then stuck after
+  // maxAttempts polls) keep it; test/pipeline/poll-pace.test.ts runs the adaptive pace
+  pace: 'fixed',
 };
 
 export interface Pipeline {
@@ -85,6 +88,7 @@ export async function startPipeline(
     tipos?: number[];
     hasta?: number;
     uploader?: Partial<UploaderSettings>;
+    poller?: Partial<PollerSettings>;
     /** the simulator's timeline of an upload: -11 for registerMs, then one state per stepMs (default 300/80) */
     sim?: { registerMs: number; stepMs: number };
   } = {},
@@ -121,7 +125,13 @@ export async function startPipeline(
     settings: { ...uploaderSettings, ...opts.uploader },
   });
   await uploader.start(messaging);
-  const poller = new Poller({ dataSource, keys: t.deps.keys, sii, logger, settings: pollerSettings });
+  const poller = new Poller({
+    dataSource,
+    keys: t.deps.keys,
+    sii,
+    logger,
+    settings: { ...pollerSettings, ...opts.poller },
+  });
   await poller.start(messaging);
   await Promise.all([signer.consumer.whenJoined(), projector.consumer.whenJoined()]);
   return {

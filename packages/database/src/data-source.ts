@@ -18,6 +18,13 @@ export interface DatabaseOptions {
   schema?: string;
   /** connection pool size (10 by default) */
   poolSize?: number;
+  /**
+   * how long an idle pooled connection is kept (ms; node-postgres closes them after 10 s by
+   * default). A server that closes its connections between bursts opens them again at the next
+   * one: a PostgreSQL backend to fork and authenticate, and its catalog caches and prepared
+   * statements to build again, inside the requests that wait for them
+   */
+  idleTimeoutMs?: number;
   /** log every SQL statement (for debugging) */
   logSql?: boolean;
   /** the application_name PostgreSQL shows for these connections */
@@ -75,6 +82,7 @@ export function createDataSource(options: DatabaseOptions): DataSource {
     // Unqualified names in migrations and raw queries resolve to the chosen schema.
     extra: {
       max: options.poolSize ?? 10,
+      ...(options.idleTimeoutMs !== undefined ? { idleTimeoutMillis: options.idleTimeoutMs } : {}),
       ...(options.schema ? { options: `-c search_path=${options.schema}` } : {}),
     },
     applicationName: connectionApplicationName(options.applicationName),
@@ -94,4 +102,27 @@ export function createDataSource(options: DatabaseOptions): DataSource {
 /** Runs `work` in one transaction (READ COMMITTED); rolled back when it throws. */
 export function inTransaction<T>(ds: DataSource, work: (manager: EntityManager) => Promise<T>): Promise<T> {
   return ds.transaction(work);
+}
+
+/**
+ * Opens `connections` pooled connections at once (all of the pool by default) and plans a query
+ * over `tables` in each, so that a server's first requests find the connections open and their
+ * backends' catalog caches loaded (relations and their indexes), instead of paying for both under
+ * the first burst of load. Call it before the server reports ready.
+ */
+export async function warmPool(
+  ds: DataSource,
+  tables: readonly string[],
+  connections = Number((ds.options.extra as { max?: number } | undefined)?.max ?? 10),
+): Promise<void> {
+  const touch = tables.length
+    ? `SELECT NULL FROM ${tables.map((t, i) => `${t} t${i}`).join(', ')} WHERE false`
+    : 'SELECT 1';
+  const runners = Array.from({ length: connections }, () => ds.createQueryRunner());
+  try {
+    await Promise.all(runners.map((r) => r.connect()));
+    await Promise.all(runners.map((r) => r.query(touch)));
+  } finally {
+    await Promise.all(runners.map((r) => r.release()));
+  }
 }

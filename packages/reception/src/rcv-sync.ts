@@ -372,32 +372,57 @@ function parseInstant(s: string): Date | null {
   return Number.isNaN(d.getTime()) ? null : d;
 }
 
+/** A dte-status record as rcv-sync reads it. */
+export interface OwnStatus {
+  dte_id: string;
+  sii_status: string;
+  observed_at: string;
+}
+
 /**
- * One dte-status record (our own document's latest status, from the compacted topic): the sales
- * row of the register keeps it, newest observation wins. Documents of types outside the RCV and
- * unknown documents are skipped. Returns whether a row was written.
+ * dte-status records (our own documents' statuses, from the compacted topic): the sales row of
+ * the register keeps each document's latest, newest observation wins. A batch is ONE statement:
+ * the latest record of each document only (every status of a document, queued to the verdict,
+ * used to cost an upsert and a row version each), and a row whose observation is not newer is
+ * left as it is. Documents of types outside the RCV and unknown documents are skipped. Returns
+ * how many rows were written.
  */
-export async function applyOwnStatus(
-  db: SyncDb,
-  v: { dte_id: string; sii_status: string; observed_at: string },
-): Promise<boolean> {
-  const rows = await db.query(
+export async function applyOwnStatuses(db: SyncDb, records: readonly OwnStatus[]): Promise<number> {
+  const latest = new Map<string, OwnStatus>();
+  for (const r of records) {
+    const seen = latest.get(r.dte_id);
+    if (!seen || Date.parse(seen.observed_at) <= Date.parse(r.observed_at)) latest.set(r.dte_id, r);
+  }
+  if (latest.size === 0) return 0;
+  const v = [...latest.values()];
+  const rows: unknown[] = await db.query(
     `INSERT INTO rcv_documents AS r (company_id, sii_env, operacion, periodo, rut_emisor, tipo_dte, folio, rut_receptor,
         fch_emis, mnt_neto, mnt_exe, iva, mnt_total, dte_id, own_sii_status, own_observed_at)
-     SELECT d.company_id, d.sii_env, 'ventas', to_char(d.fecha_emision, 'YYYY-MM'), upper(replace(d.rut_emisor, '.', '')),
+     SELECT DISTINCT ON (d.company_id, d.sii_env, upper(replace(d.rut_emisor, '.', '')), d.tipo_dte, d.folio)
+            d.company_id, d.sii_env, 'ventas', to_char(d.fecha_emision, 'YYYY-MM'), upper(replace(d.rut_emisor, '.', '')),
             d.tipo_dte, d.folio, d.rut_receptor, d.fecha_emision, d.monto_neto, d.monto_exento, d.iva, d.monto_total,
-            d.id, $2, $3
-       FROM dtes d WHERE d.id = $1 AND d.tipo_dte = ANY($4)
+            d.id, s.sii_status, s.observed_at
+       FROM unnest($1::uuid[], $2::text[], $3::timestamptz[]) AS s(dte_id, sii_status, observed_at)
+       JOIN dtes d ON d.id = s.dte_id AND d.tipo_dte = ANY($4)
+      ORDER BY d.company_id, d.sii_env, upper(replace(d.rut_emisor, '.', '')), d.tipo_dte, d.folio, s.observed_at DESC
      ON CONFLICT (company_id, sii_env, operacion, rut_emisor, tipo_dte, folio) DO UPDATE SET
        dte_id = EXCLUDED.dte_id,
        own_sii_status = CASE WHEN r.own_observed_at IS NULL OR r.own_observed_at <= EXCLUDED.own_observed_at
                              THEN EXCLUDED.own_sii_status ELSE r.own_sii_status END,
        own_observed_at = GREATEST(r.own_observed_at, EXCLUDED.own_observed_at),
        updated_at = now()
+      WHERE r.own_observed_at IS NULL OR r.own_observed_at < EXCLUDED.own_observed_at
+         OR (r.own_observed_at = EXCLUDED.own_observed_at AND r.own_sii_status IS DISTINCT FROM EXCLUDED.own_sii_status)
+         OR r.dte_id IS DISTINCT FROM EXCLUDED.dte_id
      RETURNING 1`,
-    [v.dte_id, v.sii_status, v.observed_at, RCV_TIPOS],
+    [v.map((x) => x.dte_id), v.map((x) => x.sii_status), v.map((x) => x.observed_at), RCV_TIPOS],
   );
-  return rows.length > 0;
+  return rows.length;
+}
+
+/** One record (applyOwnStatuses of one): whether a row was written. */
+export async function applyOwnStatus(db: SyncDb, v: OwnStatus): Promise<boolean> {
+  return (await applyOwnStatuses(db, [v])) > 0;
 }
 
 /** Periods due: retries whose backoff passed, and open periods (this month and the last) synced longer ago than `resyncMs`. */

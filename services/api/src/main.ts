@@ -1,7 +1,7 @@
 import { billingSettings } from '@dte/billing';
 import { ConfigError, createLogger, onShutdown } from '@dte/service-runtime';
 import { isProduction, loadConfig, riskyDefaults } from './config';
-import { openApiDatabase } from './db/data-source';
+import { openApiDatabase, warmApiPool } from './db/data-source';
 import { productionDeps } from './deps';
 import { startApi } from './app';
 import { startAutoStamping } from './caf/auto-stamping-loop';
@@ -21,6 +21,8 @@ async function main(): Promise<void> {
   }
   for (const r of risky) logger.warn(`${r} (development only: refused with NODE_ENV=production)`);
   const dataSource = await openApiDatabase({ url: config.databaseUrl, schema: config.databaseSchema });
+  // every pooled connection open and its catalog caches loaded before the api listens (issue 27)
+  await warmApiPool(dataSource);
   const deps = productionDeps(config, dataSource, logger);
   const api = await startApi(deps, { port: config.port, host: config.host });
   const sweep = startAutoStamping(deps);

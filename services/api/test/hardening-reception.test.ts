@@ -74,7 +74,8 @@ describe('hardening: reception verifies the SII signature of each received CAF (
     expect(await stored()).to.equal(before);
   });
 
-  it('refuses a file with one genuine DTE and one misaddressed DTE whole, storing none of them', async () => {
+  it('stores only the genuine DTE of a file that also carries a misaddressed one, listing that one as refused', async () => {
+    // the exchange norm answers document by document (issue 29): the misaddressed DTE is never stored
     const before = await stored();
     const genuine = makeSupplier('96543210-8', t.sim.siiKeys.cert);
     genuine.next = 100;
@@ -84,9 +85,12 @@ describe('hardening: reception verifies the SII signature of each received CAF (
       rut,
     );
     const res = await send(file);
-    expect(res.status, res.text).to.equal(400);
-    expect(res.body.detail?.motivo).to.equal('dte_para_otra_empresa');
-    expect(await stored()).to.equal(before);
+    expect(res.status, res.text).to.equal(201);
+    expect(res.body.documentos).to.have.length(1);
+    expect((res.body.rechazados ?? []).map((r) => [r.indice, r.motivo])).to.deep.equal([
+      [1, 'dte_para_otra_empresa'],
+    ]);
+    expect(await stored()).to.equal(before + 1);
   });
 
   it('verifies a 10 MiB file off the event loop: the api keeps answering while it is verified', async () => {

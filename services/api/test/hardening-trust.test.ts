@@ -168,8 +168,9 @@ describe('hardening: tenant writes and account lows (issue 28)', function () {
         key: keyA,
         json: { correo_receptor: [correo] },
       });
-      expect(res.status, `${correo}: ${res.text}`).to.equal(400);
-      expect(res.body.code).to.equal('validation_failed');
+      // the spec's answer for a bad e-mail on resend-delivery (issue 30): 422 validation_error
+      expect(res.status, `${correo}: ${res.text}`).to.equal(422);
+      expect(res.body.code).to.equal('validation_error');
       expect(res.text).to.contain('correo_receptor');
     }
     // six plain addresses: over the bound too; nothing was queued for any of these
@@ -178,7 +179,7 @@ describe('hardening: tenant writes and account lows (issue 28)', function () {
       key: keyA,
       json: { correo_receptor: six },
     });
-    expect(res.status).to.equal(400);
+    expect(res.status, res.text).to.equal(422);
     const [n] = await t.db.dataSource.query(
       `SELECT count(*)::int AS n FROM dte_deliveries WHERE dte_id = $1`,
       [dteA],

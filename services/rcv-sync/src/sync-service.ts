@@ -6,12 +6,13 @@
  *   by advisory lock, the previous snapshot kept when the SII fails);
  * - consumes the compacted `dte-status` topic (its own group `rcv-sync.status`, from the
  *   beginning, so a new instance rebuilds the sales side) and keeps our own documents' status on
- *   the sales side of the register (`applyOwnStatus`);
+ *   the sales side of the register (`applyOwnStatuses`: one statement per fetched batch, each
+ *   document's latest status only);
  * - every `tickMs`, syncs the periods due: failed syncs whose backoff passed, and open periods
  *   (this month and the previous one) last synced more than `resyncMs` ago.
  */
 import {
-  applyOwnStatus,
+  applyOwnStatuses,
   duePeriods,
   syncPeriod,
   type RcvSource,
@@ -69,17 +70,19 @@ export class RcvSyncService {
       fromBeginning: true,
       partitionsConsumedConcurrently: 3,
     });
-    await status.run<DteStatusRecord>(async (msg) => {
-      if (!msg.value) return;
-      const applied = await applyOwnStatus(this.deps.db, msg.value);
-      if (applied) this.stats.statuses += 1;
-      // log correlation: the request id of the POST that issued the document (Kafka header)
+    // one statement per fetched batch, each document's latest status only (applyOwnStatuses)
+    await status.runBatch<DteStatusRecord>(async (msgs) => {
+      const records = msgs.flatMap((m) => (m.value ? [m.value] : []));
+      const applied = await applyOwnStatuses(this.deps.db, records);
+      this.stats.statuses += applied;
+      // log correlation: the request ids of the POSTs that issued the documents (Kafka headers)
       this.deps.logger.debug(
         {
-          dteId: msg.value.dte_id,
-          requestId: msg.headers['x-request-id'],
-          siiStatus: msg.value.sii_status,
+          records: records.length,
           applied,
+          requestIds: Object.fromEntries(
+            msgs.flatMap((m) => (m.value ? [[m.value.dte_id, m.headers['x-request-id']]] : [])),
+          ),
         },
         'rcv-sync: dte-status consumed',
       );

@@ -6,6 +6,17 @@ import {
   type SiiWorkerConfig,
 } from '@dte/sii-client';
 
+/** POLL_PACE: how the poll schedule follows the SII (pace.ts) */
+export type PaceMode = 'adaptive' | 'fixed';
+
+/** The pace's settings (optional in PollerSettings; these defaults otherwise, and in the environment's). */
+export const PACE_DEFAULTS = {
+  pace: 'adaptive' as PaceMode,
+  paceAgeFactor: 0.5,
+  paceMinMs: 500,
+  paceShrink: 0.03,
+};
+
 export interface PollerSettings {
   /** wait before the first QueryEstUp of a new upload (ms) */
   firstDelayMs: number;
@@ -21,11 +32,31 @@ export interface PollerSettings {
   leaseMs: number;
   /** polls run at once by one instance */
   concurrency: number;
+  /** POLL_PACE: 'adaptive' (default) aims polls at the SII's recent verdict time (pace.ts); 'fixed' */
+  pace?: PaceMode;
+  /** POLL_PACE_AGE_FACTOR: past the expected time, the next poll after envelope age × this (0.5) */
+  paceAgeFactor?: number;
+  /** POLL_PACE_MIN_MS: shortest wait between two polls of one envelope (500) */
+  paceMinMs?: number;
+  /** POLL_PACE_SHRINK: how much a verdict found by the first poll lowers the expected time (0.03) */
+  paceShrink?: number;
 }
 
 export interface Config extends SiiClientConfig, SiiWorkerConfig, PollerSettings {
   healthPort: number;
 }
+
+const fraction = (raw: string): number => {
+  const n = Number(raw);
+  if (!/^\d*\.?\d+$/.test(raw) || !(n > 0 && n < 1))
+    throw new Error(`expected a number between 0 and 1, got "${raw}"`);
+  return n;
+};
+
+const paceMode = (raw: string): PaceMode => {
+  if (raw !== 'adaptive' && raw !== 'fixed') throw new Error(`expected adaptive or fixed, got "${raw}"`);
+  return raw;
+};
 
 const factor = (raw: string): number => {
   const n = Number(raw);
@@ -52,6 +83,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       tickMs: { env: 'POLL_TICK_MS', default: 1000, parse: parse.positiveInt },
       leaseMs: { env: 'POLL_LEASE_MS', default: 120000, parse: parse.positiveInt },
       concurrency: { env: 'POLL_CONCURRENCY', default: 8, parse: parse.positiveInt },
+      pace: { env: 'POLL_PACE', default: PACE_DEFAULTS.pace, parse: paceMode },
+      paceAgeFactor: { env: 'POLL_PACE_AGE_FACTOR', default: PACE_DEFAULTS.paceAgeFactor, parse: fraction },
+      paceMinMs: { env: 'POLL_PACE_MIN_MS', default: PACE_DEFAULTS.paceMinMs, parse: parse.positiveInt },
+      paceShrink: { env: 'POLL_PACE_SHRINK', default: PACE_DEFAULTS.paceShrink, parse: fraction },
     },
     env,
   );

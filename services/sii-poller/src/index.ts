@@ -3,4 +3,12 @@ export * from './poller';
 export * from './verdicts';
 export { Reconciler, type ReconcilerDeps } from './reconcile';
 export { documentQuery, type DocRow, type DocQuery } from './documents';
-export { loadConfig, backoffDelay, type Config, type PollerSettings } from './config';
+export {
+  loadConfig,
+  backoffDelay,
+  PACE_DEFAULTS,
+  type Config,
+  type PaceMode,
+  type PollerSettings,
+} from './config';
+export { SiiPace } from './pace';

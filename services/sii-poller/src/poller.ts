@@ -2,7 +2,8 @@
  * The sii-poller: a durable poll schedule in PostgreSQL (`sii_polls`).
  *
  * - dte.uploaded → one `active` row per upload (claim of the event id + insert in one
- *   transaction; a replay changes nothing), first poll after firstDelayMs. A refresh record
+ *   transaction; a replay changes nothing), first poll when the SII has lately been answering
+ *   verdicts (pace.ts; at least firstDelayMs after the upload). A refresh record
  *   (refresh = true, from POST /dtes/:id/refresh-status through the api's outbox) re-arms the
  *   row: active, attempts 0, due now, with the certificate the api chose, for the refreshed
  *   documents (added to those already watched when the row is still active).
@@ -11,7 +12,9 @@
  *   transaction guarded by that version, with its dte-status messages in the outbox:
  *     -11 and intermediate codes (REC, SOK, CRT, FOK, PDR, PRD, unknown ones as they are):
  *       published for each document when the code differs from the last one published;
- *       the next poll after backoffDelay(attempts);
+ *       the next poll as the pace says (pace.ts: at the SII's expected verdict time, or
+ *       after the envelope's age × a factor, never later than backoffDelay(attempts)). A poll
+ *       that publishes nothing writes only the schedule's row, not the documents';
  *     EPR: from the counts, every document EPR / RCH / RPR when they leave no doubt, else
  *       QueryEstDte per document;
  *     RFR, RCT, RSC: that verdict for every document;
@@ -45,7 +48,8 @@ import { SiiError, type SiiClient, type SiiSession, type UploadStatus } from '@d
 import { statusesReplacedBy } from '@dte/status';
 import type { DataSource } from 'typeorm';
 
-import { backoffDelay, type PollerSettings } from './config';
+import { type PollerSettings } from './config';
+import { SiiPace } from './pace';
 import { documentQuery, loadDocs } from './documents';
 import { DUE_CHECKS_SQL, Reconciler, type CheckRow } from './reconcile';
 import { documentVerdict, readUploadStatus, uniformVerdict } from './verdicts';
@@ -92,13 +96,17 @@ interface PollRow {
   channel?: 'dte' | 'boleta' | null;
   /** its certificate's row exists and is not deleted (read with the row) */
   certificate_live?: boolean;
-  /** the columns that name its documents in their messages (read with the row) */
+  /** when the row was scheduled or last re-armed (read with the row): the envelope's age */
+  armed_at?: Date | string | null;
+  /** the columns that name its documents in their messages: read only when a poll publishes */
   docs?: (StatusDocColumns & { request_id: string | null })[] | null;
 }
 
 /**
  * Takes (under a lease, `version` grows) up to $3 due uploads at $1, with everything a poll needs:
- * the upload's channel, whether its certificate is live, and its documents' names for messages.
+ * the upload's channel, whether its certificate is live, and since when it waits. Nothing of its
+ * documents: a poll that finds the envelope where it was costs this one row, whatever the number
+ * of documents; their names are read only when a status is published (write()).
  */
 const DUE_POLLS_SQL = `UPDATE sii_polls SET next_poll_at = $2, version = version + 1, updated_at = $1
         WHERE upload_id IN (
@@ -109,10 +117,7 @@ const DUE_POLLS_SQL = `UPDATE sii_polls SET next_poll_at = $2, version = version
                   (SELECT channel FROM sii_uploads WHERE sii_uploads.id = sii_polls.upload_id) AS channel,
                   EXISTS (SELECT 1 FROM certificates c
                            WHERE c.id = sii_polls.certificate_id AND c.deleted_at IS NULL) AS certificate_live,
-                  (SELECT json_agg(json_build_object('id', d.id, 'organization_id', d.organization_id,
-                            'sii_env', d.sii_env, 'tipo_dte', d.tipo_dte, 'folio', d.folio,
-                            'request_id', d.request_id) ORDER BY d.id)
-                     FROM dtes d WHERE d.id = ANY(sii_polls.dte_ids)) AS docs`;
+                  COALESCE(armed_at, created_at) AS armed_at`;
 
 /** Per document status to publish, or one for all. */
 interface Publication {
@@ -137,9 +142,12 @@ export class Poller {
   private readonly reconciler: Reconciler;
   /** request ids of the documents seen on dte.uploaded (log correlation, best effort) */
   private readonly requestIds = new RequestIds();
+  /** when to poll: the SII's recent pace (pace.ts) */
+  readonly pace: SiiPace;
 
   constructor(private readonly deps: PollerDeps) {
     this.now = deps.clock ?? (() => new Date());
+    this.pace = new SiiPace(deps.settings);
     this.credentials = new StoredCredentials({
       db: deps.dataSource,
       keys: deps.keys,
@@ -187,6 +195,15 @@ export class Poller {
 
   /** Records an upload (or a refresh request) in the schedule; idempotent per event id. */
   async schedule(rec: EnvioUploaded): Promise<'scheduled' | 'rearmed' | 'duplicate'> {
+    // a refresh is due now; an upload when the SII has lately been answering verdicts (pace.ts)
+    const firstDelay = rec.refresh
+      ? 0
+      : this.pace.firstDelay(
+          paceKey(
+            await uploadChannel(this.deps.dataSource, rec.upload_id).catch(() => 'dte' as const),
+            rec.sii_env,
+          ),
+        );
     const now = this.now();
     const values = [
       rec.upload_id,
@@ -208,15 +225,15 @@ export class Poller {
       !rec.refresh
         ? `${claim}
            INSERT INTO sii_polls (upload_id, organization_id, company_id, rut_emisor, sii_env, certificate_id,
-             track_id, dte_ids, state, attempts, next_poll_at, created_at, updated_at)
-           SELECT $1, $2, $3, $4, $5, $6, $7, $8::uuid[], 'active', 0, $9, $10, $10
+             track_id, dte_ids, state, attempts, next_poll_at, created_at, updated_at, armed_at)
+           SELECT $1, $2, $3, $4, $5, $6, $7, $8::uuid[], 'active', 0, $9, $10, $10, $10
             WHERE EXISTS (SELECT 1 FROM claimed)
            ON CONFLICT (upload_id) DO NOTHING
          ) SELECT EXISTS (SELECT 1 FROM claimed) AS claimed`
         : `${claim}
            INSERT INTO sii_polls (upload_id, organization_id, company_id, rut_emisor, sii_env, certificate_id,
-             track_id, dte_ids, state, attempts, next_poll_at, created_at, updated_at)
-           SELECT $1, $2, $3, $4, $5, $6, $7, $8::uuid[], 'active', 0, $9, $10, $10
+             track_id, dte_ids, state, attempts, next_poll_at, created_at, updated_at, armed_at)
+           SELECT $1, $2, $3, $4, $5, $6, $7, $8::uuid[], 'active', 0, $9, $10, $10, $10
             WHERE EXISTS (SELECT 1 FROM claimed)
            ON CONFLICT (upload_id) DO UPDATE SET
              dte_ids = CASE WHEN sii_polls.state = 'active'
@@ -224,16 +241,9 @@ export class Poller {
                             ELSE EXCLUDED.dte_ids END,
              certificate_id = EXCLUDED.certificate_id, track_id = EXCLUDED.track_id,
              state = 'active', attempts = 0, next_poll_at = $9, last_estado = NULL, last_glosa = NULL,
-             version = sii_polls.version + 1, updated_at = $10
+             version = sii_polls.version + 1, updated_at = $10, armed_at = $10
          ) SELECT EXISTS (SELECT 1 FROM claimed) AS claimed`,
-      [
-        ...values,
-        // a refresh is due now, an upload after firstDelayMs
-        rec.refresh ? now : new Date(now.getTime() + this.deps.settings.firstDelayMs),
-        now,
-        POLLER_CONSUMER,
-        rec.event_id,
-      ],
+      [...values, new Date(now.getTime() + firstDelay), now, POLLER_CONSUMER, rec.event_id],
     );
     const result = !claimedRows[0]?.claimed ? 'duplicate' : rec.refresh ? 'rearmed' : 'scheduled';
     if (result !== 'duplicate') this.pause.wake();
@@ -388,14 +398,17 @@ export class Poller {
     const s = this.deps.settings;
     const now = this.now();
     const publish: Publication[] = result.publish ? [result.publish] : [];
+    const key = paceKey(p.channel ?? 'dte', p.sii_env);
+    const ageMs = p.armed_at ? Math.max(0, now.getTime() - new Date(p.armed_at).getTime()) : 0;
     if (result.next !== 'again') {
+      if (result.next === 'done') this.pace.verdict(key, ageMs, p.attempts === 0);
       await this.write(p, now, result.next, p.attempts, now, result.publish.estado, publish);
       return;
     }
     const attempts = p.attempts + (result.countsAsAttempt ? 1 : 0);
     const lastEstado = result.publish?.estado ?? p.last_estado;
     if (attempts < s.maxAttempts) {
-      const next = new Date(now.getTime() + backoffDelay(s, attempts));
+      const next = new Date(now.getTime() + this.pace.nextDelay(key, ageMs, attempts));
       await this.write(p, now, 'active', attempts, next, lastEstado, publish);
       return;
     }
@@ -418,8 +431,18 @@ export class Poller {
     lastEstado: string | null,
     publish: Publication[],
   ): Promise<void> {
-    // the documents' names were read with the row; unknown (a row taken by an older process
-    // version or a test), they are read here
+    if (publish.length === 0) {
+      // nothing changed for the documents: the envelope's row only (attempts, next poll, polled_at),
+      // not one write per document per poll
+      await this.deps.dataSource.query(
+        `UPDATE sii_polls SET state = $3, attempts = $4, next_poll_at = $5, last_estado = $6, updated_at = $7,
+                polled_at = $7
+          WHERE upload_id = $1 AND version = $2`,
+        [p.upload_id, p.version, state, attempts, nextPollAt, lastEstado, now],
+      );
+      return;
+    }
+    // the documents' names, read when there is something to tell them
     const named = p.docs ?? (p.docs === null ? [] : await loadDocs(this.deps.dataSource, p.dte_ids));
     // the request id stored with the document: known even when this process never saw its dte.uploaded
     for (const d of named) this.requestIds.remember(d.id, d.request_id ?? undefined);
@@ -454,7 +477,7 @@ export class Poller {
     const done: { polled: boolean }[] = await this.deps.dataSource.query(
       `WITH polled AS (
          UPDATE sii_polls SET state = $3, attempts = $4, next_poll_at = $5, last_estado = $6, last_glosa = $7,
-                updated_at = $8
+                updated_at = $8, polled_at = $8
           WHERE upload_id = $1 AND version = $2 RETURNING upload_id
        ), l AS MATERIALIZED (
          SELECT id, sii_status, observed_at FROM dtes
@@ -479,16 +502,20 @@ export class Poller {
       ],
     );
     if (!done[0]?.polled) return; // re-armed meanwhile: this answer is stale
-    if (publish.length > 0)
-      this.deps.logger.debug(
-        {
-          uploadId: p.upload_id,
-          estados: publish.map((x) => x.estado),
-          state,
-          dteIds: p.dte_ids,
-          requestIds: this.requestIds.of(p.dte_ids),
-        },
-        'sii-poller: status published',
-      );
+    this.deps.logger.debug(
+      {
+        uploadId: p.upload_id,
+        estados: publish.map((x) => x.estado),
+        state,
+        dteIds: p.dte_ids,
+        requestIds: this.requestIds.of(p.dte_ids),
+      },
+      'sii-poller: status published',
+    );
   }
+}
+
+/** The pace is learned per channel and SII environment (boletas answer through another service). */
+function paceKey(channel: 'dte' | 'boleta', env: 'cert' | 'prod'): string {
+  return `${channel}:${env}`;
 }

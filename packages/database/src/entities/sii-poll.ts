@@ -57,6 +57,14 @@ export class SiiPoll {
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt!: Date;
 
+  /** when the row was scheduled or last re-armed: the envelope's age for the poll pace */
+  @Column({ name: 'armed_at', type: 'timestamptz', nullable: true })
+  armedAt!: Date | null;
+
+  /** the instant of the last answered QueryEstUp (the api's sii_last_polled reads it) */
+  @Column({ name: 'polled_at', type: 'timestamptz', nullable: true })
+  polledAt!: Date | null;
+
   @Column({ name: 'updated_at', type: 'timestamptz', default: () => 'now()' })
   updatedAt!: Date;
 }

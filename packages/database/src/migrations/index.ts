@@ -34,6 +34,7 @@ import { OrganizationRateLimit1796000000000 } from './1796000000000-organization
 import { UserTokens1796200000000 } from './1796200000000-user-tokens';
 import { ExchangeReplies1796300000000 } from './1796300000000-exchange-replies';
 import { RcvRegisterFields1796300100000 } from './1796300100000-rcv-register-fields';
+import { SiiPollsPace1796700000000 } from './1796700000000-sii-polls-pace';
 
 export const migrations: (new () => MigrationInterface)[] = [
   ProcessedEvents1763780000000,
@@ -69,4 +70,5 @@ export const migrations: (new () => MigrationInterface)[] = [
   UserTokens1796200000000,
   ExchangeReplies1796300000000,
   RcvRegisterFields1796300100000,
+  SiiPollsPace1796700000000,
 ];

@@ -41,6 +41,17 @@ export const DTE_COLUMNS = `id, organization_id, company_id, sii_env, tipo_dte, 
   track_id, upload_id, sii_status, sii_glosa, observed_at, sii_last_polled, receptor_estado,
   idempotency_key, body_hash, created_at`;
 
+/**
+ * When the SII was last asked about the document: its own column (written with each status the
+ * poller or the reconciler gives it) or its envelope's last poll (`sii_polls.polled_at`: a poll
+ * that changes nothing writes only the envelope's row), whichever is later.
+ */
+export const LAST_POLLED_SQL = `GREATEST(dtes.sii_last_polled,
+  (SELECT sp.polled_at FROM sii_polls sp WHERE sp.upload_id = dtes.upload_id))`;
+
+/** DTE_COLUMNS with sii_last_polled as LAST_POLLED_SQL (the list, whose rows carry it). */
+export const LIST_COLUMNS = DTE_COLUMNS.replace('sii_last_polled,', `${LAST_POLLED_SQL} AS sii_last_polled,`);
+
 /** Who may see a document: the organization, in the key's environment, and the key's company. */
 export interface DteScope {
   organizationId: string;

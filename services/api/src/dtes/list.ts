@@ -2,7 +2,7 @@ import { KNOWN_STATUSES } from '@dte/status';
 import type { DataSource } from 'typeorm';
 import { ApiError } from '../http/api-error';
 import { decodeCursor, encodeCursor } from './cursor';
-import { DTE_COLUMNS, type DteRow, type DteScope } from './dte-row';
+import { LAST_POLLED_SQL, LIST_COLUMNS, type DteRow, type DteScope } from './dte-row';
 import { listRow } from './records';
 
 export const LIST_SORTS = ['folio', 'monto_total', 'fecha_emision', 'sii_status', 'created_at'] as const;
@@ -178,7 +178,7 @@ export async function listDtes(db: DataSource, scope: DteScope, q: ListQuery) {
     where.push(sql(`$${params.length}`));
   };
   if (scope.companyId) add((p) => `company_id = ${p}`, scope.companyId);
-  if (q.polledSince) add((p) => `sii_last_polled >= ${p}::timestamptz`, q.polledSince);
+  if (q.polledSince) add((p) => `${LAST_POLLED_SQL} >= ${p}::timestamptz`, q.polledSince);
   if (q.tipoDte !== undefined) add((p) => `tipo_dte = ${p}`, q.tipoDte);
   if (q.folio) add((p) => `folio = ${p}::bigint`, q.folio);
   if (q.rutReceptor) add((p) => `rut_receptor = ${p}`, q.rutReceptor);
@@ -195,7 +195,7 @@ export async function listDtes(db: DataSource, scope: DteScope, q: ListQuery) {
   params.push(q.limit + 1);
   const order = q.dir === 'desc' ? 'DESC' : 'ASC';
   const rows: (DteRow & { sort_value: string })[] = await db.query(
-    `SELECT ${DTE_COLUMNS}, ${s.text} AS sort_value FROM dtes
+    `SELECT ${LIST_COLUMNS}, ${s.text} AS sort_value FROM dtes
       WHERE ${where.join(' AND ')}
       ORDER BY ${s.expr} ${order}, id ${order}
       LIMIT $${params.length}`,
