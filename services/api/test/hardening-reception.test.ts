@@ -32,12 +32,16 @@ describe('hardening: reception verifies the SII signature of each received CAF (
       )[0].n,
     );
   const send = (xml: Buffer) =>
-    call<{ code: string; detail?: { motivo?: string }; documentos?: unknown[] }>(
-      t.url,
-      'POST',
-      '/recepcion/intercambio',
-      { key, raw: xml.toString('latin1'), headers: { 'Content-Type': 'application/xml' } },
-    );
+    call<{
+      code: string;
+      detail?: { motivo?: string };
+      documentos?: unknown[];
+      rechazados?: { indice: number; motivo: string }[];
+    }>(t.url, 'POST', '/recepcion/intercambio', {
+      key,
+      raw: xml.toString('latin1'),
+      headers: { 'Content-Type': 'application/xml' },
+    });
 
   before(async () => {
     t = await startTestApi({ sim: { timings: { registerMs: 0, stepMs: 0 } } });
