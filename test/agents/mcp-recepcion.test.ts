@@ -255,6 +255,9 @@ describe('MCP purchases tools: RCV, inbox, acuse/reclamo approved in the dashboa
       expect(text).to.contain('Reclamar el contenido del documento (RCD) ante el SII');
       expect(text).to.contain(`folio 901 de ${SUPPLIER}`);
       expect(text).to.contain('Pendiente');
+      // the tool in words, not its MCP name
+      expect(text).to.contain('Acuse o reclamo de una factura recibida');
+      expect(text).to.not.contain('registrar_evento_recepcion');
       await row.getByRole('button', { name: /^Aprobar/ }).click();
       const done = ui.page.locator(`tr[data-accion="${pending.id}"][data-estado="approved"]`);
       await done.waitFor({ timeout: 20_000 });

@@ -268,6 +268,33 @@ describe('billing: GET /billing, consultar_plan and the "Plan y consumo" page (i
     await agent.close();
   });
 
+  it("at the limit, the dashboard's emission form says so in Spanish with the month's numbers", async () => {
+    const context = await browser.newContext();
+    try {
+      await context.addCookies([{ name: 'dte_session', value: ownerCookie, url: origin }]);
+      const page = await context.newPage();
+      await page.goto(`${origin}/dashboard/emitir`);
+      await page.waitForSelector('body[data-ready="true"]');
+      await page.getByLabel('RUT', { exact: true }).fill('77777777-7');
+      await page.getByLabel('Razón social').fill('Cliente de Prueba SpA');
+      await page.getByLabel('Giro').fill('Servicios informáticos');
+      await page.getByLabel('Dirección').fill('Calle Falsa 123');
+      await page.getByLabel('Comuna').fill('Ñuñoa');
+      await page.getByLabel('Nombre').fill('Martillo');
+      await page.getByLabel('Cantidad').fill('1');
+      await page.getByLabel('Precio unitario').fill('10000');
+      const answer = page.waitForResponse((r) => r.url().includes('/api/v1/dtes'));
+      await page.getByRole('button', { name: 'Emitir factura' }).click();
+      expect((await answer).status()).to.equal(402);
+      await page.locator('#aviso.error').waitFor();
+      expect(await page.textContent('#aviso')).to.equal(
+        'Se alcanzó el límite mensual de documentos de su plan (5 de 5).',
+      );
+    } finally {
+      await context.close();
+    }
+  });
+
   it('e-mails the owners once at 80 % and once at the limit, through SMTP', async () => {
     const notices = startBillingNotices({
       ...t.deps,

@@ -3,7 +3,7 @@ import type { Page } from './pages';
 /**
  * "Agentes": the MCP agents connected over OAuth (who connected them, to which company and
  * environment, with which permissions, last use) with a "Desconectar" button each, and, for
- * owners and admins, the MCP audit log. Its own script (static/agentes.js) reads
+ * owners and admins, the MCP audit log. Its module (static/pages/agentes.js) reads
  * GET /mcp-connections and GET /mcp-audit-log and calls DELETE /mcp-connections/:id.
  */
 export const AGENTS_PAGE: Page = {
@@ -20,6 +20,5 @@ export const AGENTS_PAGE: Page = {
 <table id="tabla-mcp-auditoria"><caption>Llamadas de agentes (más recientes primero)</caption>
 <thead><tr><th scope="col">Fecha</th><th scope="col">Aplicación</th><th scope="col">Persona</th><th scope="col">Herramienta</th><th scope="col">Resultado</th></tr></thead><tbody></tbody></table>
 <button type="button" id="btn-mas-mcp-auditoria" hidden>Más antiguos</button>
-</section>
-<script src="/dashboard/static/agentes.js" defer></script>`,
+</section>`,
 };

@@ -52,17 +52,6 @@ const ESTADOS_OPCIONES = [
   ),
 ].join('');
 
-/** The API key scopes in words (the scope itself beside: integrators read it in the docs). */
-const PERMISOS: Record<string, string> = {
-  'dte:read': 'Ver documentos',
-  'dte:write': 'Emitir documentos',
-  'certificates:read': 'Ver certificados',
-  'certificates:write': 'Subir certificados',
-  'caf:write': 'Administrar folios',
-  'webhook:read': 'Ver webhooks',
-  'webhook:write': 'Administrar webhooks',
-};
-
 export const PAGES: Page[] = [
   {
     path: '/ingresar',
@@ -259,13 +248,7 @@ ${field('w-url', 'Dirección que recibe los avisos (https)', '<input id="w-url" 
 <form id="form-key" novalidate>
 ${field('k-nombre', 'Nombre', '<input id="k-nombre" name="nombre" required maxlength="100">')}
 ${field('k-env', 'Ambiente', '<select id="k-env" name="environment"><option value="cert">Certificación</option><option value="prod">Producción</option></select>')}
-<fieldset><legend>Permisos</legend>
-${Object.entries(PERMISOS)
-  .map(
-    ([s, words]) =>
-      `<label><input type="checkbox" name="scopes" value="${s}" checked> ${words} (${s})</label>`,
-  )
-  .join('\n')}
+<fieldset id="k-permisos"><legend>Permisos</legend>
 </fieldset>
 <button type="submit">Crear API key</button>
 </form>
@@ -289,7 +272,7 @@ ${Object.entries(PERMISOS)
     nav: 'Aprobaciones',
     body: `
 <h1>Acciones pendientes de aprobación</h1>
-<p>Las acciones irreversibles que un agente conectado por MCP pide (reclamar o aceptar una factura recibida ante el SII, anular un documento) no se ejecutan hasta que usted las apruebe aquí. Al aprobar, la acción se ejecuta una sola vez; al rechazar, no se hace nada.</p>
+<p>Las acciones irreversibles que un agente conectado por MCP pide (emitir una nota de crédito o de débito; cualquier emisión o derivación que pida omitir una regla, como emitir sobre una factura cedida o anular fuera de plazo; derivar un documento en otro, salvo una copia; registrar ante el SII el acuse o el reclamo de una factura recibida) no se ejecutan hasta que usted las apruebe aquí. Al aprobar, la acción se ejecuta una sola vez; al rechazar, no se hace nada.</p>
 <table id="tabla-aprobaciones"><caption>Acciones pedidas por agentes (más recientes primero)</caption>
 <thead><tr><th scope="col">Fecha</th><th scope="col">Acción</th><th scope="col">Herramienta</th><th scope="col">Ambiente</th><th scope="col">Estado</th><th scope="col">Decisión o resultado</th></tr></thead><tbody></tbody></table>`,
   },

@@ -3,7 +3,7 @@ import type { Page } from './pages';
 /**
  * "Plan y consumo" (issue 32): the organization's plan, this month's documents against the
  * allowance per environment (a bar), the last months (a small chart) and the payments, with a
- * warning from 80 % and at the limit. Filled by static/plan.js from GET /api/v1/billing (owners
+ * warning from 80 % and at the limit. Filled by static/pages/plan.js from GET /api/v1/billing (owners
  * and admins); the page holds no number of its own.
  */
 export const PLAN_PAGE: Page = {
@@ -26,6 +26,5 @@ export const PLAN_PAGE: Page = {
 <section aria-labelledby="t-pagos"><h2 id="t-pagos">Pagos</h2>
 <table id="tabla-pagos"><caption>Pagos registrados (más recientes primero)</caption>
 <thead><tr><th scope="col">Fecha de pago</th><th scope="col">Mes</th><th scope="col">Monto</th><th scope="col">Referencia</th></tr></thead><tbody></tbody></table>
-</section>
-<script src="/dashboard/static/plan.js" defer></script>`,
+</section>`,
 };

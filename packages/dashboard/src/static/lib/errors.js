@@ -13,6 +13,7 @@ const MENSAJES = {
   validation_error: 'Revise los datos del formulario.',
   csrf_origin_mismatch: 'Solicitud bloqueada por seguridad (origen distinto).',
   csrf_blocked: 'Solicitud bloqueada por seguridad.',
+  'billing.free_tier_exceeded': 'Se alcanzó el límite mensual de documentos de su plan.',
   invalid_webhook_url:
     'La dirección debe ser https y pública: no se aceptan direcciones internas ni locales.',
 };
@@ -29,8 +30,12 @@ const SITUACION = {
  */
 export function describe(res) {
   const b = res.body || {};
-  let text = MENSAJES[b.code] || b.message || `Error ${res.status}`;
-  const estado = b.estado ?? (b.detail && b.detail.estado);
+  const d = b.detail || {};
+  let text =
+    b.code === 'billing.free_tier_exceeded' && d.limit !== undefined
+      ? `Se alcanzó el límite mensual de documentos de su plan (${Number(d.usedThisMonth).toLocaleString('es-CL')} de ${Number(d.limit).toLocaleString('es-CL')}).`
+      : MENSAJES[b.code] || b.message || `Error ${res.status}`;
+  const estado = b.estado ?? d.estado;
   if (b.code === 'situacion_tributaria.bloqueada' && estado) text += `: ${SITUACION[estado] || estado}.`;
   /** @type {{ path?: string, message?: string }[]} */
   const issues = b.issues || b.errors || [];

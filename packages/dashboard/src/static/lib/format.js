@@ -62,6 +62,38 @@ export function fecha(iso) {
   return `${p.day}-${p.month}-${p.year} ${p.hour}:${p.minute}`;
 }
 
+/** The months in Spanish, January first. */
+export const MESES = [
+  'enero',
+  'febrero',
+  'marzo',
+  'abril',
+  'mayo',
+  'junio',
+  'julio',
+  'agosto',
+  'septiembre',
+  'octubre',
+  'noviembre',
+  'diciembre',
+];
+
+/**
+ * A month of the api (YYYY-MM) in words: "noviembre de 2026"; anything else as given.
+ * @param {string} periodo
+ */
+export function mes(periodo) {
+  const m = /^(\d{4})-(\d{2})$/.exec(periodo);
+  const name = m && MESES[Number(m[2]) - 1];
+  return m && name ? `${name} de ${m[1]}` : periodo;
+}
+
+/**
+ * A whole number with es-CL thousands: 1.234.
+ * @param {unknown} n
+ */
+export const entero = (n) => Number(n).toLocaleString('es-CL');
+
 /** Today in Chile as the api's YYYY-MM-DD. */
 export function hoy() {
   const d = new Date();

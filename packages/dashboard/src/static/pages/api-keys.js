@@ -5,21 +5,20 @@ import { el, fill, h, notice } from '../lib/dom.js';
 import { describe } from '../lib/errors.js';
 import { ambiente, fecha } from '../lib/format.js';
 import { onSubmit, text } from '../lib/forms.js';
-
-/**
- * A scope in words, as the page's own checkbox labels it (pages.ts holds the words once):
- * "Ver documentos".
- * @param {string} scope
- */
-function permiso(scope) {
-  for (const box of document.querySelectorAll('input[name=scopes]'))
-    if (box instanceof HTMLInputElement && box.value === scope && box.parentElement)
-      return (box.parentElement.textContent ?? '').replace(/\s*\(.*\)\s*$/, '').trim() || scope;
-  return scope;
-}
+import { PERMISOS_API_KEY, permiso } from '../lib/permisos.js';
 
 /** @type {import('./index.js').PageRun} */
 export default function apiKeys() {
+  el('#k-permisos', HTMLFieldSetElement).append(
+    ...PERMISOS_API_KEY.map(({ scope, checked }) =>
+      h(
+        'label',
+        {},
+        h('input', { type: 'checkbox', name: 'scopes', value: scope, checked }),
+        ` ${permiso(scope)} (${scope})`,
+      ),
+    ),
+  );
   /**
    * @param {string} label
    * @param {{ key: string }} b

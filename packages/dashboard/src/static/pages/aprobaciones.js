@@ -5,6 +5,7 @@ import { el, fill, h, notice } from '../lib/dom.js';
 import { describe } from '../lib/errors.js';
 import { estadoTexto } from '../lib/estados.js';
 import { ambiente, fecha, nombreTipo } from '../lib/format.js';
+import { herramienta } from '../lib/herramientas.js';
 
 /** @type {Record<string, string>} */
 const ESTADOS_ACCION = {
@@ -88,7 +89,7 @@ export default function aprobaciones() {
       { 'data-accion': a.id, 'data-estado': a.status },
       h('td', {}, fecha(a.created_at)),
       h('td', {}, a.summary),
-      h('td', {}, h('code', {}, a.tool)),
+      h('td', {}, herramienta(a.tool)),
       h('td', {}, ambiente(a.sii_env)),
       h('td', {}, h('span', { class: `estado ${a.status}` }, ESTADOS_ACCION[a.status] || a.status)),
       decision,

@@ -1,6 +1,7 @@
 // @ts-check
 // The page registry: the path of each page (data-page of its <main>, as pages.ts renders it) and
 // the module that fills it. A new page is one new module here plus its shell in ../../pages.ts.
+import agentes from './agentes.js';
 import apiKeys from './api-keys.js';
 import aprobaciones from './aprobaciones.js';
 import auditoria from './auditoria.js';
@@ -12,6 +13,7 @@ import folios from './folios.js';
 import ingresar from './ingresar.js';
 import miembros from './miembros.js';
 import organizacion from './organizacion.js';
+import plan from './plan.js';
 import webhooks from './webhooks.js';
 
 /**
@@ -33,4 +35,6 @@ export const PAGES = {
   '/miembros': miembros,
   '/auditoria': auditoria,
   '/aprobaciones': aprobaciones,
+  '/agentes': agentes,
+  '/plan': plan,
 };
