@@ -357,6 +357,7 @@ export async function startPipelineProcesses(opts: PipelineOptions): Promise<Run
 
     const simPort = await freePort();
     const simUrl = `http://127.0.0.1:${simPort}`;
+    const siiKeysFile = path.join(logDir, 'sii-keys.json');
     const simulator = new ServiceProcess(
       'sii-simulator',
       // a young generation that holds an envelope's parse garbage (as `npm start` runs it; README)
@@ -366,6 +367,9 @@ export async function startPipelineProcesses(opts: PipelineOptions): Promise<Run
         SII_SIMULATOR_PORT: String(simPort),
         SII_SIMULATOR_HOST: '127.0.0.1',
         SII_SIMULATOR_AUTO_ENROL: 'false',
+        // its SII keys, written at start: the api verifies CAFs and received files with them, as
+        // npm start does (SII_CAF_KEYS_FILE below)
+        SII_SIMULATOR_KEYS_FILE: siiKeysFile,
         SII_SIMULATOR_CAF_KEY_BITS: '512',
         SII_SIMULATOR_REGISTER_MS: String(opts.sim?.registerMs ?? 300),
         SII_SIMULATOR_STEP_MS: String(opts.sim?.stepMs ?? 80),
@@ -390,6 +394,7 @@ export async function startPipelineProcesses(opts: PipelineOptions): Promise<Run
       MASTER_KEY_ID: 'fault1',
       SESSION_SECRET: randomBytes(32).toString('hex'),
       SII_BASE_URL: simUrl,
+      SII_CAF_KEYS_FILE: siiKeysFile,
       SII_TOKEN_CACHE_PREFIX: `t:${runId}:${randomBytes(4).toString('hex')}:sii:token`,
       API_HOST: '127.0.0.1',
       API_PORT: String(apiPort),

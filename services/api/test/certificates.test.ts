@@ -131,6 +131,23 @@ describe('certificates over HTTP', function () {
     expect(notMultipart.body.code).to.equal('cert.invalid_request');
   });
 
+  it('answers cert.invalid_request, not 500, for a label with a NUL character, and stores nothing', async () => {
+    // found by schemathesis: PostgreSQL refuses U+0000 in text, so the INSERT failed with 500
+    const s = await t.seed();
+    const p12 = testP12(await companyRut(t, s.company_id));
+    const res = await call(t.url, 'POST', '/certificates', {
+      key: s.api_key,
+      form: p12Form(p12, 'secreto', 'z\u0000Ù'),
+    });
+    expect(res.status, res.text).to.equal(400);
+    expect(res.body.code).to.equal('cert.invalid_request');
+    const [n] = await t.db.dataSource.query(
+      `SELECT count(*)::int AS n FROM certificates WHERE organization_id = $1`,
+      [s.organization_id],
+    );
+    expect(n.n).to.equal(0);
+  });
+
   it('answers cert.invalid for a wrong password or a file that is not a .p12', async () => {
     const s = await t.seed();
     const p12 = testP12(await companyRut(t, s.company_id));

@@ -42,6 +42,9 @@ export async function parseMultipart(ctx: Context, invalidCode: string): Promise
       return;
     }
     bb.on('field', (name, value) => {
+      // a text field is stored as text: PostgreSQL refuses U+0000 in text (22021), so it is the
+      // caller's error here, never a 500 at the INSERT
+      if (value.includes('\u0000')) return fail(`Field "${name}" contains a NUL character.`);
       out.fields[name] = value;
     });
     bb.on('file', (name, stream, info) => {
