@@ -1,5 +1,5 @@
 /**
- * The Prometheus metrics of every service, declared in one place (README "Metrics" lists them).
+ * The Prometheus metrics of every service, declared in one place (docs/operations.md "Metrics" lists them).
  * Each service serves them as Prometheus text on GET /metrics: the api on its own port, the
  * others on their health server (see health.ts). Code that sees an event records it with one
  * call (`metrics.emissions.inc(...)`); gauges that describe the state of PostgreSQL or Kafka
