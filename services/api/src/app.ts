@@ -36,8 +36,9 @@ import { agentsGatewayFor } from './agents/gateway';
 import { boletaRoutes } from './routes/boletas';
 import { bheRoutes } from './routes/bhe';
 import { billingRoutes } from './routes/billing';
+import { BASE_PATH } from './http/base-path';
 
-export const BASE_PATH = '/api/v1';
+export { BASE_PATH };
 
 /** Every route of the api core, in one table (the OpenAPI document is built from it). */
 export function apiRoutes(deps: ApiDeps): RouteDef[] {

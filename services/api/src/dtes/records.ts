@@ -1,6 +1,6 @@
 import { classify } from '@dte/status';
 import type { DteRow } from './dte-row';
-import { BASE_PATH } from '../app';
+import { BASE_PATH } from '../http/base-path';
 
 const int = (v: string | number | null) => (v === null ? null : Number(v));
 
