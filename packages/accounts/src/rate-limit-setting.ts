@@ -5,7 +5,7 @@ import { parseRut } from './organizations';
 /**
  * The operator sets an organization's own API request limit (issue 27): requests per API key and
  * per dashboard user in each RATE_LIMIT_WINDOW_SEC window (`organizations.rate_limit_max`), or
- * `null` for the api's default (RATE_LIMIT_MAX, 6 000 a minute). The api reads it with each key's
+ * `null` for the api's default (RATE_LIMIT_MAX, 20 000 a minute). The api reads it with each key's
  * lookup, so it applies to the next request; clients see it in RateLimit-Limit. Audited with the
  * operator's name and the value before.
  */

@@ -1,7 +1,7 @@
 /**
  * Operator command: sets an organization's own API request limit (requests per API key and per
  * dashboard user in each RATE_LIMIT_WINDOW_SEC window, 60 s by default), or back to the api's
- * default (RATE_LIMIT_MAX, 6 000) with --default. Audited with the operator's name.
+ * default (RATE_LIMIT_MAX, 20 000) with --default. Audited with the operator's name.
  *
  *   npm run -s set-rate-limit -w @dte/accounts -- --org <organization id | company RUT> \
  *     --operator "Ana Pérez" (--max 30000 | --default)

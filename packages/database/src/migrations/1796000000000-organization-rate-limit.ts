@@ -2,7 +2,7 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
  * An organization's own API request limit (issue 27): requests per API key (and per dashboard
- * user) in each RATE_LIMIT_WINDOW_SEC window. NULL keeps the api's default (RATE_LIMIT_MAX, 6 000
+ * user) in each RATE_LIMIT_WINDOW_SEC window. NULL keeps the api's default (RATE_LIMIT_MAX, 20 000
  * a minute: about 100 requests a second). Set by the operator (`npm run set-rate-limit -w @dte/accounts`); the
  * api reads it in the key's own lookup and shows it in RateLimit-Limit.
  */
