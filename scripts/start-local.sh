@@ -7,6 +7,7 @@
 #   scripts/start-local.sh stop          stops the services, then the stack (same as stack.sh down)
 #   scripts/start-local.sh stop-services stops only the services and the simulator
 #   scripts/start-local.sh status        the stack and every service
+#   scripts/start-local.sh deps          only the npm ci step (node_modules as package-lock.json says)
 #
 # Logs go to .stack/logs/<name>.log, pids to .stack/run/svc-<name>.pid. Local secrets (MASTER_KEY,
 # SESSION_SECRET) are generated once into .stack/local.env; variables already set in the
@@ -246,6 +247,7 @@ case "${1:-start}" in
   start) cmd_start ;;
   stop) bash "$HERE/stack.sh" down ;;
   stop-services) cmd_stop_services ;;
+  deps) ensure_node_modules ;;
   status) cmd_status ;;
   *)
     echo "usage: $0 [start|stop|stop-services|status]" >&2

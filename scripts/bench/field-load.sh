@@ -66,7 +66,10 @@ for p in "${phases[@]}"; do
   [ "$first" = 1 ] && need=$((need + n)) && first=0
 done
 export DEMO_FOLIOS="${DEMO_FOLIOS:-$((need + 100 > 10000 ? 10000 : need + 100))}"
-# the helper starts now and waits for the ready file: the cold phase begins as npm start is ready
+# node_modules first (start-local.sh would run npm ci under the helper's feet on a checkout whose
+# lock changed); then the helper starts and waits for the ready file: the cold phase begins as
+# npm start is ready
+bash scripts/start-local.sh deps >&2 || exit 1
 FIELD_READY_FILE="$(mktemp -u "${TMPDIR:-/tmp}/field-ready.XXXXXX")"
 export FIELD_READY_FILE
 helper_run &
