@@ -28,6 +28,7 @@
  * JSON `protocol`.
  */
 import { randomUUID } from 'node:crypto';
+import { santiagoInstant } from '@dte/engine';
 
 import { REAL_SII_ENDPOINTS, type SiiEnvironment } from './endpoints';
 import { SiiError } from './errors';
@@ -350,22 +351,6 @@ function chileDate(v: unknown): string | null {
   return /^\d{4}-\d{2}-\d{2}$/.test(s) ? s : null;
 }
 
-const CHILE = new Intl.DateTimeFormat('sv-SE', {
-  timeZone: 'America/Santiago',
-  year: 'numeric',
-  month: '2-digit',
-  day: '2-digit',
-  hour: '2-digit',
-  minute: '2-digit',
-  second: '2-digit',
-  hour12: false,
-});
-
-function wallAsUtc(ms: number): number {
-  const p = Object.fromEntries(CHILE.formatToParts(new Date(ms)).map((x) => [x.type, x.value]));
-  return Date.UTC(+p.year!, +p.month! - 1, +p.day!, p.hour === '24' ? 0 : +p.hour!, +p.minute!, +p.second!);
-}
-
 /** `DD/MM/YYYY HH:MM:SS` in Chile's time (the register's date-times) → ISO instant; null when absent. */
 function chileInstant(v: unknown): string | null {
   if (typeof v !== 'string' || !v.trim()) return null;
@@ -374,8 +359,5 @@ function chileInstant(v: unknown): string | null {
     const d = new Date(v);
     return Number.isNaN(d.getTime()) ? null : d.toISOString();
   }
-  const asUtc = Date.UTC(+m[3]!, +m[2]! - 1, +m[1]!, +(m[4] ?? 0), +(m[5] ?? 0), +(m[6] ?? 0));
-  let t = asUtc - (wallAsUtc(asUtc) - asUtc);
-  t = asUtc - (wallAsUtc(t) - t);
-  return new Date(t).toISOString();
+  return santiagoInstant(+m[3]!, +m[2]!, +m[1]!, +(m[4] ?? 0), +(m[5] ?? 0), +(m[6] ?? 0)).toISOString();
 }

@@ -17,6 +17,8 @@ export {
   santiagoDate,
   fechaEmisionWindow,
   santiagoDayEnd,
+  santiagoInstant,
+  santiagoWallClockAsUtc,
   acuseReciboDeadline,
   ACUSE_PLAZO_DIAS,
 } from './santiago-date';

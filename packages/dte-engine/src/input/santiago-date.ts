@@ -99,3 +99,39 @@ export const ACUSE_PLAZO_DIAS = 8;
 export function acuseReciboDeadline(receivedAt: Date): Date {
   return santiagoDayEnd(addDays(santiagoDate(receivedAt), ACUSE_PLAZO_DIAS));
 }
+
+const SANTIAGO_CLOCK = new Intl.DateTimeFormat('sv-SE', {
+  timeZone: 'America/Santiago',
+  year: 'numeric',
+  month: '2-digit',
+  day: '2-digit',
+  hour: '2-digit',
+  minute: '2-digit',
+  second: '2-digit',
+  hour12: false,
+});
+
+/** Chile's wall clock at instant `ms`, read as if it were UTC (ms): its offset is the difference. */
+export function santiagoWallClockAsUtc(ms: number): number {
+  const p = Object.fromEntries(SANTIAGO_CLOCK.formatToParts(new Date(ms)).map((x) => [x.type, x.value]));
+  return Date.UTC(+p.year!, +p.month! - 1, +p.day!, p.hour === '24' ? 0 : +p.hour!, +p.minute!, +p.second!);
+}
+
+/**
+ * The instant at which Chile's wall clock reads the given date and time (the SII writes its
+ * date-times that way). The offset is applied twice, so a time next to a daylight-saving change
+ * settles on the offset in force at that instant.
+ */
+export function santiagoInstant(
+  year: number,
+  month: number,
+  day: number,
+  hour = 0,
+  minute = 0,
+  second = 0,
+): Date {
+  const asUtc = Date.UTC(year, month - 1, day, hour, minute, second);
+  let t = asUtc - (santiagoWallClockAsUtc(asUtc) - asUtc);
+  t = asUtc - (santiagoWallClockAsUtc(t) - t);
+  return new Date(t);
+}
