@@ -26,7 +26,11 @@ describe('billing: the monthly allowance at emission (issue 32)', function () {
   let t: TestApi;
 
   before(async () => {
-    t = await startTestApi({ env: { BOLETAS_ENABLED: 'cert', BHE_ENABLED: 'true' } });
+    // API_MAX_INFLIGHT_PER_ORG=0: all 50 concurrent emissions of one organization reach the
+    // metering (the write cap's per-organization share, 48, would refuse two of them with 429)
+    t = await startTestApi({
+      env: { BOLETAS_ENABLED: 'cert', BHE_ENABLED: 'true', API_MAX_INFLIGHT_PER_ORG: '0' },
+    });
   });
   after(async () => t?.close());
 
