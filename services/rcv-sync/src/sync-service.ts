@@ -75,17 +75,24 @@ export class RcvSyncService {
       const records = msgs.flatMap((m) => (m.value ? [m.value] : []));
       const applied = await applyOwnStatuses(this.deps.db, records);
       this.stats.statuses += applied;
-      // log correlation: the request ids of the POSTs that issued the documents (Kafka headers)
-      this.deps.logger.debug(
-        {
-          records: records.length,
-          applied,
-          requestIds: Object.fromEntries(
-            msgs.flatMap((m) => (m.value ? [[m.value.dte_id, m.headers['x-request-id']]] : [])),
-          ),
-        },
-        'rcv-sync: dte-status consumed',
-      );
+      // log correlation: each record with the request id of the POST that issued its document
+      // (Kafka header), one debug line per record as every other consumer logs it; skipped
+      // whole when debug is off, so the batch's single statement stays the only per-record cost
+      if (this.deps.logger.isLevelEnabled('debug')) {
+        for (const m of msgs) {
+          if (!m.value) continue;
+          this.deps.logger.debug(
+            {
+              dteId: m.value.dte_id,
+              requestId: m.headers['x-request-id'],
+              siiStatus: m.value.sii_status,
+              records: records.length,
+              applied,
+            },
+            'rcv-sync: dte-status consumed',
+          );
+        }
+      }
     });
     this.consumers = [commands, status];
     this.timer = setInterval(() => {
