@@ -5,7 +5,7 @@
  * rows, one transaction). Round 1 inserts; later rounds are the idempotent re-sync of an open
  * period (same answer, same rows).
  *
- *   set -a; . /work/main/.stack/endpoints.env; set +a     # or any DATABASE_URL
+ *   set -a; . .stack/endpoints.env; set +a     # or any DATABASE_URL
  *   BENCH_DOCS=2000 BENCH_ROUNDS=3 npx tsx services/rcv-sync/bench/sync.bench.ts
  */
 import os from 'node:os';
