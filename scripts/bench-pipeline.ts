@@ -21,7 +21,7 @@
  * BENCH_REPLICAS (e.g. signer=2,sii-uploader=2: processes of a worker in one consumer group; the
  * api stays one), BENCH_API_PIPELINE inline | separate (inline, as npm start and the Helm chart run
  * it: ARCHITECTURE.md "Where the relay and the projector run"): separate puts the api's outbox
- * relay and dte-status projector in a process of their own (services/api/src/projector/main.ts,
+ * relay and dte-status projector in a process of their own (services/api/src/pipeline-main.ts,
  * the HTTP api with API_PIPELINE=off), so their CPU is told apart from the HTTP path's.
  * BENCH_IDLE_S (10): seconds of the warm, idle pipeline measured before the window; each
  * process's idle CPU per second times the window is subtracted in the "net of idle" column.
@@ -242,7 +242,7 @@ async function main(): Promise<void> {
     API_PIPELINE === 'separate'
       ? new ServiceProcess(
           'api-pipeline',
-          ['--import', 'tsx', 'services/api/src/projector/main.ts'],
+          ['--import', 'tsx', 'services/api/src/pipeline-main.ts'],
           { ...p.env, API_PIPELINE: 'on' },
           path.join(p.logDir, 'api-pipeline.log'),
           /api pipeline running/,

@@ -1,5 +1,5 @@
 /**
- * The cost of the backpressure check of POST /dtes (services/api/src/dtes/backlog-gate.ts): the
+ * The cost of the backpressure check of POST /dtes (packages/emission/src/backlog-gate.ts): the
  * bounded count of the company's unsent documents over the partial index dtes_unsent_idx, timed
  * at several backlog sizes (documents queued without a track id, copies of one real document
  * inserted by SQL) on a fresh schema of the local stack, with EXPLAIN's plan and buffers.
@@ -9,7 +9,7 @@
 import { loadavg } from 'node:os';
 import { startTestApi } from '../../services/api/test/support/test-api';
 import { body, emit, orgWithCafs } from '../../services/api/test/dtes-fixtures';
-import { countUnsent } from '../../services/api/src/dtes/backlog-gate';
+import { countUnsent } from '@dte/emission';
 import { runMain } from './run-main';
 
 const BACKLOGS = (process.env.BACKLOGS ?? '0,100,1000,10000').split(',').map(Number);

@@ -1,5 +1,5 @@
 /**
- * CPU of the dte-status projector alone (services/api/src/projector/projector.ts
+ * CPU of the dte-status projector alone (packages/pipeline/src/projector/projector.ts
  * applyStatusRecords): DOCS documents are issued through the in-process test api (a fresh schema
  * of the local stack, no pipeline), then each gets the four records the workers publish for it
  * (signed, sending with the track id, REC, EPR), applied in batches of BATCH records, phase by
@@ -13,8 +13,8 @@ import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import { startTestApi } from '../../services/api/test/support/test-api';
 import { body, emit, orgWithCafs } from '../../services/api/test/dtes-fixtures';
-import { applyStatusRecords } from '../../services/api/src/projector/projector';
-import type { DteStatusRecord } from '../../services/api/src/dtes/status-record';
+import { applyStatusRecords } from '@dte/pipeline';
+import type { DteStatusRecord } from '@dte/pipeline';
 import { ownBackends } from './process-cpu';
 import { runMain } from './run-main';
 

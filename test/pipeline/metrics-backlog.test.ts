@@ -11,7 +11,7 @@ import { expect } from 'chai';
 import { PIPELINE_TOPICS, pipelineTopicSpecs } from '@dte/messaging';
 import { startHealthServer, type HealthServer } from '@dte/service-runtime';
 
-import { reportOutboxMetrics } from '../../services/api/src/outbox/metrics';
+import { reportOutboxMetrics } from '@dte/pipeline';
 import { migratedDatabase, testMessaging, type MigratedDatabase, type TestMessaging } from '../support/env';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -5,7 +5,7 @@
  *     (`node --import tsx services/<svc>/src/main.ts`, one process each, so SIGKILL hits the
  *     service itself and not a launcher), on a PostgreSQL schema of their own, a topic prefix of
  *     their own and a Redis token-cache prefix of their own; the api runs the outbox relay and the
- *     dte-status projector in its process (services/api/src/projector/pipeline.ts);
+ *     dte-status projector in its process (packages/pipeline/src/projector/pipeline.ts);
  *   - the SII simulator runs as a child process too (its CPU is not the client's);
  *   - optionally services/rcv-sync (`withRcvSync`) and services/webhooks (`withWebhooks`) as child
  *     processes too, started after the api (which runs the migrations they read);

@@ -1,4 +1,4 @@
-import type { Page } from './pages';
+import type { Page } from './page';
 
 /**
  * "Agentes": the MCP agents connected over OAuth (who connected them, to which company and

@@ -1,7 +1,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Middleware } from 'koa';
-import { PAGES, renderPage, type Page } from './pages';
+import type { Page } from './page';
+import { PAGES, renderPage } from './pages';
 
 /**
  * @dte/dashboard: the web UI, served by the api under /dashboard (see README.md). Pages are

@@ -16,16 +16,8 @@ import {
  * static/pages/ registered under the same path.
  */
 import { AGENTS_PAGE } from './agents-page';
+import type { Page } from './page';
 import { PLAN_PAGE } from './plan-page';
-
-export interface Page {
-  /** path under /dashboard */
-  path: string;
-  title: string;
-  /** shown in the navigation (absent: not in the navigation) */
-  nav?: string;
-  body: string;
-}
 
 const field = (id: string, label: string, input: string, help = '') =>
   `<div class="field"><label for="${id}">${label}</label>${input}${help ? `<small id="${id}-ayuda">${help}</small>` : ''}<span class="field-error" id="${id}-error" aria-live="polite"></span></div>`;

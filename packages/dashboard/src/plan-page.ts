@@ -1,4 +1,4 @@
-import type { Page } from './pages';
+import type { Page } from './page';
 
 /**
  * "Plan y consumo" (issue 32): the organization's plan, this month's documents against the

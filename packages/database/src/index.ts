@@ -12,3 +12,5 @@ export * from './returning';
 export { DTES_IDEMPOTENCY_KEY_CONSTRAINT } from './sql-error-logger';
 export * from './prepared';
 export * from './simple-query';
+export * from './pg-errors';
+export * from './infra-errors';

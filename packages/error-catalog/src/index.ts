@@ -1,2 +1,3 @@
 export * from './service-error';
 export * from './catalog';
+export * from './api-error';

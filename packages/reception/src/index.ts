@@ -18,3 +18,7 @@ export * from './sii-time';
 export * from './intercambio-thread';
 export * from './exchange-replies';
 export * from './exchange-store';
+export * from './deps';
+export * from './inbox-query';
+export * from './rcv-requests';
+export * from './register-eventos';

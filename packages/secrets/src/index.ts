@@ -8,3 +8,4 @@ export * from './aad';
 export * from './credentials';
 export * from './stored-credentials';
 export * from './reseal';
+export * from './kms-errors';

@@ -4,9 +4,8 @@
  * `client.session(credential)`. Configuration from the environment: `siiClientEnvSpec`,
  * `siiClientOptions`, `siiClientOptionsFromEnv`; a SII worker's other variables: `siiWorkerEnvSpec`.
  */
-export { SiiClient } from './client';
+export { SiiClient, SiiSession } from './client';
 export type { GetTokenOptions, SendEnvioInput, SiiClientOptions, WithTokenOptions } from './client';
-export { SiiSession } from './session';
 export { DEFAULT_TOKEN_TTL_SECONDS, InMemoryTokenCache, tokenCacheKey } from './auth';
 export { RedisTokenCache } from './redis-token-cache';
 export type { SeedSigner, TokenCache } from './auth';

@@ -10,7 +10,7 @@ import { parseArgs } from 'node:util';
 import { createDataSource } from '@dte/database';
 import type { DataSource } from 'typeorm';
 import { migratedDatabase, testStack } from '../../../test/support/env';
-import { allocateFolioNow } from '../src/caf/folio-allocator';
+import { allocateFolioNow } from '@dte/folios';
 import { seedOrganization } from '../src/seed';
 
 async function main(): Promise<void> {

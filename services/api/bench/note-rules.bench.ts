@@ -11,8 +11,8 @@
  */
 import { parseArgs } from 'node:util';
 import { validateEmission } from '@dte/engine';
-import { enforceReferenceRules } from '../src/dtes/note-rules';
-import { dteTotales } from '../src/dtes/totales';
+import { enforceReferenceRules } from '@dte/emission';
+import { dteTotales } from '@dte/emission';
 import { startTestApi } from '../test/support/test-api';
 import { body, emit, orgWithCafs } from '../test/dtes-fixtures';
 

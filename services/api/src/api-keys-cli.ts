@@ -9,7 +9,7 @@
  */
 import { parseArgs } from 'node:util';
 import { createApiKey, listApiKeys, revokeApiKey } from './api-keys';
-import { isScope, type Scope } from './auth/scopes';
+import { isScope, type Scope } from '@dte/tenancy';
 import { openApiDatabase } from './db/data-source';
 
 async function cli(): Promise<void> {

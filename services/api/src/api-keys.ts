@@ -1,6 +1,6 @@
 import type { DataSource } from 'typeorm';
 import { generateApiKey } from './auth/api-key-format';
-import type { Scope, SiiEnv } from './auth/scopes';
+import type { Scope, SiiEnv } from '@dte/tenancy';
 
 export interface ApiKeyInfo {
   id: string;

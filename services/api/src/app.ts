@@ -36,7 +36,7 @@ import { agentsGatewayFor } from './agents/gateway';
 import { boletaRoutes } from './routes/boletas';
 import { bheRoutes } from './routes/bhe';
 import { billingRoutes } from './routes/billing';
-import { BASE_PATH } from './http/base-path';
+import { BASE_PATH } from '@dte/http-contract';
 
 export { BASE_PATH };
 

@@ -1,9 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { ConfigError, parse, readConfig } from '@dte/service-runtime';
-import { parseFeatureFlag, type FeatureFlag } from './boletas/flags';
+import { parseFeatureFlag, type FeatureFlag } from '@dte/boletas';
 
-import { loadSiiCafKeys, type SiiCafKeys } from './caf/sii-caf-keys';
+import { loadSiiCafKeys, type SiiCafKeys } from '@dte/folios';
+import { isBcchUrl } from '@dte/emission';
 
 export interface Config {
   port: number;
@@ -329,9 +330,4 @@ function parseTrustedProxies(raw: string): string[] {
       throw new Error(`bad entry ${JSON.stringify(item)}: expected an IP address or CIDR block`);
   }
   return list;
-}
-
-/** The Banco Central de Chile's statistics API (GetSeries), as opposed to a /tipo-cambio source. */
-export function isBcchUrl(u: string): boolean {
-  return /\/SieteRestWS\.ashx$/i.test(new URL(u).pathname);
 }

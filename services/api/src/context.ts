@@ -1,41 +1,16 @@
 import type { Logger } from '@dte/service-runtime';
 import type Router from '@koa/router';
 import type { Redis } from 'ioredis';
-import type { Context } from 'koa';
+import type { Context, Middleware } from 'koa';
 import type { DataSource } from 'typeorm';
 import type { Config } from './config';
-import type { KeyWrapper } from './crypto/envelope';
-import type { FolioGrantClient } from './caf/folio-grant-client';
-import type { CafDocumentsProbe } from './caf/documents-probe';
-import type { Scope, SiiEnv } from './auth/scopes';
+import type { KeyWrapper } from '@dte/secrets';
+import type { FolioGrantClient } from '@dte/folios';
+import type { CafDocumentsProbe } from '@dte/folios';
+import type { Scope } from '@dte/tenancy';
 
-export type MemberRole = 'owner' | 'admin' | 'member';
-
-/** Who is calling: an API key of a company, or a dashboard user inside an organization. */
-export interface Principal {
-  kind: 'api_key' | 'session' | 'oauth';
-  organizationId: string;
-  /** the API key's company; null for a session (which acts for the whole organization) */
-  companyId: string | null;
-  environment: SiiEnv;
-  /** API key scopes; null for a session (sessions are checked by role) */
-  scopes: ReadonlySet<Scope> | null;
-  role: MemberRole | null;
-  /** api key id, user id or MCP connection id (`mcp:<id>`), the rate-limit bucket */
-  actorId: string;
-  /** the session's user and session id (sessions only) */
-  userId?: string;
-  sessionId?: string;
-  /** what the route's `preload` read in the API key's own lookup (API keys only) */
-  preloaded?: { value: unknown };
-  /** the organization's own request limit per window (organizations.rate_limit_max); null: the default */
-  rateLimitMax?: number | null;
-}
-
-/** A read a route wants done in the API key's lookup: a JSON column over the api_keys row `k`. */
-export interface PrincipalPreload {
-  sql: string;
-}
+export type { MemberRole, Principal, PrincipalPreload } from '@dte/tenancy';
+import type { MemberRole, PrincipalPreload } from '@dte/tenancy';
 
 /** Everything the api needs from outside, so a test builds the app with real or local parts. */
 export interface ApiDeps {
@@ -51,7 +26,7 @@ export interface ApiDeps {
    * Where the emission routes (/dtes, issue 6) attach: called with the /api/v1 router after the
    * api-core routes, and given the building blocks (authentication, scopes, body parsing).
    */
-  mountExtraRoutes?: (router: Router, kit: import('./routes/route-kit').RouteKit) => void;
+  mountExtraRoutes?: (router: Router, kit: RouteKit) => void;
   /** the SII situation of a RUT (default: the SII simulator's taxpayer register at SII_BASE_URL) */
   situacion?: import('@dte/accounts').SituacionSource;
   /** more /readyz checks, read at each request (main.ts adds the pipeline's Kafka check) */
@@ -113,4 +88,11 @@ export interface RouteDef {
   /** catalog codes this route answers besides the common ones */
   errors: string[];
   handler: (ctx: Context) => Promise<void>;
+}
+
+/** The building blocks of a route, shared with routes mounted by other parts (the /dtes routes). */
+export interface RouteKit {
+  /** middleware chain for a route definition: auth, rate limit, CSRF, scope/role, write cap, JSON body */
+  chain(def: Pick<RouteDef, 'auth' | 'scope' | 'roles' | 'body' | 'preload'>): Middleware[];
+  now(): Date;
 }

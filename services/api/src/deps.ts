@@ -4,9 +4,9 @@ import { Redis } from 'ioredis';
 import type { DataSource } from 'typeorm';
 import type { Config } from './config';
 import type { ApiDeps } from './context';
-import { localKeyWrapper } from './crypto/envelope';
-import { SqlCafDocumentsProbe } from './caf/documents-probe';
-import { SiiFolioGrantClient } from './caf/sii-folio-grant-client';
+import { localKeyWrapper } from '@dte/secrets';
+import { SqlCafDocumentsProbe } from '@dte/folios';
+import { SiiFolioGrantClient } from '@dte/folios';
 
 /** The production wiring of ApiDeps from configuration and an initialized DataSource. */
 export function productionDeps(

@@ -4,9 +4,9 @@ import { isProduction, loadConfig, riskyDefaults } from './config';
 import { openApiDatabase, warmApiPool } from './db/data-source';
 import { productionDeps } from './deps';
 import { startApi } from './app';
-import { startAutoStamping } from './caf/auto-stamping-loop';
-import { startApiPipeline } from './projector/pipeline';
-import { startReceptorDelivery } from './dtes/receptor-delivery';
+import { startAutoStamping } from '@dte/folios';
+import { startApiPipeline } from '@dte/pipeline';
+import { startReceptorDelivery } from '@dte/emission';
 import { reportBillingMetrics, startBillingNotices } from './routes/billing';
 
 async function main(): Promise<void> {

@@ -1,8 +1,8 @@
 import { catalogEntry } from '@dte/error-catalog';
 import type { RouteDef } from './context';
-import { loadHttpSchema, type JsonSchema } from './http/validate';
+import { loadHttpSchema, type JsonSchema } from '@dte/http-contract';
 import { responseLinks } from './openapi-links';
-import { MAX_IDEMPOTENCY_KEY_LENGTH } from './dtes/idempotency';
+import { MAX_IDEMPOTENCY_KEY_LENGTH } from '@dte/emission';
 
 const SCHEMA_SUFFIX = '.schema.json';
 

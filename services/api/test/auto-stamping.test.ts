@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { runAutoStamping } from '../src/caf/auto-stamping';
-import { allocateFolioNow } from '../src/caf/folio-allocator';
+import { runAutoStamping } from '@dte/folios';
+import { allocateFolioNow } from '@dte/folios';
 import { call, newRut, startTestApi, uploadCert, type TestApi } from './support/test-api';
 
 describe('automatic stamping (production, SII simulator in-process)', function () {

@@ -5,7 +5,7 @@
  * api process never admits past the bound). No pipeline runs here: issued documents stay queued.
  */
 import { expect } from 'chai';
-import { BacklogGate, countUnsent } from '../src/dtes/backlog-gate';
+import { BacklogGate, countUnsent } from '@dte/emission';
 import { isServiceError } from '@dte/error-catalog';
 import { startTestApi, type TestApi } from './support/test-api';
 import { body, emit, orgWithCafs, type DteOrg } from './dtes-fixtures';

@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 
 import { loadConfig } from '../src/config';
-import { lastObservationOnOrBefore } from '../src/dtes/bcch-exchange-rate';
+import { lastObservationOnOrBefore } from '@dte/emission';
 import { body, emit, nextFolio, orgWithCafs, today, type DteOrg } from './dtes-fixtures';
 import { startTestApi, type TestApi } from './support/test-api';
 

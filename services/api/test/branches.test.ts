@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { currentBranch } from '../src/routes/branches';
-import { ApiError } from '../src/http/api-error';
+import { currentBranch } from '@dte/tenancy';
+import { ApiError } from '@dte/error-catalog';
 import { call, startTestApi, type TestApi } from './support/test-api';
 
 describe('companies and branches', function () {

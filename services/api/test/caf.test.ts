@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createTestCaf, type SiiKey } from '@dte/engine';
-import { LocalKeyWrapper } from '../src/crypto/envelope';
+import { LocalKeyWrapper } from '@dte/secrets';
 import {
   cafForm,
   call,

@@ -4,8 +4,8 @@ import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type Router from '@koa/router';
-import { LocalKeyWrapper } from '../src/crypto/envelope';
-import { resolveSigningCertificate } from '../src/certificates/certificates';
+import { LocalKeyWrapper } from '@dte/secrets';
+import { resolveSigningCertificate } from '@dte/certificates';
 import { principalOf } from '../src/routes/route-kit';
 import { call, newRut, p12Form, startTestApi, testP12, uploadCert, type TestApi } from './support/test-api';
 

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { createDataSource } from '@dte/database';
 import { createTestCaf, santiagoDate } from '@dte/engine';
 import { testStack } from '../../../test/support/env';
-import { validateBody } from '../src/http/validate';
+import { validateBody } from '@dte/http-contract';
 import type { SeedInput } from '../src/seed';
 import { cafForm, call, newRut, uploadCert, type Answer, type TestApi } from './support/test-api';
 

@@ -10,7 +10,7 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { santiagoDate } from '@dte/engine';
-import { addMonths, endOfNextMonth } from '../src/dtes/note-rules';
+import { addMonths, endOfNextMonth } from '@dte/emission';
 import { call, startTestApi, type Answer, type TestApi } from './support/test-api';
 import { body, emit, expectSchema, nextFolio, orgWithCafs, today, type DteOrg } from './dtes-fixtures';
 

@@ -13,7 +13,7 @@ import { createDataSource } from '@dte/database';
 import { createTestCaf, santiagoDate } from '@dte/engine';
 import type { DataSource } from 'typeorm';
 import { testStack } from '../../../test/support/env';
-import { writeManyWithFolios, type NewDocument } from '../src/dtes/folio-write';
+import { writeManyWithFolios, type NewDocument } from '@dte/emission';
 import { call, cafForm, type Answer, type TestApi, startTestApi } from './support/test-api';
 import { body, emit, holdCompanyFolios, nextFolio, orgWithCafs, type DteOrg } from './dtes-fixtures';
 

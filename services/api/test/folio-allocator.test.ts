@@ -3,8 +3,8 @@ import { randomBytes } from 'node:crypto';
 import { createDataSource } from '@dte/database';
 import type { DataSource } from 'typeorm';
 import { migratedDatabase, testStack, type MigratedDatabase } from '../../../test/support/env';
-import { allocateFolio, allocateFolioNow, type FolioKey } from '../src/caf/folio-allocator';
-import { ApiError } from '../src/http/api-error';
+import { allocateFolio, allocateFolioNow, type FolioKey } from '@dte/folios';
+import { ApiError } from '@dte/error-catalog';
 import { seedOrganization } from '../src/seed';
 import { newRut } from './support/test-api';
 

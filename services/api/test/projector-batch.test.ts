@@ -5,8 +5,8 @@
  */
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
-import { applyStatusRecord, applyStatusRecords } from '../src/projector/projector';
-import type { DteStatusRecord } from '../src/dtes/status-record';
+import { applyStatusRecord, applyStatusRecords } from '@dte/pipeline';
+import type { DteStatusRecord } from '@dte/pipeline';
 import { startTestApi, type TestApi } from './support/test-api';
 import { body, emit, orgWithCafs, type DteOrg } from './dtes-fixtures';
 

@@ -11,8 +11,8 @@ import { statusAppliedFrom } from '@dte/database';
 import { StoredCredentials } from '@dte/secrets';
 import { OpenedCafs } from '../src/opened-cafs';
 import { signCommands, type EmitDteCommand } from '../src/signer';
-import { applyStatusRecords } from '../../api/src/projector/projector';
-import type { DteStatusRecord } from '../../api/src/dtes/status-record';
+import { applyStatusRecords } from '@dte/pipeline';
+import type { DteStatusRecord } from '@dte/pipeline';
 import { startTestApi, type TestApi } from '../../api/test/support/test-api';
 import { body, emit, orgWithCafs, type DteOrg } from '../../api/test/dtes-fixtures';
 

@@ -2,7 +2,7 @@ import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn } from 'typeor
 
 /**
  * A signing certificate (.p12) of an organization. The file and its password are sealed with
- * envelope encryption (see services/api/src/crypto/envelope.ts for the format); only metadata
+ * envelope encryption (see packages/secrets/src/envelope.ts for the format); only metadata
  * is in clear. Deletion is soft (`deleted_at`).
  */
 @Entity({ name: 'certificates' })

@@ -1,7 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * The note rules (services/api/src/dtes/note-rules.ts) look for our documents that reference a
+ * The note rules (packages/emission/src/note-rules.ts) look for our documents that reference a
  * given document (previous notes, invoices of a guía) by containment on the stored body's
  * `references`; this GIN index answers that without reading every document of the company.
  */

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { SiiEnv } from './scopes';
+import type { SiiEnv } from '@dte/tenancy';
 
 /**
  * API key format: `sk_<env>_<secret>` where env is `cert` or `prod` and secret is 32 random

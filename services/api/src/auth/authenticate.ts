@@ -1,11 +1,17 @@
 import type { Context } from 'koa';
 import { queryPrepared } from '@dte/database';
 import type { DataSource } from 'typeorm';
-import { ApiError } from '../http/api-error';
-import type { MemberRole, Principal, PrincipalPreload } from '../context';
+import { ApiError } from '@dte/error-catalog';
 import { apiKeyPrefix, hashApiKey, parseApiKey } from './api-key-format';
 import type { PresentedKey } from './rate-limit';
-import { isScope, type Scope, type SiiEnv } from './scopes';
+import {
+  isScope,
+  type MemberRole,
+  type Principal,
+  type PrincipalPreload,
+  type Scope,
+  type SiiEnv,
+} from '@dte/tenancy';
 import type { SessionStore } from '@dte/accounts';
 
 interface KeyRow {

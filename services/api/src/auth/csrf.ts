@@ -1,5 +1,5 @@
 import type { Context } from 'koa';
-import { ApiError } from '../http/api-error';
+import { ApiError } from '@dte/error-catalog';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 

@@ -1,6 +1,6 @@
 import type { Context } from 'koa';
 import type { Redis } from 'ioredis';
-import { ApiError } from '../http/api-error';
+import { ApiError } from '@dte/error-catalog';
 
 /**
  * Sliding-window rate limit in Redis, shared by every api replica: one counter per actor (API

@@ -1,6 +1,6 @@
 import { classify } from '@dte/status';
 import type { DataSource } from 'typeorm';
-import { DTE_COLUMNS, type DteRow } from './dte-row';
+import { DTE_COLUMNS, type DteRow } from '@dte/emission';
 import type { StatusWakeups } from './status-wakeups';
 
 /** Longest `Prefer: wait=N` honoured (seconds); larger values are clamped to it. */

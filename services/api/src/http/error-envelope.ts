@@ -1,8 +1,8 @@
 import { catalogEntry, docsUrl, isServiceError, type ValidationIssue } from '@dte/error-catalog';
 import type { Context, Middleware } from 'koa';
 import type { Logger } from '@dte/service-runtime';
-import { ApiError } from './api-error';
-import { databaseError } from '../db/infra-errors';
+import { ApiError } from '@dte/error-catalog';
+import { databaseError } from '@dte/database';
 
 /** The error body of the spec (Resources > Error envelope), field for field. */
 export interface ErrorEnvelope {

@@ -1,6 +1,6 @@
 import { metrics } from '@dte/service-runtime';
 import type { Config } from '../config';
-import { ApiError } from './api-error';
+import { ApiError } from '@dte/error-catalog';
 
 /** Methods that only read: never counted, never refused here. */
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);

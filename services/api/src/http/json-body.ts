@@ -1,5 +1,5 @@
 import type { Context } from 'koa';
-import { ApiError } from './api-error';
+import { ApiError } from '@dte/error-catalog';
 
 export const MAX_JSON_BYTES = 1024 * 1024;
 

@@ -1,6 +1,6 @@
 import Busboy from 'busboy';
 import type { Context } from 'koa';
-import { ApiError } from './api-error';
+import { ApiError } from '@dte/error-catalog';
 
 export interface UploadedFile {
   filename: string;

@@ -21,7 +21,7 @@ import nodemailer from 'nodemailer';
 import type { ApiDeps, RouteDef } from '../context';
 import { checkSessionCsrf } from '../auth/csrf';
 import { accountStores, setSessionCookie } from '../auth/session';
-import { ApiError } from '../http/api-error';
+import { ApiError } from '@dte/error-catalog';
 import { principalOf } from './route-kit';
 
 export function accountRecoveryRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {

@@ -3,7 +3,7 @@ import type { Context } from 'koa';
 import type { ApiDeps, RouteDef } from '../context';
 import { checkSessionCsrf } from '../auth/csrf';
 import { accountStores, clearSessionCookie, readSessionCookie, setSessionCookie } from '../auth/session';
-import { ApiError } from '../http/api-error';
+import { ApiError } from '@dte/error-catalog';
 import { principalOf } from './route-kit';
 
 interface Credentials {

@@ -3,9 +3,9 @@ import type { DataSource } from 'typeorm';
 import type { ApiDeps, RouteDef } from '../context';
 import { generateApiKey } from '../auth/api-key-format';
 import { rememberValidKey } from '../auth/rate-limit';
-import type { Scope, SiiEnv } from '../auth/scopes';
-import { ApiError } from '../http/api-error';
-import { isUuid } from '../db/pg-errors';
+import type { Scope, SiiEnv } from '@dte/tenancy';
+import { ApiError } from '@dte/error-catalog';
+import { isUuid } from '@dte/database';
 import { principalOf } from './route-kit';
 
 const OWNER_ADMIN: ('owner' | 'admin')[] = ['owner', 'admin'];

@@ -1,5 +1,5 @@
 import { SiiClient, simulatorEndpoints } from '@dte/sii-client';
-import { annulBhe, getBhe, issueBhe, listBhe, type BheBody, type BheDeps } from '../bhe/bhe';
+import { annulBhe, getBhe, issueBhe, listBhe, type BheBody, type BheDeps } from '@dte/bhe';
 import type { ApiDeps, Principal, RouteDef } from '../context';
 import { flagged } from './boletas';
 import { principalOf } from './route-kit';

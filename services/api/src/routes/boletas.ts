@@ -1,16 +1,16 @@
-import { backlogGateFor } from '../dtes/backlog-gate';
+import { backlogGateFor } from '@dte/emission';
 import type { BoletaInput } from '@dte/engine';
 import type { Context } from 'koa';
 import { xmlMediaType } from '@dte/engine';
-import { batchStatus, submitBatch } from '../boletas/batch';
-import { emitBoleta } from '../boletas/emission';
-import type { FeatureFlag } from '../boletas/flags';
-import { boletaPdf, boletaXml, getBoletaDetail, listBoletas } from '../boletas/reads';
+import { batchStatus, submitBatch } from '@dte/boletas';
+import { emitBoleta } from '@dte/boletas';
+import type { FeatureFlag } from '@dte/boletas';
+import { boletaPdf, boletaXml, getBoletaDetail, listBoletas } from '@dte/boletas';
 import type { PrintLayout } from '@dte/printed-form';
-import { boletaResponse } from '../boletas/records';
+import { boletaResponse } from '@dte/boletas';
 import type { ApiDeps, Principal, RouteDef } from '../context';
-import { ApiError } from '../http/api-error';
-import { COMPANY_WITH_CERTIFICATES_PRELOAD } from '../dtes/company-profile';
+import { ApiError } from '@dte/error-catalog';
+import { COMPANY_WITH_CERTIFICATES_PRELOAD } from '@dte/emission';
 import { principalOf } from './route-kit';
 
 const scopeOf = (p: Principal) => ({

@@ -1,8 +1,8 @@
 import { audit } from '@dte/accounts';
 import type { ApiDeps, RouteDef } from '../context';
-import { ApiError } from '../http/api-error';
-import { isUuid, returnedRows } from '../db/pg-errors';
-import { normalizeRut } from '../rut';
+import { ApiError } from '@dte/error-catalog';
+import { isUuid, returnedRows } from '@dte/database';
+import { normalizeRut } from '@dte/tenancy';
 import { principalOf } from './route-kit';
 
 interface CounterpartRow {

@@ -1,7 +1,7 @@
 import { audit } from '@dte/accounts';
 import type { Context } from 'koa';
 import type { ApiDeps, RouteDef } from '../context';
-import { ApiError } from '../http/api-error';
+import { ApiError } from '@dte/error-catalog';
 import { parseMultipart } from '../http/multipart';
 import {
   activateCertificate,
@@ -9,7 +9,7 @@ import {
   deleteCertificate,
   listCertificates,
   uploadCertificate,
-} from '../certificates/certificates';
+} from '@dte/certificates';
 import { principalOf } from './route-kit';
 
 const OWNER_ADMIN = ['owner', 'admin'] as const;

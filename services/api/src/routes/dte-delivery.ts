@@ -1,6 +1,6 @@
 import type { ApiDeps, Principal, RouteDef } from '../context';
-import type { DteScope } from '../dtes/dte-row';
-import { receptorDelivery, resendBodyOf, resendDelivery } from '../dtes/receptor-delivery';
+import type { DteScope } from '@dte/emission';
+import { receptorDelivery, resendBodyOf, resendDelivery } from '@dte/emission';
 import { parseJsonBody } from '../http/json-body';
 import { principalOf } from './route-kit';
 

@@ -1,9 +1,9 @@
 import type { ApiDeps, Principal, RouteDef } from '../context';
-import { backlogGateFor } from '../dtes/backlog-gate';
-import { deriveDte, type DeriveBody } from '../dtes/derive';
-import { HttpExchangeRateSource, UnconfiguredExchangeRateSource } from '../dtes/exchange-rate';
-import { emissionResponse } from '../dtes/records';
-import { dteTotales, parsePeriodo } from '../dtes/totales';
+import { backlogGateFor } from '@dte/emission';
+import { deriveDte, type DeriveBody } from '@dte/emission';
+import { HttpExchangeRateSource, UnconfiguredExchangeRateSource } from '@dte/emission';
+import { emissionResponse } from '@dte/emission';
+import { dteTotales, parsePeriodo } from '@dte/emission';
 import { principalOf } from './route-kit';
 
 const scopeOf = (p: Principal) => ({

@@ -1,7 +1,7 @@
 import type { Context } from 'koa';
 import type { ApiDeps, Principal, RouteDef } from '../context';
-import type { DteScope } from '../dtes/dte-row';
-import { HttpExchangeRateSource, UnconfiguredExchangeRateSource } from '../dtes/exchange-rate';
+import type { DteScope } from '@dte/emission';
+import { HttpExchangeRateSource, UnconfiguredExchangeRateSource } from '@dte/emission';
 import {
   dtePdf,
   muestrasZip,
@@ -11,7 +11,7 @@ import {
   PREVIEW_TIPOS,
   previewDte,
   sendMuestras,
-} from '../dtes/printed-forms';
+} from '@dte/emission';
 import { principalOf } from './route-kit';
 
 const scopeOf = (p: Principal): DteScope => ({

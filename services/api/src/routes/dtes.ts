@@ -1,17 +1,17 @@
 import { xmlMediaType } from '@dte/engine';
 import type { Context } from 'koa';
 import type { ApiDeps, Principal, RouteDef } from '../context';
-import type { DteScope } from '../dtes/dte-row';
-import { backlogGateFor } from '../dtes/backlog-gate';
-import { emitDte } from '../dtes/emission';
-import { COMPANY_WITH_CERTIFICATES_PRELOAD } from '../dtes/company-profile';
-import { exchangeRateSourceFor } from '../dtes/bcch-exchange-rate';
-import { listDtes, LIST_SORTS, parseListQuery, RECEPTOR_ESTADOS } from '../dtes/list';
+import type { DteScope } from '@dte/emission';
+import { backlogGateFor } from '@dte/emission';
+import { emitDte } from '@dte/emission';
+import { COMPANY_WITH_CERTIFICATES_PRELOAD } from '@dte/emission';
+import { exchangeRateSourceFor } from '@dte/emission';
+import { listDtes, LIST_SORTS, parseListQuery, RECEPTOR_ESTADOS } from '@dte/emission';
 import { parsePreferWait, waitForSii, WaitSlots } from '../dtes/prefer-wait';
 import { StatusWakeups } from '../dtes/status-wakeups';
-import { detailRecord, emissionResponse } from '../dtes/records';
-import { dteEvents, getDteOr404, signedXml } from '../dtes/reads';
-import { refreshStatus } from '../dtes/refresh-status';
+import { detailRecord, emissionResponse } from '@dte/emission';
+import { dteEvents, getDteOr404, signedXml } from '@dte/emission';
+import { refreshStatus } from '@dte/emission';
 import { principalOf } from './route-kit';
 
 const scopeOf = (p: Principal): DteScope => ({

@@ -1,9 +1,9 @@
 import type { Context } from 'koa';
-import { readMcpAudit } from '../agents/audit';
-import { listConnections, revokeConnection } from '../agents/connections';
+import { readMcpAudit } from '@dte/agents';
+import { listConnections, revokeConnection } from '@dte/agents';
 import type { ApiDeps, RouteDef } from '../context';
-import { isUuid } from '../db/pg-errors';
-import { ApiError } from '../http/api-error';
+import { isUuid } from '@dte/database';
+import { ApiError } from '@dte/error-catalog';
 import { principalOf } from './route-kit';
 
 const seesAll = (ctx: Context) => {

@@ -16,9 +16,9 @@ import {
 import { isServiceError } from '@dte/error-catalog';
 import type { ApiDeps, RouteDef } from '../context';
 import { accountStores } from '../auth/session';
-import { ApiError } from '../http/api-error';
-import { isUuid } from '../db/pg-errors';
-import { siiClientOf } from '../recepcion/eventos';
+import { ApiError } from '@dte/error-catalog';
+import { isUuid } from '@dte/database';
+import { siiClientOf } from '@dte/reception';
 import { principalOf } from './route-kit';
 
 const memberId = (raw: string): string => {

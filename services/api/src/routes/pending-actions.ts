@@ -6,9 +6,9 @@ import {
   listPendingActions,
   pendingRecord,
   type PendingStatus,
-} from '../agents/pending-actions';
+} from '@dte/agents';
 import type { ApiDeps, Principal, RouteDef } from '../context';
-import { ApiError } from '../http/api-error';
+import { ApiError } from '@dte/error-catalog';
 import { principalOf } from './route-kit';
 
 const STATUSES: PendingStatus[] = ['pending', 'approved', 'rejected', 'failed'];

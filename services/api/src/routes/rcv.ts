@@ -12,7 +12,7 @@
  */
 import { checkPeriodo } from '@dte/reception';
 import type { ApiDeps, RouteDef } from '../context';
-import { rcvPeriodOf, requestRcvSync } from '../recepcion/rcv';
+import { rcvPeriodOf, requestRcvSync } from '@dte/reception';
 import { principalOf } from './route-kit';
 
 export function rcvRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {

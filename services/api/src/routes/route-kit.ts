@@ -1,5 +1,5 @@
 import type { Context, Middleware } from 'koa';
-import type { ApiDeps, Principal, RouteDef } from '../context';
+import type { ApiDeps, Principal, RouteKit } from '../context';
 import { authenticate, authorize, presentedKey } from '../auth/authenticate';
 import { checkSessionCsrf } from '../auth/csrf';
 import { accountStores, readSessionCookie } from '../auth/session';
@@ -10,20 +10,13 @@ import {
   recordKeyFailure,
   rememberValidKey,
 } from '../auth/rate-limit';
-import { ApiError } from '../http/api-error';
+import { ApiError } from '@dte/error-catalog';
 import { writeInflightLimiter, type InflightLimiter } from '../http/inflight-limit';
 import { parseJsonBody } from '../http/json-body';
-import { validateBody } from '../http/validate';
+import { validateBody } from '@dte/http-contract';
 
 /** answers that count as a failed authentication of a presented key (its address and prefix) */
 const KEY_FAILURES = new Set(['invalid_api_key', 'api_key_revoked', 'api_key_expired']);
-
-/** The building blocks of a route, shared with routes mounted by other parts (the /dtes routes). */
-export interface RouteKit {
-  /** middleware chain for a route definition: auth, rate limit, CSRF, scope/role, write cap, JSON body */
-  chain(def: Pick<RouteDef, 'auth' | 'scope' | 'roles' | 'body' | 'preload'>): Middleware[];
-  now(): Date;
-}
 
 export function principalOf(ctx: Context): Principal {
   return ctx.state.principal as Principal;

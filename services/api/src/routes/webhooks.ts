@@ -13,7 +13,7 @@ import {
 } from '@dte/webhooks';
 import type { WebhookEventType } from '@dte/status';
 import type { ApiDeps, RouteDef } from '../context';
-import { ApiError } from '../http/api-error';
+import { ApiError } from '@dte/error-catalog';
 import { enforceNamedLimit } from '../auth/rate-limit';
 import { principalOf } from './route-kit';
 

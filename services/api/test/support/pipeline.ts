@@ -11,7 +11,7 @@ import { startSigner, type Signer } from '@dte/signer';
 import { Uploader } from '@dte/sii-uploader';
 import { Poller } from '@dte/sii-poller';
 import { testMessaging, type TestMessaging } from '../../../../test/support/env';
-import { startApiPipeline, type ApiPipeline } from '../../src/projector/pipeline';
+import { startApiPipeline, type ApiPipeline } from '@dte/pipeline';
 import { call, startTestApi, type TestApi } from './test-api';
 import { orgWithCafs, today, type DteOrg } from '../dtes-fixtures';
 

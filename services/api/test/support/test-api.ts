@@ -15,9 +15,9 @@ import { migratedDatabase, testStack, type MigratedDatabase } from '../../../../
 import { loadConfig, type Config } from '../../src/config';
 import type { ApiDeps } from '../../src/context';
 import { startApi, type RunningApi } from '../../src/app';
-import { LocalKeyWrapper, type KeyWrapper } from '../../src/crypto/envelope';
-import { SqlCafDocumentsProbe } from '../../src/caf/documents-probe';
-import { SiiFolioGrantClient } from '../../src/caf/sii-folio-grant-client';
+import { LocalKeyWrapper, type KeyWrapper } from '@dte/secrets';
+import { SqlCafDocumentsProbe } from '@dte/folios';
+import { SiiFolioGrantClient } from '@dte/folios';
 import { seedOrganization, type SeedInput, type SeedResult } from '../../src/seed';
 import { accountStores } from '../../src/auth/session';
 import { rutCheckDigit } from '@dte/engine';

@@ -18,7 +18,7 @@ export const PERMISOS = {
 };
 
 /**
- * The scopes an API key may have (spec, Authentication 2; services/api/src/auth/scopes.ts), in the
+ * The scopes an API key may have (spec, Authentication 2; packages/tenancy/src/scopes.ts), in the
  * form's order; `checked` marks the form's default.
  * @type {{ scope: string, checked: boolean }[]}
  */

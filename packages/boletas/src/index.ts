@@ -1,0 +1,5 @@
+export * from './batch';
+export * from './emission';
+export * from './flags';
+export * from './reads';
+export * from './records';

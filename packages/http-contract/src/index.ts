@@ -1,0 +1,2 @@
+export * from './base-path';
+export * from './validate';

@@ -1,0 +1,7 @@
+export * from './branches';
+export * from './companies';
+export * from './deps';
+export * from './principal';
+export * from './production-gates';
+export * from './rut';
+export * from './scopes';
