@@ -13,8 +13,7 @@ import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import { startTestApi } from '../../services/api/test/support/test-api';
 import { body, emit, orgWithCafs } from '../../services/api/test/dtes-fixtures';
-import { applyStatusRecords } from '@dte/pipeline';
-import type { DteStatusRecord } from '@dte/pipeline';
+import { applyStatusRecords, type DteStatusRecord } from '@dte/pipeline';
 import { ownBackends } from './process-cpu';
 import { runMain } from './run-main';
 

@@ -1,8 +1,7 @@
 import { DOCUMENT_NAMES, formatRut } from '@dte/printed-form';
 import type { DataSource } from 'typeorm';
 import type { Principal } from '@dte/tenancy';
-import { derivedEmissionBody, type DeriveBody } from '@dte/emission';
-import { emissionTotals, validateForEmission } from '@dte/emission';
+import { derivedEmissionBody, type DeriveBody, emissionTotals, validateForEmission } from '@dte/emission';
 
 /** Types an MCP emission over an existing document issues (notes carry references). */
 const NOTE_TIPOS = [56, 61];

@@ -6,9 +6,18 @@
  * in the dashboard (spec, Authentication 5); approval runs it once through the same function as
  * POST /recepcion/:id/eventos.
  */
-import { checkPeriodo, listInbox, parseRecepcionQuery, showInboxRow } from '@dte/reception';
-import { checkEventoBody, inboxRowOr404, inboxScopeOf, registerInboxEvento } from '@dte/reception';
-import { rcvPeriodOf, requestRcvSync } from '@dte/reception';
+import {
+  checkPeriodo,
+  listInbox,
+  parseRecepcionQuery,
+  showInboxRow,
+  checkEventoBody,
+  inboxRowOr404,
+  inboxScopeOf,
+  registerInboxEvento,
+  rcvPeriodOf,
+  requestRcvSync,
+} from '@dte/reception';
 import { validateBody } from '@dte/http-contract';
 import { checkArgs, objectSchema, validateNested, withBody } from './tool-kit';
 import { bundledSchema } from './tool-schemas';

@@ -2,15 +2,24 @@ import { readBilling } from '@dte/billing';
 import { certificateRecord, listCertificates } from '@dte/certificates';
 import { listCurrentBranches, type Principal } from '@dte/tenancy';
 import type { AgentTool } from './agent-tool';
-import { loadCompanyProfile } from '@dte/emission';
-import { deriveDte, type DeriveBody } from '@dte/emission';
-import type { DteScope } from '@dte/emission';
-import { emitDte } from '@dte/emission';
-import { listDtes, LIST_SORTS, parseListQuery, RECEPTOR_ESTADOS } from '@dte/emission';
-import { detailRecord, emissionResponse } from '@dte/emission';
-import { dteEvents, getDteOr404 } from '@dte/emission';
-import { refreshStatus } from '@dte/emission';
-import { dteTotales, parsePeriodo } from '@dte/emission';
+import {
+  loadCompanyProfile,
+  deriveDte,
+  type DeriveBody,
+  type DteScope,
+  emitDte,
+  listDtes,
+  LIST_SORTS,
+  parseListQuery,
+  RECEPTOR_ESTADOS,
+  detailRecord,
+  emissionResponse,
+  dteEvents,
+  getDteOr404,
+  refreshStatus,
+  dteTotales,
+  parsePeriodo,
+} from '@dte/emission';
 import { ApiError } from '@dte/error-catalog';
 import {
   derivationNeedsApproval,

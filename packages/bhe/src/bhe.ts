@@ -15,7 +15,7 @@ import {
   type SiiClient,
   type SiiError,
 } from '@dte/sii-client';
-import { returnedRows } from '@dte/database';
+import { returnedRows, isUuid } from '@dte/database';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { KeyWrapper } from '@dte/secrets';
 import {
@@ -24,10 +24,14 @@ import {
   resolveSigningCertificate,
 } from '@dte/certificates';
 import type { Principal } from '@dte/tenancy';
-import { isUuid } from '@dte/database';
-import { bodyHash } from '@dte/emission';
-import { loadCompanyProfile } from '@dte/emission';
-import { idempotencyKeyOf } from '@dte/emission';
+import {
+  bodyHash,
+  loadCompanyProfile,
+  idempotencyKeyOf,
+  replayOrConflict,
+  rowByIdempotencyKey,
+  type IdempotencyScope,
+} from '@dte/emission';
 import { ApiError } from '@dte/error-catalog';
 
 export interface BheBody {
@@ -140,31 +144,10 @@ function siiFailure(err: SiiError, expected?: number): ApiError {
   );
 }
 
-async function byKey(
-  db: DataSource | EntityManager,
-  principal: Principal,
-  key: string,
-): Promise<BheRow | undefined> {
-  // the Idempotency-Key belongs to one company (issue 28), as its BHEs do
-  const rows: BheRow[] = await db.query(
-    `SELECT ${COLUMNS} FROM bhes
-      WHERE organization_id = $1 AND company_id = $2 AND sii_env = $3 AND idempotency_key = $4`,
-    [principal.organizationId, principal.companyId, principal.environment, key],
-  );
-  return rows[0];
-}
-
-function replay(r: BheRow, hash: string): BheRow {
-  if (r.body_hash !== hash)
-    throw new ApiError(
-      'idempotency_conflict',
-      'This Idempotency-Key already issued a BHE with another body.',
-      {
-        detail: { existingDteId: r.id },
-      },
-    );
-  return r;
-}
+/** The BHE an Idempotency-Key issued for the key's company and environment (issue 28). */
+const byKey = (db: DataSource | EntityManager, scope: IdempotencyScope, key: string) =>
+  rowByIdempotencyKey<BheRow>(db, 'bhes', COLUMNS, scope, key);
+const replay = (r: BheRow, hash: string) => replayOrConflict(r, hash, 'a BHE');
 
 /**
  * POST /bhe: Idempotency-Key; the receiver must be another taxpayer (bhe.receptor.tipo_invalid);
@@ -180,8 +163,9 @@ export async function issueBhe(
 ) {
   const key = idempotencyKeyOf(req.idempotencyKey);
   if (!principal.companyId) throw new ApiError('forbidden', 'Issuing needs an API key of a company.');
+  const scope: IdempotencyScope = { ...principal, companyId: principal.companyId };
   const hash = bodyHash(req.body);
-  const known = await byKey(d.db, principal, key);
+  const known = await byKey(d.db, scope, key);
   if (known) return bheRecord(replay(known, hash));
   const b = req.body;
   if (b.sii_env && b.sii_env !== principal.environment)
@@ -233,7 +217,7 @@ export async function issueBhe(
     await m.query('SELECT pg_advisory_xact_lock(hashtext($1))', [
       `bhe-idem:${principal.companyId}:${principal.environment}:${key}`,
     ]);
-    const raced = await byKey(m, principal, key);
+    const raced = await byKey(m, scope, key);
     if (raced) return replay(raced, hash);
     // the month's allowance before the SII is asked: 402 and nothing issued when it is used up
     await chargeDocuments(

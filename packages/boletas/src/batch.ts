@@ -1,13 +1,11 @@
-import type { BacklogGate } from '@dte/emission';
+import { type BacklogGate, bodyHash } from '@dte/emission';
 import { randomUUID } from 'node:crypto';
 import { classify } from '@dte/status';
-import { isServiceError } from '@dte/error-catalog';
+import { isServiceError, ApiError } from '@dte/error-catalog';
 import type { BoletaInput } from '@dte/engine';
 import type { DataSource } from 'typeorm';
 import type { Principal } from '@dte/tenancy';
-import { bodyHash } from '@dte/emission';
 import { isUuid } from '@dte/database';
-import { ApiError } from '@dte/error-catalog';
 import { validateBody } from '@dte/http-contract';
 import { checkBoletaFor, checkSiiEnv, insertBoletas, loadIssuer } from './emission';
 

@@ -1,4 +1,18 @@
-import type { BacklogGate } from '@dte/emission';
+import {
+  type BacklogGate,
+  bodyHash,
+  loadCompanyProfile,
+  preloadedCompanyWithCertificates,
+  type CompanyProfile,
+  DTE_COLUMNS,
+  type DteRow,
+  emissionOutbox,
+  emissionRefused,
+  writeWithFolio,
+  type NewDocument,
+  idempotencyKeyOf,
+  issueOrReplay,
+} from '@dte/emission';
 import { randomUUID } from 'node:crypto';
 import {
   buildBoletaDocument,
@@ -12,15 +26,9 @@ import type { DataSource, EntityManager } from 'typeorm';
 import { chargeDocuments } from '@dte/billing';
 import { allocateFolios, type AllocatedFolio } from '@dte/folios';
 import { chooseSigningCertificate, resolveSigningCertificate } from '@dte/certificates';
-import type { Principal } from '@dte/tenancy';
-import { bodyHash } from '@dte/emission';
-import { loadCompanyProfile, preloadedCompanyWithCertificates, type CompanyProfile } from '@dte/emission';
-import { DTE_COLUMNS, type DteRow } from '@dte/emission';
-import { emissionOutbox, emissionRefused, writeWithFolio, type NewDocument } from '@dte/emission';
-import { idempotencyKeyOf, issueOrReplay } from '@dte/emission';
+import { type Principal, productionIssueGate } from '@dte/tenancy';
 import { ApiError } from '@dte/error-catalog';
 import { enqueueOutbox, type OutboxEntry } from '@dte/pipeline';
-import { productionIssueGate } from '@dte/tenancy';
 
 /** Everything a boleta needs that does not depend on its body: company, certificate, gates. */
 export interface BoletaIssuer {

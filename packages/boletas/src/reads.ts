@@ -1,7 +1,5 @@
 import type { DataSource } from 'typeorm';
-import { DTE_COLUMNS, findDte, type DteRow, type DteScope } from '@dte/emission';
-import { signedXml } from '@dte/emission';
-import { dtePdf } from '@dte/emission';
+import { DTE_COLUMNS, findDte, type DteRow, type DteScope, signedXml, dtePdf } from '@dte/emission';
 import type { PrintLayout } from '@dte/printed-form';
 import type { Redis } from 'ioredis';
 import { ApiError } from '@dte/error-catalog';

@@ -2,8 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { readP12OffThread, type SigningCredential } from '@dte/engine';
 import type { DataSource, EntityManager } from 'typeorm';
 import { ApiError } from '@dte/error-catalog';
-import { certificateAad, open, seal, type KeyWrapper } from '@dte/secrets';
-import { mapKmsError } from '@dte/secrets';
+import { certificateAad, open, seal, type KeyWrapper, mapKmsError } from '@dte/secrets';
 import { isUniqueViolation, isUuid, returnedRows } from '@dte/database';
 import { normalizeRut } from '@dte/tenancy';
 

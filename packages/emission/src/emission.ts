@@ -11,11 +11,10 @@ import {
 } from '@dte/engine';
 import { DataSource, type EntityManager } from 'typeorm';
 import { chooseSigningCertificate, type CertificateRow } from '@dte/certificates';
-import type { Principal } from '@dte/tenancy';
+import { type Principal, productionIssueGate } from '@dte/tenancy';
 import { ApiError } from '@dte/error-catalog';
 import type { BacklogGate } from './backlog-gate';
 import { bodyHash } from './canonical-json';
-import { productionIssueGate } from '@dte/tenancy';
 import {
   loadCompanyProfile,
   loadCompanyWithCertificates,

@@ -5,9 +5,8 @@ import { outboxInsertSql, queryPrepared } from '@dte/database';
 import { PIPELINE_SCHEMAS, PIPELINE_TOPICS } from '@dte/messaging';
 import { DataSource, type EntityManager } from 'typeorm';
 import { folioUnavailable, takeFoliosSql, type FolioKey } from '@dte/folios';
-import type { OutboxEntry } from '@dte/pipeline';
+import { type OutboxEntry, statusOutboxEntry } from '@dte/pipeline';
 import { DTE_COLUMNS, type DteRow } from './dte-row';
-import { statusOutboxEntry } from '@dte/pipeline';
 import { WriteCoalescer, type Outcome } from './write-coalescer';
 
 /** A new document of an emission (POST /dtes, POST /boletas, a batch's boleta), before its folio. */

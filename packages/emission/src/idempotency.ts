@@ -1,8 +1,6 @@
-import { DTES_IDEMPOTENCY_KEY_CONSTRAINT } from '@dte/database';
-import { ServiceError } from '@dte/error-catalog';
+import { DTES_IDEMPOTENCY_KEY_CONSTRAINT, isUniqueViolation } from '@dte/database';
+import { ServiceError, ApiError } from '@dte/error-catalog';
 import type { DataSource } from 'typeorm';
-import { isUniqueViolation } from '@dte/database';
-import { ApiError } from '@dte/error-catalog';
 import { DTE_COLUMNS, type DteRow } from './dte-row';
 
 /**
@@ -64,27 +62,50 @@ export async function issueOrReplay<T>(
   }
 }
 
-/** The document an Idempotency-Key created for this company and environment. */
-export async function documentByIdempotencyKey(
+/** The tables whose rows an Idempotency-Key creates, one key per company and environment each. */
+export type IdempotentTable = 'dtes' | 'bhes';
+
+/** The row an Idempotency-Key created in `table` for this company and environment. */
+export async function rowByIdempotencyKey<T>(
   db: Pick<DataSource, 'query'>,
+  table: IdempotentTable,
+  columns: string,
   scope: IdempotencyScope,
   key: string,
-): Promise<DteRow | undefined> {
-  const rows: DteRow[] = await db.query(
-    `SELECT ${DTE_COLUMNS} FROM dtes
+): Promise<T | undefined> {
+  const rows: T[] = await db.query(
+    `SELECT ${columns} FROM ${table}
       WHERE organization_id = $1 AND company_id = $2 AND sii_env = $3 AND idempotency_key = $4`,
     [scope.organizationId, scope.companyId, scope.environment, key],
   );
   return rows[0];
 }
 
-/** The existing document when the body is the same; 409 idempotency_conflict otherwise. */
-export function replayOrConflict(existing: DteRow, bodyHash: string): DteRow {
+/** The document an Idempotency-Key created for this company and environment. */
+export function documentByIdempotencyKey(
+  db: Pick<DataSource, 'query'>,
+  scope: IdempotencyScope,
+  key: string,
+): Promise<DteRow | undefined> {
+  return rowByIdempotencyKey<DteRow>(db, 'dtes', DTE_COLUMNS, scope, key);
+}
+
+/**
+ * The existing row when the body is the same; 409 idempotency_conflict otherwise (`what` names
+ * the row in the message: a document, a BHE).
+ */
+export function replayOrConflict<T extends { id: string; body_hash: string }>(
+  existing: T,
+  bodyHash: string,
+  what = 'a document',
+): T {
   if (existing.body_hash !== bodyHash) {
     throw new ApiError(
       'idempotency_conflict',
-      'This Idempotency-Key already issued a document with another body.',
-      { detail: { existingDteId: existing.id } },
+      `This Idempotency-Key already issued ${what} with another body.`,
+      {
+        detail: { existingDteId: existing.id },
+      },
     );
   }
   return existing;

@@ -17,5 +17,6 @@ export * from './reads';
 export * from './receptor-delivery';
 export * from './records';
 export * from './refresh-status';
+export * from './rule-codes';
 export * from './totales';
 export * from './write-coalescer';

@@ -9,13 +9,12 @@ import {
   type PrintCopy,
   type PrintLayout,
 } from '@dte/printed-form';
-import { isServiceError } from '@dte/error-catalog';
+import { isServiceError, ApiError } from '@dte/error-catalog';
 import type { Redis } from 'ioredis';
 import nodemailer from 'nodemailer';
 import type { DataSource } from 'typeorm';
 import type { EmissionConfig } from './deps';
 import type { Principal } from '@dte/tenancy';
-import { ApiError } from '@dte/error-catalog';
 import type { DteScope } from './dte-row';
 import { emissionTotals, exchangeRateFor, validateForEmission } from './emission';
 import type { ExchangeRateSource } from './exchange-rate';

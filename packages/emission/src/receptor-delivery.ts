@@ -6,8 +6,7 @@ import {
   type DeliveryOutcome,
 } from '@dte/receptor-delivery';
 import type { EmissionDeps } from './deps';
-import { isServiceError } from '@dte/error-catalog';
-import { ApiError } from '@dte/error-catalog';
+import { isServiceError, ApiError } from '@dte/error-catalog';
 import { validateBody } from '@dte/http-contract';
 import type { DteScope } from './dte-row';
 import { notSigned } from './printed-forms';

@@ -1,11 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { parseCaf, type Caf } from '@dte/engine';
-import { isServiceError } from '@dte/error-catalog';
-import type { Principal } from '@dte/tenancy';
+import { isServiceError, ApiError } from '@dte/error-catalog';
+import { type Principal, assertOrganizationHasRut, assertCafTypeCertified } from '@dte/tenancy';
 import type { FoliosDeps } from './deps';
-import { ApiError } from '@dte/error-catalog';
-import { assertOrganizationHasRut } from '@dte/tenancy';
-import { assertCafTypeCertified } from '@dte/tenancy';
 import { loadSigningCredential, resolveActiveCertificate } from '@dte/certificates';
 import { storeCaf, type CafRow } from './cafs';
 import { FolioGrantError } from './folio-grant-client';

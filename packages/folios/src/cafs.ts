@@ -1,14 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { parseCaf, type Caf } from '@dte/engine';
 import type { DataSource } from 'typeorm';
-import type { Principal } from '@dte/tenancy';
-import type { SiiEnv } from '@dte/tenancy';
+import { type Principal, type SiiEnv, assertOrganizationHasRut, assertCafTypeCertified } from '@dte/tenancy';
 import { ApiError } from '@dte/error-catalog';
 import { assertCafSignedBySii, type SiiCafKeys } from './sii-caf-keys';
-import { assertOrganizationHasRut } from '@dte/tenancy';
-import { assertCafTypeCertified } from '@dte/tenancy';
-import { cafKeyAad, seal, type KeyWrapper } from '@dte/secrets';
-import { mapKmsError } from '@dte/secrets';
+import { cafKeyAad, seal, type KeyWrapper, mapKmsError } from '@dte/secrets';
 import { isUuid, returnedRows } from '@dte/database';
 import type { CafDocumentsProbe } from './documents-probe';
 

@@ -11,8 +11,7 @@
  */
 import { parseArgs } from 'node:util';
 import { validateEmission } from '@dte/engine';
-import { enforceReferenceRules } from '@dte/emission';
-import { dteTotales } from '@dte/emission';
+import { enforceReferenceRules, dteTotales } from '@dte/emission';
 import { startTestApi } from '../test/support/test-api';
 import { body, emit, orgWithCafs } from '../test/dtes-fixtures';
 

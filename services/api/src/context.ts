@@ -5,12 +5,10 @@ import type { Context, Middleware } from 'koa';
 import type { DataSource } from 'typeorm';
 import type { Config } from './config';
 import type { KeyWrapper } from '@dte/secrets';
-import type { FolioGrantClient } from '@dte/folios';
-import type { CafDocumentsProbe } from '@dte/folios';
-import type { Scope } from '@dte/tenancy';
+import type { FolioGrantClient, CafDocumentsProbe } from '@dte/folios';
+import type { Scope, MemberRole, PrincipalPreload } from '@dte/tenancy';
 
 export type { MemberRole, Principal, PrincipalPreload } from '@dte/tenancy';
-import type { MemberRole, PrincipalPreload } from '@dte/tenancy';
 
 /** Everything the api needs from outside, so a test builds the app with real or local parts. */
 export interface ApiDeps {

@@ -5,8 +5,7 @@ import type { DataSource } from 'typeorm';
 import type { Config } from './config';
 import type { ApiDeps } from './context';
 import { localKeyWrapper } from '@dte/secrets';
-import { SqlCafDocumentsProbe } from '@dte/folios';
-import { SiiFolioGrantClient } from '@dte/folios';
+import { SqlCafDocumentsProbe, SiiFolioGrantClient } from '@dte/folios';
 
 /** The production wiring of ApiDeps from configuration and an initialized DataSource. */
 export function productionDeps(

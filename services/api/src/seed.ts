@@ -24,10 +24,9 @@ import { parseArgs } from 'node:util';
 import { DTE_ENDPOINT_TIPOS, type TipoDte } from '@dte/engine';
 import type { DataSource } from 'typeorm';
 import { generateApiKey } from './auth/api-key-format';
-import { SCOPES, isScope, type Scope, type SiiEnv } from '@dte/tenancy';
+import { SCOPES, isScope, type Scope, type SiiEnv, normalizeRut } from '@dte/tenancy';
 import { hashPassword, issueUserToken } from '@dte/accounts';
 import { openApiDatabase } from './db/data-source';
-import { normalizeRut } from '@dte/tenancy';
 
 export interface SeedInput {
   org: string;

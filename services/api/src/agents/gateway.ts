@@ -1,25 +1,29 @@
-import { backlogGateFor } from '@dte/emission';
+import { backlogGateFor, HttpExchangeRateSource, UnconfiguredExchangeRateSource } from '@dte/emission';
 import { createHmac } from 'node:crypto';
 import type { Middleware } from 'koa';
 import { createMcpHttp, type McpCaller, type McpToolOutcome } from '@dte/mcp-server';
 import { createAuthorizationServer, OAUTH_SCOPES, type AuthorizationServer } from '@dte/oauth-server';
 import type { ApiDeps, Principal } from '../context';
-import { HttpExchangeRateSource, UnconfiguredExchangeRateSource } from '@dte/emission';
 import { ApiError } from '@dte/error-catalog';
 import { toEnvelope } from '../http/error-envelope';
-import { auditMcpCall } from '@dte/agents';
-import { enforceMcpCap } from '@dte/agents';
 import {
+  auditMcpCall,
+  enforceMcpCap,
   activeConnection,
   connectionPrincipal,
   createConnection,
   grantableCompanies,
   type McpConnection,
+  getPendingAction,
+  parkAction,
+  pendingRecord,
+  AGENT_TOOLS,
+  agentTool,
+  type AgentTool,
+  type ToolEnv,
 } from '@dte/agents';
 import { accountStores } from '../auth/session';
 import { currentDashboardUser } from './current-user';
-import { getPendingAction, parkAction, pendingRecord } from '@dte/agents';
-import { AGENT_TOOLS, agentTool, type AgentTool, type ToolEnv } from '@dte/agents';
 
 export const MCP_PATH = '/mcp';
 

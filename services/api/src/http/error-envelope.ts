@@ -1,7 +1,6 @@
-import { catalogEntry, docsUrl, isServiceError, type ValidationIssue } from '@dte/error-catalog';
+import { catalogEntry, docsUrl, isServiceError, type ValidationIssue, ApiError } from '@dte/error-catalog';
 import type { Context, Middleware } from 'koa';
 import type { Logger } from '@dte/service-runtime';
-import { ApiError } from '@dte/error-catalog';
 import { databaseError } from '@dte/database';
 
 /** The error body of the spec (Resources > Error envelope), field for field. */

@@ -1,16 +1,20 @@
-import { backlogGateFor } from '@dte/emission';
-import type { BoletaInput } from '@dte/engine';
+import { backlogGateFor, COMPANY_WITH_CERTIFICATES_PRELOAD } from '@dte/emission';
+import { type BoletaInput, xmlMediaType } from '@dte/engine';
 import type { Context } from 'koa';
-import { xmlMediaType } from '@dte/engine';
-import { batchStatus, submitBatch } from '@dte/boletas';
-import { emitBoleta } from '@dte/boletas';
-import type { FeatureFlag } from '@dte/boletas';
-import { boletaPdf, boletaXml, getBoletaDetail, listBoletas } from '@dte/boletas';
+import {
+  batchStatus,
+  submitBatch,
+  emitBoleta,
+  type FeatureFlag,
+  boletaPdf,
+  boletaXml,
+  getBoletaDetail,
+  listBoletas,
+  boletaResponse,
+} from '@dte/boletas';
 import type { PrintLayout } from '@dte/printed-form';
-import { boletaResponse } from '@dte/boletas';
 import type { ApiDeps, Principal, RouteDef } from '../context';
 import { ApiError } from '@dte/error-catalog';
-import { COMPANY_WITH_CERTIFICATES_PRELOAD } from '@dte/emission';
 import { principalOf } from './route-kit';
 
 const scopeOf = (p: Principal) => ({

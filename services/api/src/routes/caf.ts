@@ -1,8 +1,16 @@
 import type { ApiDeps, RouteDef } from '../context';
 import { ApiError } from '@dte/error-catalog';
 import { parseMultipart } from '../http/multipart';
-import { cafInventory, cafRecord, deleteCaf, uploadCaf } from '@dte/folios';
-import { requestCaf, setCafAuto, type CafAutoBody, type CafRequestBody } from '@dte/folios';
+import {
+  cafInventory,
+  cafRecord,
+  deleteCaf,
+  uploadCaf,
+  requestCaf,
+  setCafAuto,
+  type CafAutoBody,
+  type CafRequestBody,
+} from '@dte/folios';
 import { principalOf } from './route-kit';
 
 const OWNER_ADMIN = ['owner', 'admin'] as const;

@@ -1,6 +1,5 @@
 import type { ApiDeps, Principal, RouteDef } from '../context';
-import type { DteScope } from '@dte/emission';
-import { receptorDelivery, resendBodyOf, resendDelivery } from '@dte/emission';
+import { type DteScope, receptorDelivery, resendBodyOf, resendDelivery } from '@dte/emission';
 import { parseJsonBody } from '../http/json-body';
 import { principalOf } from './route-kit';
 

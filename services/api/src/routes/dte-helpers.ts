@@ -1,9 +1,14 @@
 import type { ApiDeps, Principal, RouteDef } from '../context';
-import { backlogGateFor } from '@dte/emission';
-import { deriveDte, type DeriveBody } from '@dte/emission';
-import { HttpExchangeRateSource, UnconfiguredExchangeRateSource } from '@dte/emission';
-import { emissionResponse } from '@dte/emission';
-import { dteTotales, parsePeriodo } from '@dte/emission';
+import {
+  backlogGateFor,
+  deriveDte,
+  type DeriveBody,
+  HttpExchangeRateSource,
+  UnconfiguredExchangeRateSource,
+  emissionResponse,
+  dteTotales,
+  parsePeriodo,
+} from '@dte/emission';
 import { principalOf } from './route-kit';
 
 const scopeOf = (p: Principal) => ({

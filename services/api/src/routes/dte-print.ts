@@ -1,8 +1,10 @@
 import type { Context } from 'koa';
 import type { ApiDeps, Principal, RouteDef } from '../context';
-import type { DteScope } from '@dte/emission';
-import { HttpExchangeRateSource, UnconfiguredExchangeRateSource } from '@dte/emission';
 import {
+  type DteScope,
+  HttpExchangeRateSource,
+  UnconfiguredExchangeRateSource,
+  DOCUMENT_RULE_CODES,
   dtePdf,
   muestrasZip,
   MUESTRAS_MAX_DOCUMENTOS,
@@ -147,19 +149,7 @@ export function dtePrintRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
       },
       errors: [
         'dte.preview.unsupported_tipo',
-        'dte.tipo_not_supported',
-        'dte.sii_env_credential_mismatch',
-        'emisor_rut_mismatch',
-        'emisor.profile_incompleto',
-        'items_empty',
-        'items_exceed_max',
-        'references_required',
-        'amount_arithmetic',
-        'dte.52.dispatch_required',
-        'dte.sucursal.not_found',
-        'dte.field_too_long',
-        'dte.field_not_latin1',
-        'dte.tipo_cambio_unavailable',
+        ...DOCUMENT_RULE_CODES,
         'dte.print.items_limit',
         'dte.print.overflow',
       ],

@@ -1,17 +1,26 @@
 import { xmlMediaType } from '@dte/engine';
 import type { Context } from 'koa';
 import type { ApiDeps, Principal, RouteDef } from '../context';
-import type { DteScope } from '@dte/emission';
-import { backlogGateFor } from '@dte/emission';
-import { emitDte } from '@dte/emission';
-import { COMPANY_WITH_CERTIFICATES_PRELOAD } from '@dte/emission';
-import { exchangeRateSourceFor } from '@dte/emission';
-import { listDtes, LIST_SORTS, parseListQuery, RECEPTOR_ESTADOS } from '@dte/emission';
+import {
+  type DteScope,
+  backlogGateFor,
+  DOCUMENT_RULE_CODES,
+  emitDte,
+  COMPANY_WITH_CERTIFICATES_PRELOAD,
+  exchangeRateSourceFor,
+  listDtes,
+  LIST_SORTS,
+  parseListQuery,
+  RECEPTOR_ESTADOS,
+  detailRecord,
+  emissionResponse,
+  dteEvents,
+  getDteOr404,
+  signedXml,
+  refreshStatus,
+} from '@dte/emission';
 import { parsePreferWait, waitForSii, WaitSlots } from '../dtes/prefer-wait';
 import { StatusWakeups } from '../dtes/status-wakeups';
-import { detailRecord, emissionResponse } from '@dte/emission';
-import { dteEvents, getDteOr404, signedXml } from '@dte/emission';
-import { refreshStatus } from '@dte/emission';
 import { principalOf } from './route-kit';
 
 const scopeOf = (p: Principal): DteScope => ({
@@ -68,23 +77,11 @@ export function dteRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
       errors: [
         'idempotency_key_missing',
         'idempotency_conflict',
-        'dte.tipo_not_supported',
-        'dte.sii_env_credential_mismatch',
-        'emisor_rut_mismatch',
+        ...DOCUMENT_RULE_CODES,
         'onboarding_production_not_authorized',
         'dte.type.prod_not_certified',
         'dte.46.prod_not_certified',
         'dte.production_resolucion_missing',
-        'emisor.profile_incompleto',
-        'items_empty',
-        'items_exceed_max',
-        'references_required',
-        'amount_arithmetic',
-        'dte.52.dispatch_required',
-        'dte.sucursal.not_found',
-        'dte.field_too_long',
-        'dte.field_not_latin1',
-        'dte.tipo_cambio_unavailable',
         // notes over our own documents and guías (dtes/note-rules.ts)
         'dte.nota_credito.fuera_plazo',
         'dte.nota_credito.cedida_override_required',

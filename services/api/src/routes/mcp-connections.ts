@@ -1,6 +1,5 @@
 import type { Context } from 'koa';
-import { readMcpAudit } from '@dte/agents';
-import { listConnections, revokeConnection } from '@dte/agents';
+import { readMcpAudit, listConnections, revokeConnection } from '@dte/agents';
 import type { ApiDeps, RouteDef } from '../context';
 import { isUuid } from '@dte/database';
 import { ApiError } from '@dte/error-catalog';

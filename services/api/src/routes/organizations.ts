@@ -13,10 +13,9 @@ import {
   type NewOrganization,
   type SituacionSource,
 } from '@dte/accounts';
-import { isServiceError } from '@dte/error-catalog';
+import { isServiceError, ApiError } from '@dte/error-catalog';
 import type { ApiDeps, RouteDef } from '../context';
 import { accountStores } from '../auth/session';
-import { ApiError } from '@dte/error-catalog';
 import { isUuid } from '@dte/database';
 import { siiClientOf } from '@dte/reception';
 import { principalOf } from './route-kit';

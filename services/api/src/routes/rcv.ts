@@ -10,9 +10,8 @@
  * - `GET /rcof`: read-only list of consumption reports (never sent by this service: not mandatory
  *   since 1 August 2022).
  */
-import { checkPeriodo } from '@dte/reception';
+import { checkPeriodo, rcvPeriodOf, requestRcvSync } from '@dte/reception';
 import type { ApiDeps, RouteDef } from '../context';
-import { rcvPeriodOf, requestRcvSync } from '@dte/reception';
 import { principalOf } from './route-kit';
 
 export function rcvRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {

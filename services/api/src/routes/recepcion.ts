@@ -43,14 +43,6 @@ import {
   DEFAULT_XML_LIMITS,
   type ReceivedDocument,
   type ReceivedEnvelope,
-} from '@dte/reception';
-import { xmlMediaType } from '@dte/engine';
-import type { Context } from 'koa';
-import { loadSigningCredential, resolveActiveCertificate } from '@dte/certificates';
-import type { ApiDeps, Principal, RouteDef } from '../context';
-import { ApiError } from '@dte/error-catalog';
-import { readRaw } from '../http/json-body';
-import {
   checkEventoBody,
   inboxScopeOf,
   parseRecepcionQuery,
@@ -58,6 +50,12 @@ import {
   registerInboxEvento,
   siiClientOf,
 } from '@dte/reception';
+import { xmlMediaType } from '@dte/engine';
+import type { Context } from 'koa';
+import { loadSigningCredential, resolveActiveCertificate } from '@dte/certificates';
+import type { ApiDeps, Principal, RouteDef } from '../context';
+import { ApiError } from '@dte/error-catalog';
+import { readRaw } from '../http/json-body';
 import { principalOf } from './route-kit';
 
 const scopeOf = inboxScopeOf;
