@@ -17,6 +17,7 @@ import {
  */
 import { AGENTS_PAGE } from './agents-page';
 import type { Page } from './page';
+import { SCOPE_WORDS, SCOPES } from '@dte/tenancy';
 import { PLAN_PAGE } from './plan-page';
 
 const field = (id: string, label: string, input: string, help = '') =>
@@ -35,6 +36,9 @@ export const ESTADOS_JSON = JSON.stringify(
     }),
   ),
 ).replace(/</g, '\\u003c');
+
+/** The scopes and their words (@dte/tenancy), embedded as JSON for static/lib/permisos.js. */
+const PERMISOS_JSON = JSON.stringify({ apiKey: SCOPES, palabras: SCOPE_WORDS }).replace(/</g, '\\u003c');
 
 /** The filter's choices: the documented vocabulary (deprecated members left out) in words. */
 const ESTADOS_OPCIONES = [
@@ -307,6 +311,7 @@ export function renderPage(page: Page): string {
 <link rel="icon" href="/dashboard/static/favicon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="/dashboard/static/app.css">
 <script type="application/json" id="estados-sii">${ESTADOS_JSON}</script>
+<script type="application/json" id="permisos">${PERMISOS_JSON}</script>
 <script type="module" src="/dashboard/static/app.js"></script>
 </head>
 <body>

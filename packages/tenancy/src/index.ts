@@ -4,4 +4,5 @@ export * from './deps';
 export * from './principal';
 export * from './production-gates';
 export * from './rut';
+export * from './scope-words';
 export * from './scopes';

@@ -5,12 +5,12 @@ import { el, fill, h, notice } from '../lib/dom.js';
 import { describe } from '../lib/errors.js';
 import { ambiente, fecha } from '../lib/format.js';
 import { onSubmit, text } from '../lib/forms.js';
-import { PERMISOS_API_KEY, permiso } from '../lib/permisos.js';
+import { permisosApiKey, permiso } from '../lib/permisos.js';
 
 /** @type {import('./index.js').PageRun} */
 export default function apiKeys() {
   el('#k-permisos', HTMLFieldSetElement).append(
-    ...PERMISOS_API_KEY.map(({ scope, checked }) =>
+    ...permisosApiKey().map(({ scope, checked }) =>
       h(
         'label',
         {},
