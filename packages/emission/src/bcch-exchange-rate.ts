@@ -19,6 +19,7 @@
  * need their series code in EXCHANGE_RATE_SERIES (JSON {"GBP": "..."}) from the BDE catalogue
  * (SearchSeries), and are refused until then.
  */
+import type { SiiAddressConfig } from '@dte/sii-client';
 import { ApiError } from '@dte/error-catalog';
 import {
   HttpExchangeRateSource,
@@ -129,13 +130,18 @@ export class BcchExchangeRateSource implements ExchangeRateSource {
  * export without otra_moneda is refused, naming the setting).
  */
 /** The configuration of the exchange-rate source (EXCHANGE_RATE_*, else the SII's address). */
-export interface ExchangeRateConfig {
-  siiBaseUrl?: string;
+export interface ExchangeRateConfig extends SiiAddressConfig {
+  /**
+   * the exchange-rate source of export documents: the Banco Central de Chile's API when the URL is
+   * its SieteRestWS.ashx endpoint (with exchangeRateUser/Password), else a source speaking
+   * GET {url}/tipo-cambio/... (the simulator); defaults to SII_BASE_URL
+   */
   exchangeRateUrl?: string;
+  /** Banco Central API credentials (secrets) */
   exchangeRateUser?: string;
   exchangeRatePassword?: string;
+  /** Banco Central series per ISO currency, added to the defaults (USD, EUR) */
   exchangeRateSeries?: Record<string, string>;
-  siiTimeoutMs: number;
 }
 
 /** The Banco Central de Chile's statistics API (GetSeries), as opposed to a /tipo-cambio source. */

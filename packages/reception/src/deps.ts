@@ -1,9 +1,7 @@
+import type { SiiAddressConfig } from '@dte/sii-client';
 import type { DomainDeps } from '@dte/tenancy';
 
-/** The configuration the register's answers and the RCV requests read (the SII's address). */
-export interface ReceptionConfig {
-  siiBaseUrl?: string;
-  siiTimeoutMs: number;
-}
+/** The configuration the register's answers and the RCV requests read: the SII's address. */
+export type ReceptionConfig = SiiAddressConfig;
 
 export type ReceptionDeps = DomainDeps<ReceptionConfig>;

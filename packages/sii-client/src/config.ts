@@ -96,3 +96,14 @@ export function siiClientOptions(c: SiiClientConfig): SiiClientOptions {
 export function siiClientOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): SiiClientOptions {
   return siiClientOptions(readConfig(siiClientEnvSpec, env));
 }
+
+/** The SII's address as the api and the domain packages it runs read it (SII_BASE_URL, SII_TIMEOUT_MS). */
+export interface SiiAddressConfig {
+  /**
+   * The SII simulator's root when set (it then stands in for the SII and serves exchange rates);
+   * unset means the real SII (see @dte/sii-client's endpoint configuration, read the same way).
+   */
+  siiBaseUrl?: string;
+  /** a call to the SII gives up after this many ms */
+  siiTimeoutMs: number;
+}

@@ -3,10 +3,15 @@ import { isIP } from 'node:net';
 import { ConfigError, parse, readConfig } from '@dte/service-runtime';
 import { parseFeatureFlag, type FeatureFlag } from '@dte/boletas';
 
-import { loadSiiCafKeys, type SiiCafKeys } from '@dte/folios';
-import { isBcchUrl } from '@dte/emission';
+import { loadSiiCafKeys, type FoliosConfig } from '@dte/folios';
+import { isBcchUrl, type EmissionConfig } from '@dte/emission';
+import type { ReceptionConfig } from '@dte/reception';
 
-export interface Config {
+/**
+ * The api's configuration: its own settings, and the slices the domain packages it runs read
+ * (each declared once, in its package).
+ */
+export interface Config extends FoliosConfig, EmissionConfig, ReceptionConfig {
   port: number;
   host: string;
   databaseUrl: string;
@@ -36,42 +41,6 @@ export interface Config {
   rateLimitWindowSec: number;
   /** failed authentications per client address per minute before key lookups stop (429) */
   authFailureMax: number;
-  /** a type whose current folios are at or below this is flagged low_folios */
-  lowFoliosThreshold: number;
-  /** how long a folio request holds the Redis lock of its (organization, environment, type) */
-  cafRequestLockSec: number;
-  /** seconds between automatic stamping sweeps; 0 disables them in this process */
-  cafAutoIntervalSec: number;
-  /**
-   * The SII simulator's root when set (it then stands in for the SII and serves exchange rates);
-   * unset means the real SII (see @dte/sii-client's endpoint configuration, read the same way).
-   */
-  siiBaseUrl?: string;
-  /**
-   * the exchange-rate source of export documents: the Banco Central de Chile's API when the URL is
-   * its SieteRestWS.ashx endpoint (with exchangeRateUser/Password), else a source speaking
-   * GET {url}/tipo-cambio/... (the simulator); defaults to SII_BASE_URL
-   */
-  exchangeRateUrl?: string;
-  /** Banco Central API credentials (secrets) */
-  exchangeRateUser?: string;
-  exchangeRatePassword?: string;
-  /** Banco Central series per ISO currency, added to the defaults (USD, EUR) */
-  exchangeRateSeries?: Record<string, string>;
-  siiTimeoutMs: number;
-  /**
-   * The SII's CAF-signing public keys per environment and IDK (SII_CAF_KEYS_FILE): every CAF,
-   * uploaded or granted, must carry a FRMA that verifies with the key of its IDK. Unset: CAFs are
-   * not verified (a warning at start-up); production deployments set it.
-   */
-  siiCafKeys?: SiiCafKeys;
-  /** where mail leaves (smtp://host:port); unset = the api sends no mail (muestras/send answers send_not_configured) */
-  smtpUrl?: string;
-  mailFrom: string;
-  /** the SII's mailbox for certification sample prints; unset = muestras/send answers send_not_configured */
-  muestrasMailTo?: string;
-  /** seconds between receptor-delivery sweeps (intercambio mail once the SII accepts); 0 disables them here */
-  deliveryIntervalSec: number;
   /** `{auth_url}` of the OAuth server (issuer; routes under /oauth); default the origin of PUBLIC_BASE_URL */
   authUrl?: string;
   /**
@@ -101,15 +70,6 @@ export interface Config {
   boletasEnabled: FeatureFlag;
   /** BHE_ENABLED: SII environments where /bhe answers (empty: the spec's 404) */
   bheEnabled: FeatureFlag;
-  /**
-   * Backpressure (dtes/backlog-gate.ts): documents of a company and environment accepted but not
-   * yet taken by the SII above which emission answers 503 sii_unavailable; 0 disables the check
-   */
-  emissionBacklogMax: number;
-  /** Retry-After of that answer, seconds */
-  emissionBacklogRetryAfterSec: number;
-  /** how long a backlog count well under the bound is reused, ms (0: count on every POST) */
-  emissionBacklogCacheMs: number;
   /**
    * Load shedding (http/inflight-limit.ts): write requests under /api/v1 this process handles at
    * once; one more is answered 429 rate_limit with Retry-After at once; 0 disables the cap
