@@ -102,7 +102,7 @@ export interface Config {
   /** BHE_ENABLED: SII environments where /bhe answers (empty: the spec's 404) */
   bheEnabled: FeatureFlag;
   /**
-   * Backpressure (dtes/backlog-gate.ts): documents of a company and environment accepted but not
+   * Backpressure (@dte/emission backlog-gate.ts): documents of a company and environment accepted but not
    * yet taken by the SII above which emission answers 503 sii_unavailable; 0 disables the check
    */
   emissionBacklogMax: number;

@@ -85,7 +85,7 @@ export function dteRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
         'dte.field_too_long',
         'dte.field_not_latin1',
         'dte.tipo_cambio_unavailable',
-        // notes over our own documents and guías (dtes/note-rules.ts)
+        // notes over our own documents and guías (@dte/emission note-rules.ts)
         'dte.nota_credito.fuera_plazo',
         'dte.nota_credito.cedida_override_required',
         'dte.nota_credito.plazo_anulacion_override_required',
