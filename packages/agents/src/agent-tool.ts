@@ -10,7 +10,7 @@ export interface ToolEnv {
   db: DataSource;
   rates: ExchangeRateSource;
   now: Date;
-  /** backpressure of emission (dtes/backlog-gate.ts), the same gate as the REST routes */
+  /** backpressure of emission (@dte/emission backlog-gate.ts), the same gate as the REST routes */
   backlog?: BacklogGate;
 }
 

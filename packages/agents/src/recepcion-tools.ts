@@ -1,7 +1,7 @@
 /**
  * The purchases side over MCP (issue 15): the RCV and its sync (rcv:read), the inbox (recepcion:read) and the
  * acuse / reclamo at the SII register (recepcion:write). Each tool calls the REST route's own
- * service function (recepcion/eventos.ts, @dte/reception); `registrar_evento_recepcion` is
+ * service function (@dte/reception: register-eventos.ts, rcv-requests.ts); `registrar_evento_recepcion` is
  * ALWAYS irreversible, so over MCP it only parks a pending action the user approves or rejects
  * in the dashboard (spec, Authentication 5); approval runs it once through the same function as
  * POST /recepcion/:id/eventos.

@@ -24,7 +24,7 @@ function rewrite(node: Json, file: string, root: string, seen: Set<string>): Jso
  * A schemas/http file as ONE self-contained JSON Schema (the form an MCP tool's inputSchema must
  * take): the file itself at the root, every file it references (transitively) under
  * `definitions/<file name>`, each `$ref` rewritten to point there. The validation of a tool's
- * arguments still runs against the original file (http/validate.ts), so REST and MCP accept
+ * arguments still runs against the original file (@dte/http-contract validate.ts), so REST and MCP accept
  * exactly the same bodies.
  */
 export function bundledSchema(file: string): JsonSchema {

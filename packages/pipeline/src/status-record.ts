@@ -22,7 +22,7 @@ export function statusOutboxEntry(
 /**
  * A record the statement that wrote it also applied, so the projector has nothing to apply for it:
  * the api's own `queued` record (the statement that writes its document also writes that record's
- * feed row, same event id, and the document's `queued` status: dtes/folio-write.ts, the only place
+ * feed row, same event id, and the document's `queued` status: @dte/emission folio-write.ts, the only place
  * the api announces `queued`), and a worker's record that says what it replaced (`appliedFrom`:
  * statusAppliedFrom of its headers, @dte/database own-status-write: the signer's `signed`, the
  * uploader's `sending`, the poller's latest answer).

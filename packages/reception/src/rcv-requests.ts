@@ -1,6 +1,6 @@
 /**
- * The RCV's service functions, shared by the REST routes (routes/rcv.ts) and the MCP tools
- * (agents/recepcion-tools.ts): the last snapshot of a period, and a sync request through the
+ * The RCV's service functions, shared by the api's REST routes (routes/rcv.ts) and the MCP tools
+ * (@dte/agents recepcion-tools.ts): the last snapshot of a period, and a sync request through the
  * outbox (services/rcv-sync performs it).
  */
 import { randomUUID } from 'node:crypto';

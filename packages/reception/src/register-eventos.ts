@@ -1,6 +1,6 @@
 /**
- * The inbox's register events, shared by the REST route (routes/recepcion.ts) and the MCP tools
- * (agents/recepcion-tools.ts): one copy of each rule.
+ * The inbox's register events, shared by the api's REST route (routes/recepcion.ts) and the MCP tools
+ * (@dte/agents recepcion-tools.ts): one copy of each rule.
  *
  * - `checkEventoBody`: the body of POST /recepcion/:id/eventos beyond its JSON Schema (accion one
  *   of REGISTER_ACTIONS, confirmar true);

@@ -1,5 +1,5 @@
 /**
- * Cost of the note rules (src/dtes/note-rules.ts) that every 56/61 over one of our documents pays
+ * Cost of the note rules (packages/emission/src/note-rules.ts) that every 56/61 over one of our documents pays
  * inside the emission transaction, against a company with many documents: `--docs` documents of
  * one company (a third of them credit notes, each referencing the invoice before it), then
  * `--runs` rule checks of a credit note over a random invoice (each in its own transaction, as

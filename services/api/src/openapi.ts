@@ -128,7 +128,7 @@ function headerRequired(def: RouteDef, name: string): boolean {
   return name === 'Idempotency-Key' && def.errors.includes('idempotency_key_missing');
 }
 
-/** Idempotency-Key: 1-255 characters once trimmed (dtes/emission.ts, routes/webhooks.ts); others free text. */
+/** Idempotency-Key: 1-255 characters once trimmed (@dte/emission idempotency.ts, routes/webhooks.ts); others free text. */
 function headerSchema(name: string): Record<string, unknown> {
   return name === 'Idempotency-Key'
     ? { type: 'string', minLength: 1, maxLength: MAX_IDEMPOTENCY_KEY_LENGTH, pattern: '\\S' }

@@ -11,7 +11,7 @@
  *
  * --prod-enabled opens the organization's production gate (it may issue in production at all);
  * --prod-tipos opens it too and adds those document types to the ones the company is certified
- * to issue in production (see production-gates.ts). Neither is ever closed by this command.
+ * to issue in production (see @dte/tenancy production-gates.ts). Neither is ever closed by this command.
  *
  * Prints one JSON line {organization_id, company_id, environment, api_key, scopes[, user_id]}
  * (or only the key with --print key). With --owner-email it also creates that user as owner;

@@ -2,7 +2,7 @@ import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn } from 
 
 /**
  * Transactional outbox (table `outbox`): a message to publish, written in the same transaction
- * as the state change it announces. The relay (services/api/src/outbox) publishes unpublished
+ * as the state change it announces. The relay (packages/pipeline/src/outbox/relay.ts) publishes unpublished
  * rows in id order under a PostgreSQL advisory lock (one active relay) and then sets
  * published_at: at-least-once, so every payload carries an `event_id` that consumers record.
  * Unpublished rows are found by `published_at IS NULL` (never `id > last_id`: ids commit out of

@@ -1,6 +1,6 @@
 /**
  * The api's side of the pipeline, started inside the api process by main.ts (and by the
- * standalone entry point projector/main.ts): the outbox relay, which publishes what POST /dtes and
+ * standalone entry point services/api/src/pipeline-main.ts): the outbox relay, which publishes what POST /dtes and
  * refresh-status commit, and the dte-status projector, which keeps the read model and the events
  * feed. Every api replica runs both: the advisory lock keeps one relay active and the projector
  * instances share one consumer group. API_PIPELINE=off leaves them out (an HTTP-only replica).

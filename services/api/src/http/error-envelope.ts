@@ -59,7 +59,7 @@ export function errorEnvelope(opts: { catalogUrl: string; logger: Logger }): Mid
   const write = (ctx: Context, err: unknown) => {
     const { status, body } = toEnvelope(err, ctx.state.requestId as string, opts.catalogUrl);
     if (status >= 500) opts.logger.error({ err, requestId: ctx.state.requestId, path: ctx.path }, body.code);
-    // 429 rate_limit and 503 sii_unavailable (backpressure, dtes/backlog-gate.ts) say when to retry
+    // 429 rate_limit and 503 sii_unavailable (backpressure, @dte/emission backlog-gate.ts) say when to retry
     if (
       isServiceError(err) &&
       typeof err.detail?.retryAfterSec === 'number' &&

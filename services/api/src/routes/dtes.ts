@@ -82,7 +82,7 @@ export function dteRoutes(deps: ApiDeps, now: () => Date): RouteDef[] {
         'dte.type.prod_not_certified',
         'dte.46.prod_not_certified',
         'dte.production_resolucion_missing',
-        // notes over our own documents and guías (dtes/note-rules.ts)
+        // notes over our own documents and guías (@dte/emission note-rules.ts)
         'dte.nota_credito.fuera_plazo',
         'dte.nota_credito.cedida_override_required',
         'dte.nota_credito.plazo_anulacion_override_required',
