@@ -142,7 +142,18 @@ export interface QueuedDocument {
 export async function insertQueuedDocument(
   db: DataSource,
   t: Tenant,
-  doc: { tipoDte: number; folio: number; cafId: string; certificateId: string; at?: Date },
+  doc: {
+    tipoDte: number;
+    folio: number;
+    cafId: string;
+    certificateId: string;
+    at?: Date;
+    /** the stored emission body (its `references` are what the note rules read); {} by default */
+    input?: Record<string, unknown>;
+    /** YYYY-MM-DD; today by default */
+    fechaEmision?: string;
+    montoTotal?: number;
+  },
 ): Promise<QueuedDocument> {
   const id = randomUUID();
   const at = doc.at ?? new Date();
@@ -157,8 +168,8 @@ export async function insertQueuedDocument(
       `INSERT INTO dtes (id, organization_id, company_id, sii_env, tipo_dte, folio, caf_id, certificate_id,
          rut_emisor, rut_receptor, razon_social_receptor, fecha_emision, monto_neto, iva, monto_total, input,
          document, sii_status, observed_at, idempotency_key, body_hash, created_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, '76086428-5', 'CLIENTE SPA', current_date, 1000, 190, 1190,
-         '{}'::jsonb, '{}'::jsonb, 'queued', $10, $11, 'h', $10)`,
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, '76086428-5', 'CLIENTE SPA', coalesce($12::date, current_date),
+         round($13::bigint / 1.19), $13::bigint - round($13::bigint / 1.19), $13::bigint, $14::jsonb, '{}'::jsonb, 'queued', $10, $11, 'h', $10)`,
       [
         id,
         t.organizationId,
@@ -171,6 +182,9 @@ export async function insertQueuedDocument(
         t.rut,
         at,
         `idem-${id}`,
+        doc.fechaEmision ?? null,
+        doc.montoTotal ?? 1190,
+        JSON.stringify(doc.input ?? {}),
       ],
     );
     await m.query(
