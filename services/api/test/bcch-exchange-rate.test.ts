@@ -1,62 +1,18 @@
 // Exports priced at the Banco Central de Chile's published rate: the api configured with
-// EXCHANGE_RATE_URL at a local stand-in of the BDE API's GetSeries endpoint, answering in the
-// real response format (Codigo/Descripcion/Series.Obs with dd-mm-yyyy dates, "NaN"/"ND" on days
-// without a value), and the api's own config reader for the settings.
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-
+// EXCHANGE_RATE_URL at a local stand-in of the BDE API's GetSeries endpoint
+// (packages/emission/test/support/bde-stand-in.ts), and the api's own config reader for the
+// settings. The source itself: packages/emission/test/bcch-exchange-rate.test.ts.
 import { expect } from 'chai';
 
 import { loadConfig } from '../src/config';
-import { lastObservationOnOrBefore } from '@dte/emission';
 import { body, emit, nextFolio, orgWithCafs, today, type DteOrg } from './dtes-fixtures';
 import { startTestApi, type TestApi } from './support/test-api';
-
-const USER = 'integracion@empresa.cl';
-const PASSWORD = 'bde-Secret-1';
-
-/** dd-mm-yyyy of `iso` shifted by `days` */
-function bcchDate(iso: string, days: number): string {
-  const d = new Date(`${iso}T00:00:00Z`);
-  d.setUTCDate(d.getUTCDate() + days);
-  const [y, m, dd] = d.toISOString().slice(0, 10).split('-');
-  return `${dd}-${m}-${y}`;
-}
-
-/** A stand-in of https://si3.bcentral.cl/SieteRestWS/SieteRestWS.ashx serving fixed series. */
-async function startBdeStandIn(series: Record<string, { date: string; value: string; status: string }[]>) {
-  const requests: URLSearchParams[] = [];
-  const server = http.createServer((req, res) => {
-    const u = new URL(req.url ?? '/', 'http://x');
-    const send = (body: unknown) =>
-      res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify(body));
-    if (u.pathname !== '/SieteRestWS/SieteRestWS.ashx') return res.writeHead(404).end();
-    requests.push(u.searchParams);
-    const q = u.searchParams;
-    if (q.get('user') !== USER || q.get('pass') !== PASSWORD)
-      return send({ Codigo: -5, Descripcion: 'Invalid username or password', Series: { Obs: null } });
-    const obs = series[q.get('timeseries') ?? ''];
-    if (!obs) return send({ Codigo: -50, Descripcion: 'Serie no encontrada', Series: { Obs: null } });
-    send({
-      Codigo: 0,
-      Descripcion: 'Success',
-      Series: {
-        descripEsp: 'Tipo de cambio nominal (dólar observado $CLP/USD)',
-        descripIng: 'Nominal exchange rate (observed dollar CLP/USD)',
-        seriesId: q.get('timeseries'),
-        Obs: obs.map((o) => ({ indexDateString: o.date, value: o.value, statusCode: o.status })),
-      },
-      SeriesInfos: [],
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as AddressInfo).port;
-  return {
-    url: `http://127.0.0.1:${port}/SieteRestWS/SieteRestWS.ashx`,
-    requests,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-}
+import {
+  bcchDate,
+  PASSWORD,
+  startBdeStandIn,
+  USER,
+} from '../../../packages/emission/test/support/bde-stand-in';
 
 describe('POST /dtes exports priced at the Banco Central de Chile (BDE API GetSeries)', function () {
   this.timeout(180_000);
@@ -130,34 +86,6 @@ describe('POST /dtes exports priced at the Banco Central de Chile (BDE API GetSe
     });
     expect(c.exchangeRateSeries).to.deep.equal({ GBP: 'F072.CLP.GBP.N.O.D' });
     expect(() => loadConfig({ ...base, EXCHANGE_RATE_SERIES: '["USD"]' })).to.throw(/EXCHANGE_RATE_SERIES/);
-  });
-
-  it('takes the last published value, skipping ND days and anything after the date', () => {
-    const answer = {
-      Codigo: 0,
-      Descripcion: 'Success',
-      Series: {
-        seriesId: 'F073.TCO.PRE.Z.D',
-        Obs: [
-          { indexDateString: '20-11-2026', value: '941.10', statusCode: 'OK' },
-          { indexDateString: '21-11-2026', value: '943.58', statusCode: 'OK' },
-          { indexDateString: '22-11-2026', value: 'NaN', statusCode: 'ND' },
-          { indexDateString: '24-11-2026', value: '950.00', statusCode: 'OK' },
-        ],
-      },
-    };
-    expect(lastObservationOnOrBefore(answer, '2026-11-23')).to.deep.equal({
-      fecha: '2026-11-21',
-      valor: 943.58,
-    });
-    expect(lastObservationOnOrBefore(answer, '2026-11-24')).to.deep.equal({
-      fecha: '2026-11-24',
-      valor: 950,
-    });
-    expect(lastObservationOnOrBefore(answer, '2026-11-19')).to.equal(undefined);
-    expect(lastObservationOnOrBefore({ Codigo: -5, Series: { Obs: null } }, '2026-11-23')).to.equal(
-      undefined,
-    );
   });
 });
 

@@ -6,14 +6,11 @@
  * a fact the test sets up, not a race. What a user sees must not change: every document its own
  * folio, contiguous, from the right CAF, in its XML, feed and pipeline messages; a used
  * Idempotency-Key answers its document; folios running out refuse the rest with nothing written.
+ * writeManyWithFolios itself, from several connection pools: packages/emission/test/folio-write.test.ts.
  */
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { createDataSource } from '@dte/database';
 import { createTestCaf, santiagoDate } from '@dte/engine';
-import type { DataSource } from 'typeorm';
-import { testStack } from '../../../test/support/env';
-import { writeManyWithFolios, type NewDocument } from '@dte/emission';
 import { call, cafForm, type Answer, type TestApi, startTestApi } from './support/test-api';
 import { body, emit, holdCompanyFolios, nextFolio, orgWithCafs, type DteOrg } from './dtes-fixtures';
 
@@ -181,78 +178,5 @@ describe('concurrent emissions of one company and type, written together', funct
     );
     expect(n).to.equal(5);
     expect(await nextFolio(t, o, 33)).to.equal(6);
-  });
-
-  it('several api replicas writing batches at once: every folio once, none skipped, across CAFs', async () => {
-    const o = await orgWithCafs(t, { tipos: [33], hasta: 37 });
-    await uploadCaf(o, 38, 200);
-    // four "api replicas": pools of their own on the test's schema, each writing batches of 5
-    const replicas: DataSource[] = await Promise.all(
-      [0, 1, 2, 3].map(async () =>
-        createDataSource({
-          url: (await testStack()).databaseUrl,
-          schema: t.db.schema,
-          poolSize: 3,
-          entities: [],
-          migrations: [],
-        }).initialize(),
-      ),
-    );
-    try {
-      const doc = (i: number): { doc: NewDocument; draft: unknown } => ({
-        doc: {
-          id: randomUUID(),
-          organizationId: o.orgId,
-          companyId: o.companyId,
-          environment: 'cert',
-          tipoDte: 33,
-          certificateId: o.certId,
-          rutEmisor: o.rut,
-          rutReceptor: null,
-          razonSocialReceptor: 'CLIENTE',
-          fechaEmision: santiagoDate(new Date()),
-          amounts: { neto: 100, exento: 0, iva: 19, total: 119 },
-          input: { n: i },
-          idempotencyKey: randomUUID(),
-          bodyHash: `h${i}`,
-          now: new Date(),
-        },
-        draft: { Encabezado: { IdDoc: { Folio: 0 } } },
-      });
-      // 4 replicas × 6 rounds × 5 documents = 120, with the first CAF's 37 folios running out midway
-      const byReplica = await Promise.all(
-        replicas.map(async (r, k) => {
-          const rows = [];
-          for (let round = 0; round < 6; round++) {
-            let batch = Array.from({ length: 5 }, (_, j) => doc(k * 100 + round * 10 + j));
-            while (batch.length > 0) {
-              const got = await writeManyWithFolios(r, batch);
-              expect(got.length, 'a statement gave no folio while folios were left').to.be.above(0);
-              rows.push(...got);
-              const done = new Set(got.map((g) => g.id));
-              batch = batch.filter((b) => !done.has(b.doc.id));
-            }
-          }
-          return rows;
-        }),
-      );
-      const folios = byReplica.flat().map((r) => Number(r.folio));
-      expect(folios.sort((a, b) => a - b)).to.deep.equal(Array.from({ length: 120 }, (_, i) => i + 1));
-      const rows = await written(o);
-      expect(rows.map((r) => r.folio)).to.deep.equal(Array.from({ length: 120 }, (_, i) => i + 1));
-      const [a, b] = await cafIds(o);
-      for (const r of rows) {
-        expect(r.caf_id).to.equal(r.folio <= 37 ? a!.id : b!.id);
-        expect(r.document_folio).to.equal(r.folio);
-        for (const m of r.messages) expect(m.folio).to.equal(r.folio);
-      }
-      const counters: { next_folio: string }[] = await t.db.dataSource.query(
-        'SELECT next_folio FROM cafs WHERE company_id = $1 ORDER BY desde',
-        [o.companyId],
-      );
-      expect(counters.map((c) => Number(c.next_folio))).to.deep.equal([38, 121]);
-    } finally {
-      await Promise.all(replicas.map((r) => r.destroy()));
-    }
   });
 });

@@ -1,7 +1,8 @@
 /**
  * The api's side of the pipeline on the real broker and registry: the outbox relay publishes what
  * POST /dtes and refresh-status commit, and the projector applies dte-status records (out of
- * order, replayed) to what the HTTP reads show.
+ * order, replayed) to what the HTTP reads show. The relay's own rules (late commits, poison rows,
+ * one active relay, claims' retention): packages/pipeline/test/outbox-relay.test.ts.
  */
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
@@ -17,8 +18,7 @@ import {
 import { testMessaging, type TestMessaging } from '../../../test/support/env';
 import { startOutboxRelay, type OutboxRelay } from '@dte/pipeline';
 import { startProjector, type Projector } from '@dte/pipeline';
-import { statusOutboxEntry, type DteStatusRecord } from '@dte/pipeline';
-import { enqueueOutbox } from '@dte/pipeline';
+import type { DteStatusRecord } from '@dte/pipeline';
 import { call, startTestApi, type TestApi } from './support/test-api';
 import { body, emit, expectSchema, orgWithCafs, type DteOrg } from './dtes-fixtures';
 
@@ -369,121 +369,5 @@ describe('pipeline (api side) on the real broker: outbox relay, dte-status proje
     expect(res.status).to.equal(202);
     res = await call(t.url, 'POST', `/dtes/${randomUUID()}/refresh-status`, { key: o.key });
     expect(res.status).to.equal(404);
-  });
-
-  it('publishes an outbox row committed after a later id was already published (no id > last_id gap)', async () => {
-    const doc = await issue();
-    const slow = t.db.dataSource.createQueryRunner();
-    await slow.connect();
-    await slow.startTransaction();
-    let early: DteStatusRecord;
-    try {
-      // the lower id is taken first but committed last
-      const e = statusOutboxEntry(
-        { id: doc.id, organizationId: o.orgId, siiEnv: 'cert', tipoDte: 33, folio: doc.folio },
-        { siiStatus: 'signed', observedAt: new Date(Date.now() + 100) },
-      );
-      early = e.payload;
-      await enqueueOutbox(slow.manager, [e]);
-      const later = await issue(); // commits a higher outbox id at once
-      await until('the later document published', async () =>
-        seen.find((m) => m.topic === PIPELINE_TOPICS.commands && m.value?.dte_id === later.id),
-      );
-      await slow.commitTransaction();
-    } finally {
-      await slow.release();
-    }
-    const got = await until('the early row published', async () =>
-      seen.find((m) => m.topic === PIPELINE_TOPICS.status && m.value?.event_id === early.event_id),
-    );
-    expect(got.key).to.equal(doc.id);
-    await until(
-      'signed applied by the projector',
-      async () => (await get(`/dtes/${doc.id}`)).body.sii_status === 'signed',
-    );
-  });
-
-  it('sets aside an outbox row its schema refuses, and publishes the rows behind it', async () => {
-    const poison = { event_id: randomUUID(), dte_id: 'x', sii_status: 42 }; // not a DteStatusChanged
-    await t.db.dataSource.transaction((m) =>
-      enqueueOutbox(m, [
-        { topic: PIPELINE_TOPICS.status, schema: 'dte-status', key: 'poison', payload: poison },
-      ]),
-    );
-    const doc = await issue();
-    await until('the emission behind the poison row published', async () =>
-      seen.find((m) => m.topic === PIPELINE_TOPICS.commands && m.value?.dte_id === doc.id),
-    );
-    const rows: { failed_at: Date | null; published_at: Date | null; last_error: string | null }[] =
-      await t.db.dataSource.query(
-        'SELECT failed_at, published_at, last_error FROM outbox WHERE event_id = $1',
-        [poison.event_id],
-      );
-    expect(rows[0].published_at).to.equal(null);
-    expect(rows[0].failed_at).to.be.instanceOf(Date);
-    expect(rows[0].last_error).to.be.a('string').and.not.equal('');
-  });
-
-  it('keeps one active relay: a second waits on the advisory lock and takes over when the first stops', async () => {
-    const second = await startOutboxRelay({
-      dataSource: t.db.dataSource,
-      messaging: tm.messaging,
-      logger,
-      pollMs: 200,
-      lockRetryMs: 300,
-    });
-    try {
-      await new Promise((r) => setTimeout(r, 800));
-      expect(relay.isActive()).to.equal(true);
-      expect(second.isActive()).to.equal(false);
-      await relay.stop();
-      await until('the second relay to take the lock', async () => second.isActive());
-      const doc = await issue();
-      await until('the command published by the second relay', async () =>
-        seen.find((m) => m.topic === PIPELINE_TOPICS.commands && m.value?.dte_id === doc.id),
-      );
-      expect(second.published()).to.be.at.least(2);
-    } finally {
-      relay = second;
-    }
-  });
-
-  it("purges the consumers' claims past their retention, a chunk at a time, and keeps every recent claim", async () => {
-    const db = t.db.dataSource;
-    // 10 500 claims processed 40 days ago (more than one purge chunk), and the live claims
-    await db.query(
-      `INSERT INTO processed_events (consumer, event_id, processed_at)
-       SELECT 'retention.test', 'old-' || g, now() - interval '40 days' FROM generate_series(1, 10500) g`,
-    );
-    await db.query(
-      `INSERT INTO processed_events (consumer, event_id, processed_at) VALUES ('retention.test', 'recent', now() - interval '29 days')`,
-    );
-    const live: { n: number }[] = await db.query(
-      `SELECT count(*)::int AS n FROM processed_events WHERE consumer <> 'retention.test'`,
-    );
-    expect(live[0].n, 'the projector claimed the records of the earlier tests').to.be.above(0);
-    await relay.stop();
-    relay = await startOutboxRelay({
-      dataSource: db,
-      messaging: tm.messaging,
-      logger,
-      pollMs: 200,
-      lockRetryMs: 300,
-      retainProcessedEventsMs: 30 * 24 * 3600 * 1000,
-    });
-    await until('the claims older than 30 days purged', async () => {
-      const [{ n }] = await db.query(
-        `SELECT count(*)::int AS n FROM processed_events WHERE consumer = 'retention.test' AND event_id LIKE 'old-%'`,
-      );
-      return n === 0;
-    });
-    const kept: { event_id: string }[] = await db.query(
-      `SELECT event_id FROM processed_events WHERE consumer = 'retention.test'`,
-    );
-    expect(kept.map((k) => k.event_id)).to.deep.equal(['recent']);
-    const after: { n: number }[] = await db.query(
-      `SELECT count(*)::int AS n FROM processed_events WHERE consumer <> 'retention.test'`,
-    );
-    expect(after[0].n).to.be.at.least(live[0].n);
   });
 });

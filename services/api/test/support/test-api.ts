@@ -20,7 +20,7 @@ import { SqlCafDocumentsProbe } from '@dte/folios';
 import { SiiFolioGrantClient } from '@dte/folios';
 import { seedOrganization, type SeedInput, type SeedResult } from '../../src/seed';
 import { accountStores } from '../../src/auth/session';
-import { rutCheckDigit } from '@dte/engine';
+import { newRut } from '../../../../test/support/tenant-fixture';
 
 export const DASHBOARD_ORIGIN = 'https://dashboard.test';
 
@@ -43,15 +43,7 @@ export interface TestApi {
   close(): Promise<void>;
 }
 
-let rutCounter = 0;
-/** A fresh valid RUT (random body, correct check digit). */
-export function newRut(): string {
-  rutCounter += 1;
-  const body = String(
-    10_000_000 + ((Number.parseInt(randomBytes(3).toString('hex'), 16) + rutCounter * 7919) % 80_000_000),
-  );
-  return `${body}-${rutCheckDigit(body)}`;
-}
+export { newRut };
 
 export async function startTestApi(
   opts: {

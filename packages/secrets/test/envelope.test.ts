@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { createDecipheriv, randomBytes } from 'node:crypto';
-import { KmsAuthError, KmsUnavailableError, LocalKeyWrapper, open, seal } from '@dte/secrets';
+import { KmsAuthError, KmsUnavailableError, LocalKeyWrapper, open, seal } from '../src';
 
 /** Independent decryption following the documented format only (iv12 | tag16 | ciphertext, AES-256-GCM). */
 function gcmOpen(key: Buffer, blob: Buffer, aad: string): Buffer {

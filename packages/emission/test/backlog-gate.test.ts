@@ -1,37 +1,50 @@
 /**
- * The backpressure gate (src/dtes/backlog-gate.ts) against real PostgreSQL: what counts as unsent
+ * The backpressure gate (src/backlog-gate.ts) against real PostgreSQL: what counts as unsent
  * (queued or signed without a track id, this company and environment only), the bound, and the
  * reuse of a count between refreshes (last count + this process's admissions, never less, so one
- * api process never admits past the bound). No pipeline runs here: issued documents stay queued.
+ * api process never admits past the bound). No pipeline runs here: the documents are
+ * written as the emission leaves them (queued), by the database fixture.
  */
 import { expect } from 'chai';
-import { BacklogGate, countUnsent } from '@dte/emission';
 import { isServiceError } from '@dte/error-catalog';
-import { startTestApi, type TestApi } from './support/test-api';
-import { body, emit, orgWithCafs, type DteOrg } from './dtes-fixtures';
+import { migratedDatabase, type MigratedDatabase } from '../../../test/support/env';
+import {
+  insertCafRow,
+  insertCertificateRow,
+  insertQueuedDocument,
+  insertTenant,
+  type Tenant,
+} from '../../../test/support/tenant-fixture';
+import { BacklogGate, countUnsent } from '../src';
 
 describe('backlog gate (503 sii_unavailable above the unsent backlog)', function () {
   this.timeout(60_000);
-  let t: TestApi;
-  let o: DteOrg;
-  let other: DteOrg;
+  let database: MigratedDatabase;
+  let o: Tenant;
   const ids: string[] = [];
 
-  before(async () => {
-    t = await startTestApi({ env: { EMISSION_BACKLOG_MAX: '0' } });
-    o = await orgWithCafs(t, { tipos: [33], hasta: 50 });
-    other = await orgWithCafs(t, { tipos: [33], hasta: 50 });
-    for (let i = 0; i < 4; i++) {
-      const r = await emit(t, o, body(33, o.rut, 1000 + i));
-      expect(r.status, r.text).to.equal(202);
-      ids.push(r.body.id as string);
-    }
-    // another company's backlog does not count
-    for (let i = 0; i < 3; i++) expect((await emit(t, other, body(33, other.rut))).status).to.equal(202);
-  });
-  after(() => t?.close());
+  /** n documents of the tenant, queued as the emission leaves them */
+  const issue = async (t: Tenant, n: number) => {
+    const cafId = await insertCafRow(database.dataSource, t, 33, 1, 50);
+    const certificateId = await insertCertificateRow(database.dataSource, t);
+    const out: string[] = [];
+    for (let folio = 1; folio <= n; folio++)
+      out.push(
+        (await insertQueuedDocument(database.dataSource, t, { tipoDte: 33, folio, cafId, certificateId })).id,
+      );
+    return out;
+  };
 
-  const db = () => t.db.dataSource;
+  before(async () => {
+    database = await migratedDatabase('backlog_gate');
+    o = await insertTenant(database.dataSource);
+    ids.push(...(await issue(o, 4)));
+    // another company's backlog does not count
+    await issue(await insertTenant(database.dataSource), 3);
+  });
+  after(() => database?.cleanup());
+
+  const db = () => database.dataSource;
   const scope = () => ({ companyId: o.companyId, environment: 'cert' as const });
   const refused = async (p: Promise<void>) => {
     try {

@@ -1,41 +1,26 @@
 import { expect } from 'chai';
-import { randomBytes } from 'node:crypto';
 import { createDataSource } from '@dte/database';
 import type { DataSource } from 'typeorm';
 import { migratedDatabase, testStack, type MigratedDatabase } from '../../../test/support/env';
-import { allocateFolio, allocateFolioNow, type FolioKey } from '@dte/folios';
+import { insertCafRow, insertTenant } from '../../../test/support/tenant-fixture';
+import { allocateFolio, allocateFolioNow, type FolioKey } from '../src';
 import { ApiError } from '@dte/error-catalog';
-import { seedOrganization } from '../src/seed';
-import { newRut } from './support/test-api';
 
 const DAY = 86_400_000;
 
-async function insertCaf(
+/** A CAF of folios desde..hasta under the key (the fixture's row: counters only). */
+function insertCaf(
   db: DataSource,
   key: FolioKey,
   desde: number,
   hasta: number,
   opts: { expiresAt?: Date | null; deleted?: boolean } = {},
 ): Promise<string> {
-  const rows = await db.query(
-    `INSERT INTO cafs (organization_id, company_id, environment, tipo_dte, rut_emisor, desde, hasta, next_folio,
-       fecha_autorizacion, expires_at, idk, caf_xml, rsa_public_key_pem, rsa_private_key_sealed, source, deleted_at)
-     SELECT $1, $2, $3, $4, rut, $5, $6, $5, current_date, $7, 100, '<CAF/>', 'pem', '{}'::jsonb, 'upload', $8
-       FROM companies WHERE id = $2
-     RETURNING id`,
-    [
-      key.organizationId,
-      key.companyId,
-      key.environment,
-      key.tipoDte,
-      desde,
-      hasta,
-      opts.expiresAt ?? null,
-      opts.deleted ? new Date() : null,
-    ],
-  );
-  return rows[0].id;
+  const tenant = { ...key, rut: ruts.get(key.companyId)! };
+  return insertCafRow(db, tenant, key.tipoDte, desde, hasta, opts);
 }
+
+const ruts = new Map<string, string>();
 
 async function codeOf(p: Promise<unknown>): Promise<ApiError> {
   try {
@@ -53,12 +38,9 @@ describe('folio allocator (PostgreSQL row lock, several connection pools)', func
   let replicas: DataSource[] = [];
 
   const newKey = async (tipoDte = 33, environment: 'cert' | 'prod' = 'cert'): Promise<FolioKey> => {
-    const s = await seedOrganization(db.dataSource, {
-      org: `alloc-${randomBytes(4).toString('hex')}`,
-      rut: newRut(),
-      env: 'cert',
-    });
-    return { organizationId: s.organization_id, companyId: s.company_id, environment, tipoDte };
+    const t = await insertTenant(db.dataSource);
+    ruts.set(t.companyId, t.rut);
+    return { organizationId: t.organizationId, companyId: t.companyId, environment, tipoDte };
   };
 
   before(async () => {

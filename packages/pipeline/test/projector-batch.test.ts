@@ -5,28 +5,36 @@
  */
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
-import { applyStatusRecord, applyStatusRecords } from '@dte/pipeline';
-import type { DteStatusRecord } from '@dte/pipeline';
-import { startTestApi, type TestApi } from './support/test-api';
-import { body, emit, orgWithCafs, type DteOrg } from './dtes-fixtures';
+import { migratedDatabase, type MigratedDatabase } from '../../../test/support/env';
+import {
+  insertCafRow,
+  insertCertificateRow,
+  insertQueuedDocument,
+  insertTenant,
+  type Tenant,
+} from '../../../test/support/tenant-fixture';
+import { applyStatusRecord, applyStatusRecords, type DteStatusRecord } from '../src';
 
 describe('projector: a batch of dte-status records in one transaction', function () {
   this.timeout(60_000);
-  let t: TestApi;
-  let o: DteOrg;
+  let db: MigratedDatabase;
+  let o: Tenant;
+  let cafId: string;
+  let certificateId: string;
+  let nextFolio = 1;
   before(async () => {
-    t = await startTestApi();
-    o = await orgWithCafs(t, { tipos: [33] });
+    db = await migratedDatabase('projector_batch');
+    o = await insertTenant(db.dataSource);
+    cafId = await insertCafRow(db.dataSource, o, 33, 1, 100);
+    certificateId = await insertCertificateRow(db.dataSource, o);
   });
   after(async () => {
-    await t?.close();
+    await db?.cleanup();
   });
 
-  const issue = async () => {
-    const res = await emit(t, o, body(33, o.rut));
-    expect(res.status, res.text).to.equal(202);
-    return res.body as { id: string; folio: number };
-  };
+  /** a document as the emission leaves it: queued, its feed row, its queued record in the outbox */
+  const issue = () =>
+    insertQueuedDocument(db.dataSource, o, { tipoDte: 33, folio: nextFolio++, cafId, certificateId });
   const rec = (
     doc: { id: string; folio: number },
     sii_status: string,
@@ -35,7 +43,7 @@ describe('projector: a batch of dte-status records in one transaction', function
   ): DteStatusRecord => ({
     event_id: randomUUID(),
     dte_id: doc.id,
-    organization_id: o.orgId,
+    organization_id: o.organizationId,
     sii_env: 'cert',
     tipo_dte: 33,
     folio: doc.folio,
@@ -48,11 +56,11 @@ describe('projector: a batch of dte-status records in one transaction', function
     ...extra,
   });
   const state = async (id: string) => {
-    const [row] = await t.db.dataSource.query(
+    const [row] = await db.dataSource.query(
       'SELECT sii_status, sii_glosa, observed_at, track_id FROM dtes WHERE id = $1',
       [id],
     );
-    const feed: { sii_status: string }[] = await t.db.dataSource.query(
+    const feed: { sii_status: string }[] = await db.dataSource.query(
       'SELECT sii_status FROM dte_events WHERE dte_id = $1 ORDER BY observed_at, id',
       [id],
     );
@@ -62,14 +70,14 @@ describe('projector: a batch of dte-status records in one transaction', function
   it("leaves the api's own queued record to the statement that wrote the document: no claim, no lock, the same feed; the next status applies", async () => {
     const d = await issue();
     // the record as the relay publishes it, from the outbox row the emission wrote
-    const [row] = await t.db.dataSource.query(
+    const [row] = await db.dataSource.query(
       `SELECT payload FROM outbox WHERE message_key = $1 AND topic = 'dte-status'`,
       [d.id],
     );
     const queued = row.payload as DteStatusRecord;
     expect(queued).to.include({ source: 'api', sii_status: 'queued' });
     expect((await state(d.id)).feed).to.deep.equal(['queued']);
-    const results = await applyStatusRecords(t.db.dataSource, [
+    const results = await applyStatusRecords(db.dataSource, [
       queued,
       rec(d, 'signed', Date.now() + 1000, { source: 'signer' }),
       queued,
@@ -78,7 +86,7 @@ describe('projector: a batch of dte-status records in one transaction', function
     const after = await state(d.id);
     expect(after.feed).to.deep.equal(['queued', 'signed']);
     expect(after.row.sii_status).to.equal('signed');
-    const [claims] = await t.db.dataSource.query(
+    const [claims] = await db.dataSource.query(
       'SELECT count(*)::int AS n FROM processed_events WHERE event_id = $1',
       [queued.event_id],
     );
@@ -107,9 +115,9 @@ describe('projector: a batch of dte-status records in one transaction', function
     const unknown = rec({ id: randomUUID(), folio: 1 }, 'EPR', base);
     const batchA = script(a);
     const oneByOneA: string[] = [];
-    for (const r of batchA) oneByOneA.push(await applyStatusRecord(t.db.dataSource, r));
+    for (const r of batchA) oneByOneA.push(await applyStatusRecord(db.dataSource, r));
     const batchB = script(b);
-    const batched = await applyStatusRecords(t.db.dataSource, [...batchB, unknown]);
+    const batched = await applyStatusRecords(db.dataSource, [...batchB, unknown]);
 
     expect(batched.slice(0, -1)).to.deep.equal(oneByOneA);
     expect(batched.at(-1)).to.equal('unknown_document');
@@ -122,7 +130,7 @@ describe('projector: a batch of dte-status records in one transaction', function
     expect(new Date(sb.row.observed_at).getTime()).to.equal(base + 400);
 
     // a replay of the whole batch changes nothing
-    const again = await applyStatusRecords(t.db.dataSource, batchB);
+    const again = await applyStatusRecords(db.dataSource, batchB);
     expect(new Set(again)).to.deep.equal(new Set(['duplicate']));
     expect((await state(b.id)).feed).to.deep.equal(sb.feed);
   });
@@ -136,19 +144,19 @@ describe('projector: a batch of dte-status records in one transaction', function
     const bad = rec(d, 'RCH', base + 50, { sii_glosa: 'a\u0000b' });
     let refused: unknown;
     try {
-      await applyStatusRecords(t.db.dataSource, [rec(d, 'signed', base, { source: 'signer' }), bad]);
+      await applyStatusRecords(db.dataSource, [rec(d, 'signed', base, { source: 'signer' }), bad]);
     } catch (err) {
       refused = err;
     }
     expect(refused).to.be.an('error');
-    const [none] = await t.db.dataSource.query(
+    const [none] = await db.dataSource.query(
       'SELECT count(*)::int AS n FROM processed_events WHERE event_id = $1',
       [bad.event_id],
     );
     expect(none.n).to.equal(0);
     expect((await state(d.id)).feed).to.deep.equal(['queued']);
 
-    const results = await applyStatusRecords(t.db.dataSource, [
+    const results = await applyStatusRecords(db.dataSource, [
       rec(d, 'sending', base, { track_id: track, source: 'sii-uploader' }),
       rec(d, 'RCH', base + 100, { sii_glosa: glosa }),
     ]);
@@ -156,12 +164,12 @@ describe('projector: a batch of dte-status records in one transaction', function
     const s = await state(d.id);
     expect(s.feed).to.deep.equal(['queued', 'sending', 'RCH']);
     expect(s.row).to.include({ sii_status: 'RCH', sii_glosa: glosa, track_id: track });
-    const [event] = await t.db.dataSource.query(
+    const [event] = await db.dataSource.query(
       `SELECT glosa, track_id FROM dte_events WHERE dte_id = $1 AND sii_status = 'RCH'`,
       [d.id],
     );
     expect(event).to.deep.equal({ glosa, track_id: null });
-    const [sending] = await t.db.dataSource.query(
+    const [sending] = await db.dataSource.query(
       `SELECT track_id FROM dte_events WHERE dte_id = $1 AND sii_status = 'sending'`,
       [d.id],
     );

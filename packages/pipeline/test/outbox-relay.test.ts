@@ -1,0 +1,209 @@
+/**
+ * The outbox relay (src/outbox/relay.ts) and the dte-status projector on the real broker and
+ * registry, over a migrated schema whose documents the database fixture writes as the emission
+ * does (dtes row, queued feed row, queued record in the outbox): a row committed after a later one
+ * was published still goes out; a row its schema refuses is set aside without blocking the rows
+ * behind it; one relay is active at a time; the consumers' claims are purged past their retention.
+ * The api's side (POST /dtes, refresh-status, Prefer: wait): services/api/test/pipeline-projector.test.ts.
+ */
+import { expect } from 'chai';
+import { randomUUID } from 'node:crypto';
+import pino from 'pino';
+import { PIPELINE_TOPICS, pipelineTopicSpecs, type IncomingMessage } from '@dte/messaging';
+import {
+  migratedDatabase,
+  testMessaging,
+  type MigratedDatabase,
+  type TestMessaging,
+} from '../../../test/support/env';
+import {
+  insertCafRow,
+  insertCertificateRow,
+  insertQueuedDocument,
+  insertTenant,
+  type Tenant,
+} from '../../../test/support/tenant-fixture';
+import {
+  enqueueOutbox,
+  startOutboxRelay,
+  startProjector,
+  statusOutboxEntry,
+  type DteStatusRecord,
+  type OutboxRelay,
+  type Projector,
+} from '../src';
+
+const logger = pino({ level: process.env.API_TEST_LOG ?? 'silent' });
+
+async function until<T>(what: string, fn: () => Promise<T | undefined | false>, ms = 20_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describe('outbox relay and projector on the real broker', function () {
+  this.timeout(240_000);
+  let db: MigratedDatabase;
+  let tm: TestMessaging;
+  let relay: OutboxRelay;
+  let projector: Projector;
+  let o: Tenant;
+  let cafId: string;
+  let certificateId: string;
+  let folio = 0;
+  const seen: IncomingMessage<Record<string, unknown>>[] = [];
+
+  const startRelay = (extra: { retainProcessedEventsMs?: number } = {}) =>
+    startOutboxRelay({
+      dataSource: db.dataSource,
+      messaging: tm.messaging,
+      logger,
+      pollMs: 200,
+      lockRetryMs: 300,
+      ...extra,
+    });
+
+  before(async () => {
+    db = await migratedDatabase('outbox_relay');
+    tm = await testMessaging('relay');
+    await tm.messaging.ensureTopics(pipelineTopicSpecs(3));
+    const watcher = await tm.messaging.createConsumer({
+      groupId: tm.messaging.topic(`watch-${randomUUID()}`),
+      topics: [PIPELINE_TOPICS.status],
+      fromBeginning: true,
+      maxWaitTimeInMs: 200,
+    });
+    await watcher.run<Record<string, unknown>>(async (m) => {
+      seen.push(m);
+    });
+    relay = await startRelay();
+    projector = await startProjector({ dataSource: db.dataSource, messaging: tm.messaging, logger });
+    o = await insertTenant(db.dataSource);
+    cafId = await insertCafRow(db.dataSource, o, 33, 1, 1000);
+    certificateId = await insertCertificateRow(db.dataSource, o);
+  });
+  after(async () => {
+    await relay?.stop();
+    await projector?.stop();
+    await tm?.cleanup();
+    await db?.cleanup();
+  });
+
+  const issue = () =>
+    insertQueuedDocument(db.dataSource, o, { tipoDte: 33, folio: ++folio, cafId, certificateId });
+  const published = (eventId: string) =>
+    until(`record ${eventId} published`, async () =>
+      seen.find((m) => m.topic === PIPELINE_TOPICS.status && m.value?.event_id === eventId),
+    );
+  const siiStatus = async (id: string) =>
+    (
+      (await db.dataSource.query('SELECT sii_status FROM dtes WHERE id = $1', [id])) as {
+        sii_status: string;
+      }[]
+    )[0]?.sii_status;
+
+  it('publishes an outbox row committed after a later id was already published (no id > last_id gap)', async () => {
+    const doc = await issue();
+    await published(doc.queuedEventId);
+    const slow = db.dataSource.createQueryRunner();
+    await slow.connect();
+    await slow.startTransaction();
+    let early: DteStatusRecord;
+    try {
+      // the lower id is taken first but committed last
+      const e = statusOutboxEntry(
+        { id: doc.id, organizationId: o.organizationId, siiEnv: 'cert', tipoDte: 33, folio: doc.folio },
+        { siiStatus: 'signed', observedAt: new Date(Date.now() + 100) },
+      );
+      early = e.payload;
+      await enqueueOutbox(slow.manager, [e]);
+      const later = await issue(); // commits a higher outbox id at once
+      await published(later.queuedEventId);
+      await slow.commitTransaction();
+    } finally {
+      await slow.release();
+    }
+    const got = await published(early.event_id);
+    expect(got.key).to.equal(doc.id);
+    await until('signed applied by the projector', async () => (await siiStatus(doc.id)) === 'signed');
+  });
+
+  it('sets aside an outbox row its schema refuses, and publishes the rows behind it', async () => {
+    const poison = { event_id: randomUUID(), dte_id: 'x', sii_status: 42 }; // not a DteStatusChanged
+    await db.dataSource.transaction((m) =>
+      enqueueOutbox(m, [
+        { topic: PIPELINE_TOPICS.status, schema: 'dte-status', key: 'poison', payload: poison },
+      ]),
+    );
+    const doc = await issue();
+    await published(doc.queuedEventId);
+    const rows: { failed_at: Date | null; published_at: Date | null; last_error: string | null }[] =
+      await db.dataSource.query(
+        'SELECT failed_at, published_at, last_error FROM outbox WHERE event_id = $1',
+        [poison.event_id],
+      );
+    expect(rows[0].published_at).to.equal(null);
+    expect(rows[0].failed_at).to.be.instanceOf(Date);
+    expect(rows[0].last_error).to.be.a('string').and.not.equal('');
+  });
+
+  it('keeps one active relay: a second waits on the advisory lock and takes over when the first stops', async () => {
+    const second = await startRelay();
+    try {
+      await new Promise((r) => setTimeout(r, 800));
+      expect(relay.isActive()).to.equal(true);
+      expect(second.isActive()).to.equal(false);
+      await relay.stop();
+      await until('the second relay to take the lock', async () => second.isActive());
+      const doc = await issue();
+      await published(doc.queuedEventId);
+      expect(second.published()).to.be.at.least(1);
+    } finally {
+      relay = second;
+    }
+  });
+
+  it("purges the consumers' claims past their retention, a chunk at a time, and keeps every recent claim", async () => {
+    const q = db.dataSource;
+    // the projector claims a record of a worker (not the api's own queued record, which it skips)
+    const doc = await issue();
+    const sending = statusOutboxEntry(
+      { id: doc.id, organizationId: o.organizationId, siiEnv: 'cert', tipoDte: 33, folio: doc.folio },
+      { siiStatus: 'sending', trackId: '77', observedAt: new Date(Date.now() + 100) },
+    );
+    await q.transaction((m) => enqueueOutbox(m, [sending]));
+    await until('the projector to claim the record', async () => (await siiStatus(doc.id)) === 'sending');
+    // 10 500 claims processed 40 days ago (more than one purge chunk), and the live claims
+    await q.query(
+      `INSERT INTO processed_events (consumer, event_id, processed_at)
+       SELECT 'retention.test', 'old-' || g, now() - interval '40 days' FROM generate_series(1, 10500) g`,
+    );
+    await q.query(
+      `INSERT INTO processed_events (consumer, event_id, processed_at) VALUES ('retention.test', 'recent', now() - interval '29 days')`,
+    );
+    const live: { n: number }[] = await q.query(
+      `SELECT count(*)::int AS n FROM processed_events WHERE consumer <> 'retention.test'`,
+    );
+    expect(live[0].n, 'the projector claimed the records before').to.be.above(0);
+    await relay.stop();
+    relay = await startRelay({ retainProcessedEventsMs: 30 * 24 * 3600 * 1000 });
+    await until('the claims older than 30 days purged', async () => {
+      const [{ n }] = await q.query(
+        `SELECT count(*)::int AS n FROM processed_events WHERE consumer = 'retention.test' AND event_id LIKE 'old-%'`,
+      );
+      return n === 0;
+    });
+    const kept: { event_id: string }[] = await q.query(
+      `SELECT event_id FROM processed_events WHERE consumer = 'retention.test'`,
+    );
+    expect(kept.map((k) => k.event_id)).to.deep.equal(['recent']);
+    const after: { n: number }[] = await q.query(
+      `SELECT count(*)::int AS n FROM processed_events WHERE consumer <> 'retention.test'`,
+    );
+    expect(after[0].n).to.be.at.least(live[0].n);
+  });
+});
