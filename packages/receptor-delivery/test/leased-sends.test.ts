@@ -99,7 +99,7 @@ describe('receptor-delivery: the leased send loop (LeasedSends) on real PostgreS
   }
 
   /** the outcomes of `ids` only (other tests' rows may be due in the same table) */
-  const mine = (out: { id: string }[], ids: string[]) => out.filter((o) => ids.includes(o.id));
+  const mine = <T extends { id: string }>(out: T[], ids: string[]) => out.filter((o) => ids.includes(o.id));
 
   it('a failure is recorded and retried after 1, 2, then 2.5 min (capped); the fourth attempt is final', async () => {
     const t0 = new Date(Date.now() - 3600_000);
