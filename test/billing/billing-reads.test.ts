@@ -4,7 +4,8 @@
  * through the MCP SDK's client behind OAuth (consent in headless Chromium), and the dashboard's
  * "Plan y consumo" page in headless Chromium — the same numbers everywhere, with the warning at
  * 80 % and at the limit; the e-mails to owners at 80 % and 100 % (once each, a local SMTP
- * receiver); the consumption metric per plan; the operator commands' bad input changing nothing.
+ * receiver), which say the month and the numbers as the page does; the consumption metric per plan;
+ * the operator commands' bad input changing nothing.
  */
 import { expect } from 'chai';
 import { execFile } from 'node:child_process';
@@ -314,7 +315,14 @@ describe('billing: GET /billing, consultar_plan and the "Plan y consumo" page (i
     const subjects = parsed.map((p) => p.subject ?? '').sort();
     expect(subjects[0]).to.match(/^Aviso de consumo: .* usó el 80 % de sus documentos de /);
     expect(subjects[1]).to.match(/^Plan agotado: .* alcanzó su límite de documentos de /);
-    expect(parsed.map((p) => p.text ?? '').join('\n')).to.contain('emitió 5 de 5 documentos');
+    const mailText = parsed.map((p) => p.text ?? '').join('\n');
+    expect(mailText).to.contain('emitió 5 de 5 documentos');
+    // the mail and the "Plan y consumo" page say the month and the numbers alike (@dte/es-cl)
+    const shown = await planPage(ownerCookie);
+    expect(shown.cert.text).to.equal('5 de 5 documentos (100 %)');
+    expect(mailText).to.contain(`emitió ${shown.cert.text!.replace(/ documentos.*$/, '')} documentos`);
+    expect(mailText).to.contain(`en certificación durante ${shown.periodo}`);
+    expect(parsed.map((p) => p.subject ?? '').every((s) => s.endsWith(`de ${shown.periodo}`))).to.equal(true);
     const rows: { threshold: number; sent: boolean }[] = await t.db.dataSource.query(
       `SELECT threshold, sent_at IS NOT NULL AS sent FROM billing_notices WHERE organization_id = $1 ORDER BY threshold`,
       [o.orgId],

@@ -1,4 +1,5 @@
 import { DOCUMENT_NAMES, formatRut } from '@dte/printed-form';
+import { clp } from '@dte/es-cl';
 import type { DataSource } from 'typeorm';
 import type { Principal } from '@dte/tenancy';
 import { derivedEmissionBody, type DeriveBody, emissionTotals, validateForEmission } from '@dte/emission';
@@ -35,7 +36,6 @@ export function documentName(tipo: number | string): string {
   return lower.charAt(0).toLocaleUpperCase('es-CL') + lower.slice(1);
 }
 
-const clp = (n: number) => `$${Math.round(n).toLocaleString('es-CL')}`;
 const ddmmaaaa = (iso: string) => {
   const m = /^(\d{4})-(\d{2})-(\d{2})/.exec(iso);
   return m ? `${m[3]}-${m[2]}-${m[1]}` : iso;

@@ -6,6 +6,7 @@
  * in the dashboard (spec, Authentication 5); approval runs it once through the same function as
  * POST /recepcion/:id/eventos.
  */
+import { clp } from '@dte/es-cl';
 import {
   checkPeriodo,
   listInbox,
@@ -39,8 +40,6 @@ const TIPOS: Record<number, string> = {
   34: 'factura exenta',
   43: 'liquidación factura',
 };
-
-const clp = (n: unknown) => `$${Math.round(Number(n) || 0).toLocaleString('es-CL')}`;
 
 export const RECEPCION_TOOLS: AgentTool[] = [
   {

@@ -1,3 +1,4 @@
+import { entero, mes } from '@dte/es-cl';
 import type { DataSource } from 'typeorm';
 
 /** One e-mail of the billing notices (the caller's transport sends it: SMTP in the api). */
@@ -15,28 +16,8 @@ export const MAX_NOTICE_ATTEMPTS = 6;
 /** Notices sent per sweep. */
 const BATCH = 20;
 
-const MESES = [
-  'enero',
-  'febrero',
-  'marzo',
-  'abril',
-  'mayo',
-  'junio',
-  'julio',
-  'agosto',
-  'septiembre',
-  'octubre',
-  'noviembre',
-  'diciembre',
-];
-
-/** `2026-11` → `noviembre de 2026` */
-export function mesEnPalabras(periodo: string): string {
-  const [y, m] = periodo.split('-');
-  return `${MESES[Number(m) - 1]} de ${y}`;
-}
-
-const entero = (n: number) => n.toLocaleString('es-CL');
+/** `2026-11` → `noviembre de 2026` (the month as the dashboard shows it: @dte/es-cl's `mes`) */
+export const mesEnPalabras = mes;
 
 interface NoticeRow {
   organization_id: string;
@@ -53,16 +34,16 @@ interface NoticeRow {
 /** The e-mail of one notice, in Spanish (Chile). */
 export function noticeMail(n: Omit<NoticeRow, 'attempts' | 'owners'>, to: string[]): NoticeMail {
   const ambiente = n.sii_env === 'prod' ? 'producción' : 'certificación';
-  const mes = mesEnPalabras(n.periodo);
+  const periodo = mes(n.periodo);
   const full = n.threshold >= 100;
   return {
     to,
     subject: full
-      ? `Plan agotado: ${n.organization} alcanzó su límite de documentos de ${mes}`
-      : `Aviso de consumo: ${n.organization} usó el ${n.threshold} % de sus documentos de ${mes}`,
+      ? `Plan agotado: ${n.organization} alcanzó su límite de documentos de ${periodo}`
+      : `Aviso de consumo: ${n.organization} usó el ${n.threshold} % de sus documentos de ${periodo}`,
     text: [
       `La organización ${n.organization} emitió ${entero(n.used)} de ${entero(n.monthly_limit)} documentos`,
-      `permitidos en ${ambiente} durante ${mes} (${n.threshold} % del límite mensual de su plan).`,
+      `permitidos en ${ambiente} durante ${periodo} (${n.threshold} % del límite mensual de su plan).`,
       '',
       full
         ? 'Las nuevas emisiones de este mes serán rechazadas (402 billing.free_tier_exceeded) hasta que se amplíe el plan.'

@@ -19,9 +19,21 @@ const TYPES: Record<string, string> = {
 };
 
 /**
- * Every file of static/ (the entry module app.js, lib/ and pages/ modules, the styles, the icon)
- * by its path under /dashboard, read once at start.
+ * The es-CL formats (@dte/es-cl: one plain ES module the server imports too), served to the
+ * browser as static/es-cl/index.js, where lib/format.js imports it from.
  */
+export const ES_CL_MODULE_PATH = '/static/es-cl/index.js';
+
+/**
+ * Every file of static/ (the entry module app.js, lib/ and pages/ modules, the styles, the icon)
+ * by its path under /dashboard, and @dte/es-cl's module, read once at start.
+ */
+function dashboardFiles(): Map<string, StaticFile> {
+  const files = staticFiles();
+  files.set(ES_CL_MODULE_PATH, { type: TYPES['.js']!, body: readFileSync(require.resolve('@dte/es-cl')) });
+  return files;
+}
+
 function staticFiles(dir = path.join(__dirname, 'static'), prefix = '/static'): Map<string, StaticFile> {
   const out = new Map<string, StaticFile>();
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
@@ -63,7 +75,7 @@ function matchPage(sub: string): Page | undefined {
 /** Koa middleware answering GET/HEAD under /dashboard; anything else passes through. */
 export function dashboard(): Middleware {
   const rendered = new Map(PAGES.map((p) => [p.path, renderPage(p)]));
-  const files = staticFiles();
+  const files = dashboardFiles();
   const icon = files.get('/static/favicon.svg');
   return async (ctx, next) => {
     if (ctx.path === FAVICON_PATH && icon && (ctx.method === 'GET' || ctx.method === 'HEAD')) {

@@ -1,5 +1,6 @@
 import PDFDocument from 'pdfkit';
 import { ServiceError } from '@dte/error-catalog';
+import { dia } from '@dte/es-cl';
 import type { PrintModel } from './model';
 import {
   ACUSE_LEGAL_TEXT,
@@ -379,12 +380,12 @@ class Layout {
 
   private dates() {
     const m = this.m;
-    this.field('Fecha de emisión', m.fchEmis);
-    this.field('Fecha de vencimiento', m.fchVenc);
+    this.field('Fecha de emisión', dia(m.fchEmis));
+    this.field('Fecha de vencimiento', m.fchVenc && dia(m.fchVenc));
     const pago = m.fmaPago ? FORMA_PAGO_NAMES[m.fmaPago] : undefined;
     this.field('Forma de pago', pago ?? (m.fmaPagExp !== undefined ? `código ${m.fmaPagExp}` : undefined));
     for (const p of m.pagos) {
-      this.field('Pago', `${p.fecha} $ ${formatAmount(p.monto)}${p.glosa ? ` (${p.glosa})` : ''}`);
+      this.field('Pago', `${dia(p.fecha)} $ ${formatAmount(p.monto)}${p.glosa ? ` (${p.glosa})` : ''}`);
     }
   }
 
@@ -559,7 +560,7 @@ class Layout {
     for (const r of this.m.referencias) {
       const tipo = REFERENCE_NAMES[r.tipoDoc] ?? `Tipo ${r.tipoDoc}`;
       const parts = [
-        `${tipo} N° ${r.folio} del ${r.fecha}`,
+        `${tipo} N° ${r.folio} del ${dia(r.fecha)}`,
         r.global ? 'referencia global' : '',
         r.codRef ? (COD_REF_NAMES[r.codRef] ?? `código ${r.codRef}`) : '',
         r.razon ?? '',

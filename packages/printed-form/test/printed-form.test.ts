@@ -76,6 +76,10 @@ describe('printed form (@dte/printed-form)', function () {
       expect(text).to.include('Timbre Electrónico SII');
       expect(text).to.include('Res. N° 80 de 2014');
       expect(text).to.include('Verifique documento: www.sii.cl');
+      // dates as a reader in Chile writes them (dd-mm-aaaa, @dte/es-cl), never the XML's ISO form
+      const [y, mo, d] = m.fchEmis.split('-');
+      expect(squeeze(text)).to.include(squeeze(`Fecha de emisión: ${d}-${mo}-${y}`));
+      expect(text).to.not.include(m.fchEmis);
       const total = Number(m.totales.total).toLocaleString('de-DE');
       expect(squeeze(text)).to.include(squeeze(total));
       if (m.receptor.rut !== '55555555-5') expect(text).to.include('77.777.777-7');

@@ -6,29 +6,12 @@ import { classify, KNOWN_STATUSES } from '@dte/status';
 import nodemailer from 'nodemailer';
 import type { DataSource } from 'typeorm';
 
+import { DEFAULT_DELIVERY_SETTINGS, LeasedSends, type DeliverySettings } from './leased-sends';
+
 /** Statuses after which the receptor gets its copy (the SII accepted the document). */
 export const ACCEPTED_STATUSES: readonly string[] = KNOWN_STATUSES.filter(
   (s) => classify(s).categoria === 'aceptado',
 );
-
-export interface DeliverySettings {
-  /** attempts before a delivery is `failed` */
-  maxAttempts: number;
-  /** first retry delay; doubles per attempt */
-  backoffMs: number;
-  backoffMaxMs: number;
-  /** how long one worker holds a delivery while sending */
-  leaseMs: number;
-  batch: number;
-}
-
-export const DEFAULT_DELIVERY_SETTINGS: DeliverySettings = {
-  maxAttempts: 6,
-  backoffMs: 60_000,
-  backoffMaxMs: 6 * 3600_000,
-  leaseMs: 120_000,
-  batch: 20,
-};
 
 export interface DeliveryDeps {
   dataSource: DataSource;
@@ -62,17 +45,32 @@ export interface DeliveryOutcome {
  * backoff; each attempt is recorded (attempts, last_error, sent_at, message_id).
  */
 export class ReceptorDelivery {
-  private readonly settings: DeliverySettings;
   private readonly credentials: StoredCredentials;
   private readonly now: () => Date;
+  private readonly queue: LeasedSends<DueRow, DeliveryOutcome>;
 
   constructor(private readonly deps: DeliveryDeps) {
-    this.settings = { ...DEFAULT_DELIVERY_SETTINGS, ...deps.settings };
+    const settings: DeliverySettings = { ...DEFAULT_DELIVERY_SETTINGS, ...deps.settings };
     this.now = deps.clock ?? (() => new Date());
     this.credentials = new StoredCredentials({
       db: deps.dataSource,
       keys: deps.keys,
       now: () => this.now().getTime(),
+    });
+    this.queue = new LeasedSends({
+      dataSource: deps.dataSource,
+      table: 'dte_deliveries',
+      columns: 'id, dte_id, correos, attempts',
+      settings,
+      now: this.now,
+      send: (d) => this.send(d),
+      outcome: (d, result) => ({ id: d.id, dteId: d.dte_id, ...result }),
+      logger: deps.logger,
+      log: {
+        name: 'receptor delivery',
+        sent: (d) => ({ deliveryId: d.id, dteId: d.dte_id }),
+        failed: (d) => ({ deliveryId: d.id, dteId: d.dte_id }),
+      },
     });
   }
 
@@ -96,81 +94,12 @@ export class ReceptorDelivery {
   /** One pass: enqueue, then send what is due. */
   async sweep(): Promise<DeliveryOutcome[]> {
     await this.enqueueAccepted();
-    const out: DeliveryOutcome[] = [];
-    for (;;) {
-      const due = await this.claim();
-      if (due.length === 0) break;
-      for (const d of due) out.push(await this.attempt(d));
-      if (due.length < this.settings.batch) break;
-    }
-    return out;
+    return this.queue.sweep();
   }
 
   /** Sends one delivery now (resend on demand), whatever its schedule; answers its outcome. */
   async sendNow(deliveryId: string): Promise<DeliveryOutcome> {
-    const rows = updatedRows<DueRow>(
-      await this.deps.dataSource.query(
-        `UPDATE dte_deliveries SET lease_until = $2, updated_at = $3
-        WHERE id = $1 AND state = 'pending' AND (lease_until IS NULL OR lease_until < $3)
-        RETURNING id, dte_id, correos, attempts`,
-        [deliveryId, new Date(this.now().getTime() + this.settings.leaseMs), this.now()],
-      ),
-    );
-    const first = rows[0];
-    if (!first) throw new Error(`delivery ${deliveryId} is not pending`);
-    return this.attempt(first);
-  }
-
-  private async claim(): Promise<DueRow[]> {
-    const now = this.now();
-    const lease = new Date(now.getTime() + this.settings.leaseMs);
-    return updatedRows<DueRow>(
-      await this.deps.dataSource.query(
-        `UPDATE dte_deliveries SET lease_until = $2, updated_at = $1
-        WHERE id IN (SELECT id FROM dte_deliveries
-                      WHERE state = 'pending' AND next_attempt_at <= $1
-                        AND (lease_until IS NULL OR lease_until < $1)
-                      ORDER BY next_attempt_at LIMIT $3 FOR UPDATE SKIP LOCKED)
-        RETURNING id, dte_id, correos, attempts`,
-        [now, lease, this.settings.batch],
-      ),
-    );
-  }
-
-  private async attempt(d: DueRow): Promise<DeliveryOutcome> {
-    const db = this.deps.dataSource;
-    try {
-      const messageId = await this.send(d);
-      await db.query(
-        `UPDATE dte_deliveries SET state = 'sent', attempts = attempts + 1, sent_at = $2, message_id = $3,
-                last_error = NULL, lease_until = NULL, updated_at = $2 WHERE id = $1`,
-        [d.id, this.now(), messageId],
-      );
-      this.deps.logger?.info({ deliveryId: d.id, dteId: d.dte_id }, 'receptor delivery sent');
-      return { id: d.id, dteId: d.dte_id, state: 'sent' };
-    } catch (err) {
-      const attempts = d.attempts + 1;
-      const failed = attempts >= this.settings.maxAttempts;
-      const delay = retryDelayMs(this.settings, attempts);
-      const message = (err as Error).message.slice(0, 500);
-      await db.query(
-        `UPDATE dte_deliveries SET state = $2, attempts = $3, last_error = $4, next_attempt_at = $5,
-                lease_until = NULL, updated_at = $6 WHERE id = $1`,
-        [
-          d.id,
-          failed ? 'failed' : 'pending',
-          attempts,
-          message,
-          new Date(this.now().getTime() + delay),
-          this.now(),
-        ],
-      );
-      this.deps.logger?.warn(
-        { deliveryId: d.id, dteId: d.dte_id, attempts, err: message },
-        'receptor delivery failed',
-      );
-      return { id: d.id, dteId: d.dte_id, state: failed ? 'failed' : 'pending', error: message };
-    }
+    return this.queue.sendNow(deliveryId);
   }
 
   /** Builds the EnvioDTE for the receptor and the PDF, and mails both; answers the Message-ID. */
@@ -240,20 +169,6 @@ export class ReceptorDelivery {
       transport.close();
     }
   }
-}
-
-/** The wait before the next attempt after `attempts` failed ones: doubling, capped. */
-export function retryDelayMs(
-  s: Pick<DeliverySettings, 'backoffMs' | 'backoffMaxMs'>,
-  attempts: number,
-): number {
-  return Math.min(s.backoffMs * 2 ** (attempts - 1), s.backoffMaxMs);
-}
-
-/** typeorm answers an UPDATE … RETURNING as [rows, count] (an INSERT as rows). */
-export function updatedRows<T>(result: unknown): T[] {
-  const r = result as unknown[];
-  return (Array.isArray(r[0]) ? r[0] : r) as T[];
 }
 
 /** Addresses of POST /dtes/:id/resend-delivery: 1-5, each at most 200 characters (spec, Limits). */

@@ -1,7 +1,7 @@
 import nodemailer from 'nodemailer';
 import type { DataSource } from 'typeorm';
 
-import { DEFAULT_DELIVERY_SETTINGS, retryDelayMs, updatedRows, type DeliverySettings } from './delivery';
+import { DEFAULT_DELIVERY_SETTINGS, LeasedSends, type DeliverySettings } from './leased-sends';
 
 /**
  * The exchange replies to suppliers (`exchange_replies`, written by @dte/reception: RespuestaDTE
@@ -46,71 +46,29 @@ const FILE_PREFIX: Record<DueReply['kind'], string> = {
 };
 
 export class ExchangeReplyDelivery {
-  private readonly settings: DeliverySettings;
-  private readonly now: () => Date;
+  private readonly queue: LeasedSends<DueReply, ExchangeReplyOutcome>;
 
   constructor(private readonly deps: ExchangeReplyDeliveryDeps) {
-    this.settings = { ...DEFAULT_DELIVERY_SETTINGS, ...deps.settings };
-    this.now = deps.clock ?? (() => new Date());
+    this.queue = new LeasedSends({
+      dataSource: deps.dataSource,
+      table: 'exchange_replies',
+      columns: 'id, kind, numero, rut_destino, correos, attempts',
+      settings: { ...DEFAULT_DELIVERY_SETTINGS, ...deps.settings },
+      now: deps.clock ?? (() => new Date()),
+      send: (d) => this.send(d),
+      outcome: (d, result) => ({ id: d.id, ...result }),
+      logger: deps.logger,
+      log: {
+        name: 'exchange reply',
+        sent: (d) => ({ replyId: d.id, kind: d.kind }),
+        failed: (d) => ({ replyId: d.id }),
+      },
+    });
   }
 
   /** Sends every reply now due, a batch at a time. */
   async sweep(): Promise<ExchangeReplyOutcome[]> {
-    const out: ExchangeReplyOutcome[] = [];
-    for (;;) {
-      const due = await this.claim();
-      if (due.length === 0) break;
-      for (const d of due) out.push(await this.attempt(d));
-      if (due.length < this.settings.batch) break;
-    }
-    return out;
-  }
-
-  private async claim(): Promise<DueReply[]> {
-    const now = this.now();
-    return updatedRows<DueReply>(
-      await this.deps.dataSource.query(
-        `UPDATE exchange_replies SET lease_until = $2, updated_at = $1
-          WHERE id IN (SELECT id FROM exchange_replies
-                        WHERE state = 'pending' AND next_attempt_at <= $1
-                          AND (lease_until IS NULL OR lease_until < $1)
-                        ORDER BY next_attempt_at LIMIT $3 FOR UPDATE SKIP LOCKED)
-          RETURNING id, kind, numero, rut_destino, correos, attempts`,
-        [now, new Date(now.getTime() + this.settings.leaseMs), this.settings.batch],
-      ),
-    );
-  }
-
-  private async attempt(d: DueReply): Promise<ExchangeReplyOutcome> {
-    const db = this.deps.dataSource;
-    try {
-      const messageId = await this.send(d);
-      await db.query(
-        `UPDATE exchange_replies SET state = 'sent', attempts = attempts + 1, sent_at = $2, message_id = $3,
-                last_error = NULL, lease_until = NULL, updated_at = $2 WHERE id = $1`,
-        [d.id, this.now(), messageId],
-      );
-      this.deps.logger?.info({ replyId: d.id, kind: d.kind }, 'exchange reply sent');
-      return { id: d.id, state: 'sent' };
-    } catch (err) {
-      const attempts = d.attempts + 1;
-      const failed = attempts >= this.settings.maxAttempts;
-      const message = (err as Error).message.slice(0, 500);
-      await db.query(
-        `UPDATE exchange_replies SET state = $2, attempts = $3, last_error = $4, next_attempt_at = $5,
-                lease_until = NULL, updated_at = $6 WHERE id = $1`,
-        [
-          d.id,
-          failed ? 'failed' : 'pending',
-          attempts,
-          message,
-          new Date(this.now().getTime() + retryDelayMs(this.settings, attempts)),
-          this.now(),
-        ],
-      );
-      this.deps.logger?.warn({ replyId: d.id, attempts, err: message }, 'exchange reply failed');
-      return { id: d.id, state: failed ? 'failed' : 'pending', error: message };
-    }
+    return this.queue.sweep();
   }
 
   private async send(d: DueReply): Promise<string> {

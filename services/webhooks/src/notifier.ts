@@ -1,3 +1,4 @@
+import { fecha } from '@dte/es-cl';
 import nodemailer, { type Transporter } from 'nodemailer';
 import type { Subscription } from './model';
 
@@ -39,7 +40,7 @@ export class MailDisableNotifier implements DisableNotifier {
       subject: `Webhook desactivado: ${host}`,
       text: [
         `El endpoint de webhooks ${s.url} (suscripción ${s.id}, ambiente ${s.sii_env}) fue desactivado`,
-        `el ${s.disabled_at?.toISOString() ?? ''}.`,
+        `el ${fecha(s.disabled_at)} (hora de Chile).`,
         '',
         `Motivo: ${s.disabled_reason ?? ''}`,
         '',

@@ -168,6 +168,10 @@ describe('webhook delivery over https (real receiver on loopback, test CA)', fun
       expect(smtp.mails).to.have.length(1);
       expect(smtp.mails[0]!.to).to.deep.equal(['duena@empresa.test']);
       expect(smtp.mails[0]!.raw).to.include(sub.id);
+      // the owner reads the moment in Chile's time, dd-mm-aaaa hh:mm (@dte/es-cl), not an ISO instant
+      const mail = smtp.mails[0]!.raw.replace(/=\r?\n/g, ''); // quoted-printable's soft breaks
+      expect(mail).to.match(/fue desactivado\s+el \d{2}-\d{2}-\d{4} \d{2}:\d{2} \(hora de Chile\)\./);
+      expect(mail).to.not.include(after.disabled_at!.toISOString().slice(0, 10));
       // an inactive endpoint is not called again
       const before = rx.received.length;
       const d = h.send(sub);

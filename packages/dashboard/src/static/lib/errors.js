@@ -1,6 +1,7 @@
 // @ts-check
 // The api's errors in the user's words: a sentence per code the dashboard meets, the api's own
 // message otherwise. The code itself is not shown (it is in the api's answer for support).
+import { entero } from './format.js';
 
 /** @type {Record<string, string>} */
 const MENSAJES = {
@@ -33,7 +34,7 @@ export function describe(res) {
   const d = b.detail || {};
   let text =
     b.code === 'billing.free_tier_exceeded' && d.limit !== undefined
-      ? `Se alcanzó el límite mensual de documentos de su plan (${Number(d.usedThisMonth).toLocaleString('es-CL')} de ${Number(d.limit).toLocaleString('es-CL')}).`
+      ? `Se alcanzó el límite mensual de documentos de su plan (${entero(d.usedThisMonth)} de ${entero(d.limit)}).`
       : MENSAJES[b.code] || b.message || `Error ${res.status}`;
   const estado = b.estado ?? d.estado;
   if (b.code === 'situacion_tributaria.bloqueada' && estado) text += `: ${SITUACION[estado] || estado}.`;
