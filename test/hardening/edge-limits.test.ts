@@ -36,6 +36,15 @@ const account = (t: TestApi, what: 'signup' | 'login', address: string, email?: 
     headers: { Origin: DASHBOARD_ORIGIN, 'X-Forwarded-For': address },
   });
 
+/**
+ * The account bounds count per calendar minute (login-guard's windows): a burst that starts in
+ * the minute's last seconds would be split over two windows, so it starts in a fresh minute.
+ */
+async function withinOneMinuteWindow(needMs = 20_000): Promise<void> {
+  const left = 60_000 - (Date.now() % 60_000);
+  if (left < needMs) await new Promise((r) => setTimeout(r, left + 50));
+}
+
 const expectRateLimited = (r: Answer) => {
   expect(r.status, r.text).to.equal(429);
   expect(r.body.code).to.equal('rate_limit');
@@ -63,6 +72,7 @@ describe('edge hardening: account bursts, hash bound, fair write cap, limits and
     after(() => t?.close());
 
     it('a sign-up burst from one address is refused with rate_limit and Retry-After; then every address is refused once the global bound is passed', async () => {
+      await withinOneMinuteWindow();
       expect((await account(t, 'signup', '203.0.113.10')).status).to.equal(201);
       expect((await account(t, 'signup', '203.0.113.10')).status).to.equal(201);
       expectRateLimited(await account(t, 'signup', '203.0.113.10'));
@@ -74,6 +84,7 @@ describe('edge hardening: account bursts, hash bound, fair write cap, limits and
     });
 
     it('a login burst from one address is refused with rate_limit and Retry-After, and the global bound refuses the rest', async () => {
+      await withinOneMinuteWindow();
       const answers: Answer[] = [];
       for (let i = 0; i < 4; i++) answers.push(await account(t, 'login', '203.0.113.30', 'nadie@example.cl'));
       expect(answers.slice(0, 3).map((r) => r.status)).to.deep.equal([401, 401, 401]);
