@@ -49,21 +49,34 @@ export async function orgWithCafs(
   });
   let certId = '';
   if (opts.withCert !== false) certId = (await uploadCert(t, s.api_key, rut)).id;
-  for (const tipo of opts.tipos ?? [33]) {
-    const xml = createTestCaf({
-      siiKey: t.sim.siiKeys.cert,
-      rutEmisor: rut,
-      razonSocial: 'EMPRESA DE PRUEBA',
-      tipoDte: tipo,
-      desde: 1,
-      hasta: opts.hasta ?? 50,
-      fechaAutorizacion: santiagoDate(new Date()),
-      keyBits: 512,
-    });
-    const res = await call(t.url, 'POST', '/caf', { key: s.api_key, form: cafForm(xml) });
-    if (res.status !== 201) throw new Error(`CAF upload failed: ${res.status} ${res.text}`);
-  }
+  for (const tipo of opts.tipos ?? [33])
+    await uploadCaf(t, s.api_key, rut, { tipo, hasta: opts.hasta ?? 50 });
   return { key: s.api_key, rut, orgId: s.organization_id, companyId: s.company_id, certId };
+}
+
+/**
+ * A CAF of `rut` signed by the simulator's SII key (certification), folios desde..hasta, uploaded
+ * over HTTP with `key`; its record. Authorized today unless `fechaAutorizacion` says otherwise.
+ */
+export async function uploadCaf(
+  t: TestApi,
+  key: string,
+  rut: string,
+  opts: { tipo?: number; desde?: number; hasta: number; razonSocial?: string; fechaAutorizacion?: string },
+): Promise<{ id: string }> {
+  const xml = createTestCaf({
+    siiKey: t.sim.siiKeys.cert,
+    rutEmisor: rut,
+    razonSocial: opts.razonSocial ?? 'EMPRESA DE PRUEBA',
+    tipoDte: opts.tipo ?? 33,
+    desde: opts.desde ?? 1,
+    hasta: opts.hasta,
+    fechaAutorizacion: opts.fechaAutorizacion ?? santiagoDate(new Date()),
+    keyBits: 512,
+  });
+  const res = await call<{ id: string }>(t.url, 'POST', '/caf', { key, form: cafForm(xml) });
+  if (res.status !== 201) throw new Error(`CAF upload failed: ${res.status} ${res.text}`);
+  return res.body;
 }
 
 /**
