@@ -31,10 +31,8 @@ describe('boletas: webhooks from the boleta pipeline', function () {
     await enrol(p.t, p.o);
     webhooks = await startTestWebhooks({
       name: 'boletas-webhooks',
-      dataSource: p.t.db.dataSource,
+      api: p.t,
       messaging: p.msg.messaging,
-      masterKey: p.t.config.masterKey,
-      masterKeyId: p.t.config.masterKeyId,
       env: { WEBHOOKS_TIMEOUT: '5s', WEBHOOKS_FIRST_ATTEMPT_GRACE: '500ms', WEBHOOKS_RETRY_GRACE: '2s' },
     });
     rx = await new Receiver(webhooks.pki).start();

@@ -11,6 +11,7 @@ import { loadConfig } from '../../services/webhooks/src/config';
 import { startWebhooksService, type RunningService } from '../../services/webhooks/src/service';
 import { makeTestPki, type TestPki } from '../../services/webhooks/test/support/test-ca';
 import { SmtpSink } from '../../services/webhooks/test/support/smtp';
+import type { TestApi } from '../../services/api/test/support/test-api';
 
 export interface WebhooksService {
   pki: TestPki;
@@ -19,18 +20,32 @@ export interface WebhooksService {
   close(): Promise<void>;
 }
 
-export async function startTestWebhooks(opts: {
-  /** the logger's name */
-  name: string;
-  dataSource: DataSource;
-  messaging: Messaging;
-  /** the key the secrets were sealed with (the api's, when the api made the subscriptions) */
-  masterKey: string;
-  masterKeyId: string;
-  /** more WEBHOOKS_* settings, over the defaults (four retries 200 ms apart, one retry partition) */
-  env?: Record<string, string>;
-  logLevel?: 'warn' | 'fatal';
-}): Promise<WebhooksService> {
+/**
+ * Where the service reads and what opens the signing secrets: the api's database and master key
+ * (the api sealed them), or a database and the key the test sealed them with.
+ */
+export type WebhooksStore =
+  | { api: Pick<TestApi, 'db' | 'config'> }
+  | { dataSource: DataSource; masterKey: string; masterKeyId: string };
+
+export async function startTestWebhooks(
+  opts: WebhooksStore & {
+    /** the logger's name */
+    name: string;
+    messaging: Messaging;
+    /** more WEBHOOKS_* settings, over the defaults (four retries 200 ms apart, one retry partition) */
+    env?: Record<string, string>;
+    logLevel?: 'warn' | 'fatal';
+  },
+): Promise<WebhooksService> {
+  const store =
+    'api' in opts
+      ? {
+          dataSource: opts.api.db.dataSource,
+          masterKey: opts.api.config.masterKey,
+          masterKeyId: opts.api.config.masterKeyId,
+        }
+      : opts;
   const pki = makeTestPki(['127.0.0.1']);
   const smtp = await new SmtpSink().start();
   try {
@@ -43,14 +58,14 @@ export async function startTestWebhooks(opts: {
       WEBHOOKS_SWEEP_INTERVAL: '200ms',
       WEBHOOKS_RETRY_PARTITIONS: '1',
       SMTP_URL: smtp.url,
-      MASTER_KEY: opts.masterKey,
-      MASTER_KEY_ID: opts.masterKeyId,
+      MASTER_KEY: store.masterKey,
+      MASTER_KEY_ID: store.masterKeyId,
       ...opts.env,
     });
     const logger = createLogger(opts.name);
     logger.level = opts.logLevel ?? 'warn';
     const service = await startWebhooksService(config, logger, {
-      dataSource: opts.dataSource,
+      dataSource: store.dataSource,
       messaging: opts.messaging,
     });
     await service.ready();

@@ -42,13 +42,11 @@ describe('webhooks through the api: register, test, rotate and delete over HTTP,
     msg = await testMessaging('webhooks_api');
     await msg.messaging.ensureTopics(pipelineTopicSpecs(2).filter((s) => s.name === PIPELINE_TOPICS.status));
     producer = await msg.messaging.createProducer();
-    // the api's master key: the service opens the secrets the api sealed
+    // the api's database and master key: the service opens the secrets the api sealed
     webhooks = await startTestWebhooks({
       name: 'webhooks-api-e2e',
-      dataSource: t.db.dataSource,
+      api: t,
       messaging: msg.messaging,
-      masterKey: t.config.masterKey,
-      masterKeyId: t.config.masterKeyId,
       env: { WEBHOOKS_FIRST_ATTEMPT_GRACE: '100ms' },
     });
     rx = await new Receiver(webhooks.pki).start();

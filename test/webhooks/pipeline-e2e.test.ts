@@ -97,13 +97,11 @@ describe('webhooks fed by the real emission pipeline: POST /dtes to signed deliv
     // poller's polls (backoff at most 500 ms), so some of them are observed and delivered, and the
     // verdict still comes well within the poller's attempt budget
     p.t.sim.options.timings.stepMs = 300;
-    // the api's master key: the service opens the secrets the api sealed
+    // the api's database and master key: the service opens the secrets the api sealed
     webhooks = await startTestWebhooks({
       name: 'webhooks-pipeline-e2e',
-      dataSource: p.t.db.dataSource,
+      api: p.t,
       messaging: p.msg.messaging,
-      masterKey: p.t.config.masterKey,
-      masterKeyId: p.t.config.masterKeyId,
       env: { WEBHOOKS_TIMEOUT: '5s', WEBHOOKS_FIRST_ATTEMPT_GRACE: '500ms', WEBHOOKS_RETRY_GRACE: '2s' },
     });
     rx = await new Receiver(webhooks.pki).start();
