@@ -28,6 +28,7 @@ import { promisify } from 'node:util';
 import { seedOrganization } from '@dte/api';
 import { createTestCaf, createTestP12, santiagoDate, type SiiKey } from '@dte/engine';
 import { createKafka, pipelineTopicSpecs, type KafkaSecurity } from '@dte/messaging';
+import { body } from '../../services/api/test/support/emission-bodies';
 import { RETRY_TOPICS, STATUS_DEAD_LETTER_TOPIC } from '../../services/webhooks/src/kafka-side';
 import {
   migratedDatabase,
@@ -611,66 +612,9 @@ async function seedCompany(
   return { key: s.api_key, rut, orgId: s.organization_id, companyId: s.company_id, certId: certBody.id };
 }
 
-const RECEPTOR = {
-  rut: '77777777-7',
-  razon_social: 'Cliente de Prueba SpA',
-  giro: 'Servicios informáticos',
-  direccion: 'Calle Falsa 123',
-  comuna: 'Ñuñoa',
-};
-
 /** A valid emission body of type 33, 34, 52 or 61 for `rut`, dated today (America/Santiago). */
-export function emissionBody(tipo: 33 | 34 | 52 | 61, rut: string, precio: number): Record<string, unknown> {
-  const today = santiagoDate(new Date());
-  const base = { rut_emisor: rut, receptor: { ...RECEPTOR }, fecha_emision: today };
-  const item = (exento: boolean) => ({
-    nombre: 'Martillo',
-    cantidad: 1,
-    precio_unitario: precio,
-    exento,
-    monto_item: precio,
-  });
-  switch (tipo) {
-    case 33:
-      return { ...base, tipo_dte: 33, forma_pago: 1, items: [item(false)] };
-    case 34:
-      return { ...base, tipo_dte: 34, forma_pago: 1, items: [item(true)] };
-    case 52:
-      return {
-        ...base,
-        tipo_dte: 52,
-        items: [item(false)],
-        despacho: {
-          ind_traslado: 1,
-          tipo_despacho: 2,
-          direccion_origen: 'Bodega Quilicura 100',
-          comuna_origen: 'Quilicura',
-          direccion_destino: 'Obra Los Álamos 55',
-          comuna_destino: 'Maipú',
-          transportista: { rut: '60803000-K', razon_social: 'Transportes Sur' },
-          conductor: { rut: '14-0', nombre: 'Juan Pérez' },
-          vehiculo: { patente: 'ABCD12' },
-        },
-      };
-    case 61:
-      return {
-        ...base,
-        tipo_dte: 61,
-        nc_reason: 'devolucion',
-        items: [item(false)],
-        references: [
-          {
-            line_num: 1,
-            tipo_doc_ref: 33,
-            folio_ref: 120,
-            fecha_ref: today,
-            cod_ref: 3,
-            razon_ref: 'Según acuerdo comercial',
-          },
-        ],
-      };
-  }
-}
+export const emissionBody: (tipo: 33 | 34 | 52 | 61, rut: string, precio: number) => Record<string, unknown> =
+  body;
 
 /** Percentile (nearest rank) of a sorted array. */
 export function percentile(sorted: number[], p: number): number {
