@@ -38,6 +38,7 @@ import {
   uniqueTopicPrefix,
   type MigratedDatabase,
 } from './env';
+import { enrolAtSii, FCH_RESOL, simAdmin as simAdminAt } from './sii-admin';
 
 const execFileP = promisify(execFile);
 
@@ -480,16 +481,8 @@ export async function startPipelineProcesses(opts: PipelineOptions): Promise<Run
     }
 
     const apiUrl = `http://127.0.0.1:${apiPort}/api/v1`;
-    const simAdmin = async <T>(method: string, p: string, body?: unknown): Promise<T> => {
-      const res = await fetch(`${simUrl}${p}`, {
-        method,
-        headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      const text = await res.text();
-      if (!res.ok) throw new Error(`simulator ${method} ${p}: ${res.status} ${text}`);
-      return (text ? JSON.parse(text) : undefined) as T;
-    };
+    const simAdmin = <T>(method: string, p: string, body?: unknown): Promise<T> =>
+      simAdminAt<T>(simUrl, method, p, body);
 
     return {
       apiUrl,
@@ -506,7 +499,7 @@ export async function startPipelineProcesses(opts: PipelineOptions): Promise<Run
       simAdmin,
       seedCompany: async ({ tipos, folios }) => {
         const keys = await simAdmin<{ cert: SiiKey }>('GET', '/admin/sii-keys');
-        return seedCompany(db, apiUrl, simAdmin, keys.cert, tipos, folios);
+        return seedCompany(db, apiUrl, simUrl, keys.cert, tipos, folios);
       },
       async close() {
         for (const c of cleanups.reverse()) await c().catch(() => undefined);
@@ -544,8 +537,6 @@ async function deleteTopicsAndSubjects(
   }
 }
 
-const FCH_RESOL = '2024-01-01';
-
 /** A valid RUT with a random body (mod-11 check digit). */
 export function randomRut(): string {
   const body = String(10_000_000 + (randomBytes(4).readUInt32BE(0) % 80_000_000));
@@ -562,7 +553,7 @@ export function randomRut(): string {
 async function seedCompany(
   db: MigratedDatabase,
   apiUrl: string,
-  simAdmin: RunningPipeline['simAdmin'],
+  simUrl: string,
   siiKey: SiiKey,
   tipos: number[],
   folios: number,
@@ -603,12 +594,7 @@ async function seedCompany(
     const res = await fetch(`${apiUrl}/caf`, { method: 'POST', headers: auth, body: form });
     if (res.status !== 201) throw new Error(`CAF ${tipo} upload: ${res.status} ${await res.text()}`);
   }
-  await simAdmin('PUT', `/admin/cert/companies/${rut}`, {
-    razonSocial: 'EMPRESA DE PRUEBA',
-    fchResol: FCH_RESOL,
-    nroResol: 0,
-    senders: [rut],
-  });
+  await enrolAtSii(simUrl, rut, { razonSocial: 'EMPRESA DE PRUEBA' });
   return { key: s.api_key, rut, orgId: s.organization_id, companyId: s.company_id, certId: certBody.id };
 }
 

@@ -229,45 +229,7 @@ export async function companyRut(t: TestApi, companyId: string): Promise<string>
   return row.rut;
 }
 
-/**
- * One call to the SII simulator's admin API (its enrolments, register, triggers), its JSON answer;
- * anything but a 2xx throws.
- */
-export async function simAdmin<T = unknown>(
-  t: Pick<TestApi, 'sim'>,
-  method: string,
-  path: string,
-  body?: unknown,
-): Promise<T> {
-  const res = await fetch(`${t.sim.url}${path}`, {
-    method,
-    headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  if (!res.ok) throw new Error(`simulator ${method} ${path}: ${res.status} ${text}`);
-  return (text ? JSON.parse(text) : undefined) as T;
-}
-
-/** The certification resolution the tests' companies hold (number 0 of this date). */
-export const FCH_RESOL = '2024-01-01';
-
-/**
- * The company enrolled at the SII (simulator, certification) with resolution 0 of FCH_RESOL;
- * `senders` (default the company itself) may act for it.
- */
-export async function enrolAtSii(
-  t: Pick<TestApi, 'sim'>,
-  rut: string,
-  opts: { senders?: string[]; razonSocial?: string } = {},
-): Promise<void> {
-  await simAdmin(t, 'PUT', `/admin/cert/companies/${rut}`, {
-    ...(opts.razonSocial !== undefined ? { razonSocial: opts.razonSocial } : {}),
-    fchResol: FCH_RESOL,
-    nroResol: 0,
-    senders: opts.senders ?? [rut],
-  });
-}
+export { enrolAtSii, FCH_RESOL, simAdmin } from '../../../../test/support/sii-admin';
 
 /** Everything of an error body except request_id (for "same answer" comparisons). */
 export function withoutRequestId(body: Record<string, unknown>): Record<string, unknown> {
