@@ -21,7 +21,12 @@ import {
   SUPPLIER_RUT as SUPPLIER,
   type ReceptionWorld,
 } from '../../services/api/test/support/reception-world';
-import { call, DASHBOARD_ORIGIN, type TestApi } from '../../services/api/test/support/test-api';
+import {
+  call,
+  dashboardMember,
+  DASHBOARD_ORIGIN,
+  type TestApi,
+} from '../../services/api/test/support/test-api';
 import { freePort } from '../support/pipeline-harness';
 import { AgentOAuth, CHROMIUM_ARGS, callbackServer, consentInBrowser } from './oauth-agent';
 
@@ -78,18 +83,11 @@ describe('MCP purchases tools: RCV, inbox, acuse/reclamo approved in the dashboa
     ).to.include({ outcome: 'synced' });
 
     // a dashboard user with a password, owner of the organization
-    email = `aprobador-${randomUUID()}@empresa.cl`;
-    const signup = await call<{ user: { id: string } }>(t.url, 'POST', '/auth/signup', {
-      json: { email, password: PASSWORD, nombre: 'Ana' },
-      headers: { Origin: DASHBOARD_ORIGIN },
-    });
-    expect(signup.status, signup.text).to.equal(201);
-    const userId = signup.body.user.id;
-    await t.db.dataSource.query(
-      `INSERT INTO memberships (user_id, organization_id, role) VALUES ($1, $2, 'owner')`,
-      [userId, orgId],
-    );
-    cookie = await t.sessionCookie(userId, orgId);
+    ({ email, cookie } = await dashboardMember(t, orgId, 'owner', {
+      email: `aprobador-${randomUUID()}@empresa.cl`,
+      password: PASSWORD,
+      nombre: 'Ana',
+    }));
     cb = await callbackServer();
     browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
   });

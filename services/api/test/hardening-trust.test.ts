@@ -17,6 +17,7 @@ import { receivingCompany, registerPurchase } from './support/reception-world';
 import {
   call,
   companyRut,
+  dashboardMember,
   enrolAtSii,
   newRut,
   simAdmin,
@@ -99,18 +100,16 @@ describe('hardening: tenant writes and account lows (issue 28)', function () {
       ownerEmail: `own-${randomUUID()}@empresa.cl`,
       ownerPassword: 'clave-larga-1234',
     });
-    const memberEmail = `mem-${randomUUID()}@empresa.cl`;
-    const member = (
-      await t.db.dataSource.query(`INSERT INTO users (email, name) VALUES ($1, 'Miembro') RETURNING id`, [
-        memberEmail,
-      ])
-    )[0].id as string;
-    await t.db.dataSource.query(
-      `INSERT INTO memberships (user_id, organization_id, role) VALUES ($1, $2, 'admin')`,
-      [member, owner.organization_id],
+    const { userId: member, cookie: memberCookie } = await dashboardMember(
+      t,
+      owner.organization_id,
+      'admin',
+      {
+        email: `mem-${randomUUID()}@empresa.cl`,
+        nombre: 'Miembro',
+      },
     );
     // the member made a key through the dashboard (created_by = the member)
-    const memberCookie = await t.sessionCookie(member, owner.organization_id);
     const made = await call<{ key?: string; api_key?: string }>(t.url, 'POST', '/api-keys', {
       cookie: memberCookie,
       json: { nombre: 'integración del miembro', environment: 'cert', scopes: ['dte:read'] },
