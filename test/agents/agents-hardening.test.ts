@@ -20,7 +20,13 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { chromium, type Browser, type BrowserContext } from 'playwright-core';
 import { body, emit, expectSchema, orgWithCafs, type DteOrg } from '../../services/api/test/dtes-fixtures';
-import { call, DASHBOARD_ORIGIN, startTestApi, type TestApi } from '../../services/api/test/support/test-api';
+import {
+  call,
+  dashboardMember,
+  DASHBOARD_ORIGIN,
+  startTestApi,
+  type TestApi,
+} from '../../services/api/test/support/test-api';
 import { freePort } from '../support/pipeline-harness';
 import { AgentOAuth, CHROMIUM_ARGS, callbackServer, type CallbackServer } from './oauth-agent';
 
@@ -55,16 +61,9 @@ describe('agents: bounded registration, atomic redemption, several agents, appro
   const count = async (table: string) =>
     (await db().query(`SELECT count(*)::int AS n FROM ${table}`))[0].n as number;
 
-  async function userIn(orgId: string, role: string): Promise<{ id: string; cookie: string }> {
-    const u: { id: string }[] = await db().query(`INSERT INTO users (email) VALUES ($1) RETURNING id`, [
-      `agente-${randomUUID()}@example.cl`,
-    ]);
-    await db().query(`INSERT INTO memberships (user_id, organization_id, role) VALUES ($1, $2, $3)`, [
-      u[0].id,
-      orgId,
-      role,
-    ]);
-    return { id: u[0].id, cookie: await t.sessionCookie(u[0].id, orgId) };
+  async function userIn(orgId: string, role: 'owner' | 'member'): Promise<{ id: string; cookie: string }> {
+    const m = await dashboardMember(t, orgId, role, { email: `agente-${randomUUID()}@example.cl` });
+    return { id: m.userId, cookie: m.cookie };
   }
 
   before(async () => {

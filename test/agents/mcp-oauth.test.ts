@@ -18,7 +18,7 @@ import {
 } from '@modelcontextprotocol/sdk/client/auth.js';
 import { chromium, type Browser } from 'playwright-core';
 import { body } from '../../services/api/test/dtes-fixtures';
-import { call, DASHBOARD_ORIGIN } from '../../services/api/test/support/test-api';
+import { call, dashboardMember, DASHBOARD_ORIGIN } from '../../services/api/test/support/test-api';
 import { eventually, startPipeline, type Pipeline } from '../pipeline/harness';
 import { freePort } from '../support/pipeline-harness';
 import { AgentOAuth, CHROMIUM_ARGS, callbackServer, consentInBrowser } from './oauth-agent';
@@ -41,16 +41,9 @@ describe('MCP server behind OAuth 2.1 (issue 15)', function () {
     origin = `http://127.0.0.1:${port}`;
     mcpUrl = `${origin}/mcp`;
     p = await startPipeline({ api: { port, env: { PUBLIC_BASE_URL: `${origin}/api/v1` } }, tipos: [33, 61] });
-    const u: { id: string }[] = await p.t.db.dataSource.query(
-      `INSERT INTO users (email) VALUES ($1) RETURNING id`,
-      [`agente-${randomUUID()}@example.cl`],
-    );
-    userId = u[0].id;
-    await p.t.db.dataSource.query(
-      `INSERT INTO memberships (user_id, organization_id, role) VALUES ($1, $2, 'owner')`,
-      [userId, p.o.orgId],
-    );
-    cookie = await p.t.sessionCookie(userId, p.o.orgId);
+    ({ userId, cookie } = await dashboardMember(p.t, p.o.orgId, 'owner', {
+      email: `agente-${randomUUID()}@example.cl`,
+    }));
     cb = await callbackServer();
     browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
   });

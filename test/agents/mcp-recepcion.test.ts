@@ -11,18 +11,20 @@
  */
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
-import { readP12, santiagoDate } from '@dte/engine';
+import { santiagoDate } from '@dte/engine';
 import { syncPeriod, type RcvSource } from '@dte/reception';
-import { SiiClient, simulatorEndpoints } from '@dte/sii-client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import {
+  startReceptionWorld,
+  SUPPLIER_RUT as SUPPLIER,
+  type ReceptionWorld,
+} from '../../services/api/test/support/reception-world';
+import {
   call,
+  dashboardMember,
   DASHBOARD_ORIGIN,
-  startTestApi,
-  testP12,
-  uploadCert,
   type TestApi,
 } from '../../services/api/test/support/test-api';
 import { freePort } from '../support/pipeline-harness';
@@ -37,16 +39,15 @@ interface Pending {
   result: Doc | null;
 }
 
-const SUPPLIER = '96543210-8';
 const PASSWORD = 'clave-segura-123';
 
 describe('MCP purchases tools: RCV, inbox, acuse/reclamo approved in the dashboard (issue 15)', function () {
   this.timeout(240_000);
+  let w: ReceptionWorld;
   let t: TestApi;
   let origin: string;
   let mcpUrl: string;
   let key: string;
-  let rut: string;
   let orgId: string;
   let companyId: string;
   let source: RcvSource;
@@ -56,15 +57,6 @@ describe('MCP purchases tools: RCV, inbox, acuse/reclamo approved in the dashboa
   let cookie: string;
   const periodo = santiagoDate(new Date()).slice(0, 7);
 
-  const admin = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${t.sim.url}${path}`, {
-      method,
-      headers: { 'Content-Type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    expect(res.status, `${method} ${path}: ${await res.clone().text()}`).to.be.lessThan(300);
-    return res.json();
-  };
   /** the simulator's register: the events recorded on a seeded purchase */
   const registerEvents = (folio: number) =>
     (
@@ -81,70 +73,28 @@ describe('MCP purchases tools: RCV, inbox, acuse/reclamo approved in the dashboa
     const port = await freePort();
     origin = `http://127.0.0.1:${port}`;
     mcpUrl = `${origin}/mcp`;
-    t = await startTestApi({
-      port,
-      env: { PUBLIC_BASE_URL: `${origin}/api/v1` },
-      sim: { timings: { registerMs: 0, stepMs: 0 } },
-    });
-    const s = await t.seed({});
-    key = s.api_key;
-    orgId = s.organization_id;
-    companyId = s.company_id;
-    rut = (await t.db.dataSource.query(`SELECT rut FROM companies WHERE id = $1`, [companyId]))[0].rut;
-    await uploadCert(t, key, rut);
-    await admin('PUT', `/admin/cert/companies/${rut}`, {
-      senders: [rut],
-      fchResol: '2024-01-01',
-      nroResol: 0,
-    });
-    const today = santiagoDate(new Date());
-    for (const folio of [901, 902]) {
-      await admin('POST', '/admin/cert/purchases', {
-        rutReceptor: rut,
-        rutEmisor: SUPPLIER,
-        razonSocialEmisor: 'PROVEEDORA DEL SUR SPA',
-        tipoDte: 33,
-        folio,
-        fchEmis: today,
-        mntNeto: 10_000,
-        mntExe: 0,
-        iva: 1_900,
-        mntTotal: 11_900,
-      });
-    }
-    const sii = new SiiClient({ endpoints: simulatorEndpoints(t.sim.url), timeoutMs: 5000 });
-    const credential = readP12(testP12(rut), 'secreto');
-    source = {
-      read: (q) =>
-        sii
-          .session(credential)
-          .readRcv({ env: q.env, rutEmpresa: q.rut, operacion: q.operacion, periodo: q.periodo }),
-    };
+    w = await startReceptionWorld({ port, env: { PUBLIC_BASE_URL: `${origin}/api/v1` } });
+    ({ t, key, orgId, companyId, rcv: source } = w);
+    for (const folio of [901, 902])
+      await w.purchase({ folio, razonSocialEmisor: 'PROVEEDORA DEL SUR SPA', mntNeto: 10_000 });
     // the RCV sync (the code services/rcv-sync runs) brings the purchases into the inbox
     expect(
       await syncPeriod(t.db.dataSource, source, { companyId, env: 'cert', periodo, backoffMs: 1000 }),
     ).to.include({ outcome: 'synced' });
 
     // a dashboard user with a password, owner of the organization
-    email = `aprobador-${randomUUID()}@empresa.cl`;
-    const signup = await call<{ user: { id: string } }>(t.url, 'POST', '/auth/signup', {
-      json: { email, password: PASSWORD, nombre: 'Ana' },
-      headers: { Origin: DASHBOARD_ORIGIN },
-    });
-    expect(signup.status, signup.text).to.equal(201);
-    const userId = signup.body.user.id;
-    await t.db.dataSource.query(
-      `INSERT INTO memberships (user_id, organization_id, role) VALUES ($1, $2, 'owner')`,
-      [userId, orgId],
-    );
-    cookie = await t.sessionCookie(userId, orgId);
+    ({ email, cookie } = await dashboardMember(t, orgId, 'owner', {
+      email: `aprobador-${randomUUID()}@empresa.cl`,
+      password: PASSWORD,
+      nombre: 'Ana',
+    }));
     cb = await callbackServer();
     browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
   });
   after(async () => {
     await browser?.close();
     cb?.close();
-    await t?.close();
+    await w?.close();
   });
 
   /** An agent authorized by the signed-in user for `grant`; returns its SDK client. */

@@ -18,7 +18,13 @@ import { chromium, type Browser } from 'playwright-core';
 import { recordPayment, setPlan } from '@dte/accounts';
 import { periodoOf } from '@dte/billing';
 import { reportBillingMetrics, startBillingNotices } from '../../services/api/src/routes/billing';
-import { call, DASHBOARD_ORIGIN, startTestApi, type TestApi } from '../../services/api/test/support/test-api';
+import {
+  call,
+  dashboardMember,
+  DASHBOARD_ORIGIN,
+  startTestApi,
+  type TestApi,
+} from '../../services/api/test/support/test-api';
 import { body, emit, expectSchema, orgWithCafs, type DteOrg } from '../../services/api/test/dtes-fixtures';
 import { SmtpSink } from '../../services/webhooks/test/support/smtp';
 import { testStack } from '../support/env';
@@ -40,19 +46,8 @@ describe('billing: GET /billing, consultar_plan and the "Plan y consumo" page (i
   let sink: SmtpSink;
 
   /** a dashboard user with `role` in o's organization, and a session cookie of theirs */
-  async function member(role: 'owner' | 'admin' | 'member'): Promise<{ email: string; cookie: string }> {
-    const email = `${role}-${randomUUID()}@empresa.cl`;
-    const signup = await call<{ user: { id: string } }>(t.url, 'POST', '/auth/signup', {
-      json: { email, password: PASSWORD, nombre: role },
-      headers: { Origin: DASHBOARD_ORIGIN },
-    });
-    expect(signup.status, signup.text).to.equal(201);
-    await t.db.dataSource.query(
-      `INSERT INTO memberships (user_id, organization_id, role) VALUES ($1, $2, $3)`,
-      [signup.body.user.id, o.orgId, role],
-    );
-    return { email, cookie: await t.sessionCookie(signup.body.user.id, o.orgId) };
-  }
+  const member = (role: 'owner' | 'admin' | 'member') =>
+    dashboardMember(t, o.orgId, role, { password: PASSWORD, nombre: role });
 
   before(async () => {
     const port = await freePort();

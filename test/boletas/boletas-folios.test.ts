@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { createTestCaf, santiagoDate } from '@dte/engine';
-import { orgWithCafs, today, type DteOrg } from '../../services/api/test/dtes-fixtures';
-import { call, cafForm, startTestApi, type TestApi } from '../../services/api/test/support/test-api';
+import { orgWithCafs, today, uploadCaf, type DteOrg } from '../../services/api/test/dtes-fixtures';
+import { call, startTestApi, type TestApi } from '../../services/api/test/support/test-api';
 
 /** Batch folios: taken in order across CAFs by the allocator; a batch the CAFs cannot cover uses none. */
 describe('boleta batch folios (api over real PostgreSQL, no pipeline)', function () {
@@ -12,18 +11,7 @@ describe('boleta batch folios (api over real PostgreSQL, no pipeline)', function
   before(async () => {
     t = await startTestApi({ env: { BOLETAS_ENABLED: 'cert' } });
     o = await orgWithCafs(t, { tipos: [39], hasta: 5 });
-    const xml = createTestCaf({
-      siiKey: t.sim.siiKeys.cert,
-      rutEmisor: o.rut,
-      razonSocial: 'EMPRESA DE PRUEBA',
-      tipoDte: 39,
-      desde: 6,
-      hasta: 10,
-      fechaAutorizacion: santiagoDate(new Date()),
-      keyBits: 512,
-    });
-    const res = await call(t.url, 'POST', '/caf', { key: o.key, form: cafForm(xml) });
-    expect(res.status, res.text).to.equal(201);
+    await uploadCaf(t, o.key, o.rut, { tipo: 39, desde: 6, hasta: 10 });
   });
   after(() => t?.close());
 

@@ -6,9 +6,15 @@
  */
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
-import { createTestCaf, santiagoDate } from '@dte/engine';
-import { boletaBody, orgWithCafs, otherCompanyOf, type DteOrg } from '../../services/api/test/dtes-fixtures';
-import { cafForm, call, startTestApi, type TestApi } from '../../services/api/test/support/test-api';
+import { santiagoDate } from '@dte/engine';
+import {
+  boletaBody,
+  orgWithCafs,
+  otherCompanyOf,
+  uploadCaf,
+  type DteOrg,
+} from '../../services/api/test/dtes-fixtures';
+import { call, startTestApi, type TestApi } from '../../services/api/test/support/test-api';
 import { enrol } from '../pipeline/harness';
 
 describe('boletas and BHE: the idempotency keys are per company (issues 18 and 28)', function () {
@@ -26,17 +32,7 @@ describe('boletas and BHE: the idempotency keys are per company (issues 18 and 2
       comuna: 'Providencia',
       actividadEconomica: 471100,
     });
-    const caf = createTestCaf({
-      siiKey: t.sim.siiKeys.cert!,
-      rutEmisor: b.rut,
-      razonSocial: 'OTRA TIENDA',
-      tipoDte: 39,
-      desde: 1,
-      hasta: 5,
-      fechaAutorizacion: santiagoDate(new Date()),
-      keyBits: 512,
-    });
-    expect((await call(t.url, 'POST', '/caf', { key: b.key, form: cafForm(caf) })).status).to.equal(201);
+    await uploadCaf(t, b.key, b.rut, { razonSocial: 'OTRA TIENDA', tipo: 39, hasta: 5 });
   });
   after(async () => t?.close());
 

@@ -6,15 +6,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { createLogger } from '@dte/service-runtime';
 import { today } from '../../services/api/test/dtes-fixtures';
 import { call } from '../../services/api/test/support/test-api';
-import { loadConfig } from '../../services/webhooks/src/config';
-import { startWebhooksService, type RunningService } from '../../services/webhooks/src/service';
-import { makeTestPki, type TestPki } from '../../services/webhooks/test/support/test-ca';
 import { Receiver } from '../../services/webhooks/test/support/receiver';
-import { SmtpSink } from '../../services/webhooks/test/support/smtp';
 import { enrol, eventually, startPipeline, type Pipeline } from '../pipeline/harness';
+import { allowLoopbackReceivers, startTestWebhooks, type WebhooksService } from '../support/webhooks-service';
 
 interface Envelope {
   id: string;
@@ -24,57 +20,29 @@ interface Envelope {
 
 describe('boletas: webhooks from the boleta pipeline', function () {
   this.timeout(120_000);
-  const saved = { NODE_ENV: process.env.NODE_ENV, LOOP: process.env.WEBHOOKS_ALLOW_LOOPBACK_RECEIVER };
   let p: Pipeline;
-  let service: RunningService;
-  let pki: TestPki;
-  let smtp: SmtpSink;
+  let webhooks: WebhooksService;
   let rx: Receiver;
+  let restoreEnv: () => void;
 
   before(async () => {
-    process.env.NODE_ENV = 'test';
-    process.env.WEBHOOKS_ALLOW_LOOPBACK_RECEIVER = 'true';
-    pki = makeTestPki(['127.0.0.1']);
-    smtp = await new SmtpSink().start();
-    rx = await new Receiver(pki).start();
+    restoreEnv = allowLoopbackReceivers();
     p = await startPipeline({ env: { BOLETAS_ENABLED: 'true' }, tipos: [39] });
     await enrol(p.t, p.o);
-    const config = loadConfig({
-      NODE_ENV: 'test',
-      WEBHOOKS_ALLOW_LOOPBACK_RECEIVER: 'true',
-      WEBHOOKS_TEST_CA_FILE: pki.caFile,
-      WEBHOOKS_HEALTH_PORT: '0',
-      WEBHOOKS_RETRY_DELAYS: '200ms,200ms,200ms,200ms',
-      WEBHOOKS_TIMEOUT: '5s',
-      WEBHOOKS_SWEEP_INTERVAL: '200ms',
-      WEBHOOKS_FIRST_ATTEMPT_GRACE: '500ms',
-      WEBHOOKS_RETRY_GRACE: '2s',
-      WEBHOOKS_RETRY_PARTITIONS: '1',
-      SMTP_URL: smtp.url,
-      MASTER_KEY: p.t.config.masterKey,
-      MASTER_KEY_ID: p.t.config.masterKeyId,
-    });
-    const logger = createLogger('boletas-webhooks');
-    logger.level = 'warn';
-    service = await startWebhooksService(config, logger, {
-      dataSource: p.t.db.dataSource,
+    webhooks = await startTestWebhooks({
+      name: 'boletas-webhooks',
+      api: p.t,
       messaging: p.msg.messaging,
+      env: { WEBHOOKS_TIMEOUT: '5s', WEBHOOKS_FIRST_ATTEMPT_GRACE: '500ms', WEBHOOKS_RETRY_GRACE: '2s' },
     });
-    await service.ready();
+    rx = await new Receiver(webhooks.pki).start();
   });
 
   after(async () => {
-    await service?.close();
+    await webhooks?.close();
     await p?.close();
     await rx?.close();
-    await smtp?.close();
-    for (const [k, v] of [
-      ['NODE_ENV', saved.NODE_ENV],
-      ['WEBHOOKS_ALLOW_LOOPBACK_RECEIVER', saved.LOOP],
-    ] as const) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
+    restoreEnv?.();
   });
 
   it('delivers dte.emitted and dte.accepted for a boleta the SII accepts', async () => {

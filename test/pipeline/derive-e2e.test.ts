@@ -8,9 +8,8 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { DOMParser, type Element } from '@xmldom/xmldom';
-import { createTestCaf, santiagoDate } from '@dte/engine';
-import { body, emit } from '../../services/api/test/dtes-fixtures';
-import { cafForm, call } from '../../services/api/test/support/test-api';
+import { body, emit, uploadCaf } from '../../services/api/test/dtes-fixtures';
+import { call } from '../../services/api/test/support/test-api';
 import { eventually, simAdmin, startPipeline, type Pipeline } from './harness';
 
 interface SimUpload {
@@ -25,18 +24,7 @@ describe('derive end to end: a credit note annulling an invoice reaches EPR and 
   before(async () => {
     p = await startPipeline();
     // the pipeline's company has CAFs of 33 and 34; the credit note needs one of 61
-    const xml = createTestCaf({
-      siiKey: p.t.sim.siiKeys.cert,
-      rutEmisor: p.o.rut,
-      razonSocial: 'EMPRESA DE PRUEBA',
-      tipoDte: 61,
-      desde: 1,
-      hasta: 20,
-      fechaAutorizacion: santiagoDate(new Date()),
-      keyBits: 512,
-    });
-    const res = await call(p.t.url, 'POST', '/caf', { key: p.o.key, form: cafForm(xml) });
-    if (res.status !== 201) throw new Error(`CAF 61 upload failed: ${res.status} ${res.text}`);
+    await uploadCaf(p.t, p.o.key, p.o.rut, { tipo: 61, hasta: 20 });
   });
   after(async () => p?.close());
 

@@ -16,10 +16,10 @@ import pino from 'pino';
 import { startOutboxRelay, type OutboxRelay } from '@dte/pipeline';
 import { startProjector, type Projector } from '@dte/pipeline';
 import { orgWithCafs, type DteOrg } from '../../services/api/test/dtes-fixtures';
-import { startTestApi, type TestApi } from '../../services/api/test/support/test-api';
+import { enrolAtSii, FCH_RESOL, startTestApi, type TestApi } from '../../services/api/test/support/test-api';
 import { testMessaging, testStack, type TestMessaging } from '../support/env';
 
-export const FCH_RESOL = '2024-01-01';
+export { FCH_RESOL, simAdmin } from '../../services/api/test/support/test-api';
 
 export const uploaderSettings: UploaderSettings = {
   maxDocs: 10,
@@ -67,17 +67,7 @@ export async function enrol(t: TestApi, o: DteOrg): Promise<void> {
     'UPDATE companies SET resolucion_cert_numero = 0, resolucion_cert_fecha = $2 WHERE id = $1',
     [o.companyId, FCH_RESOL],
   );
-  const res = await fetch(`${t.sim.url}/admin/cert/companies/${o.rut}`, {
-    method: 'PUT',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({
-      razonSocial: 'EMPRESA DE PRUEBA',
-      fchResol: FCH_RESOL,
-      nroResol: 0,
-      senders: [o.rut],
-    }),
-  });
-  if (!res.ok) throw new Error(`simulator enrolment failed: ${res.status} ${await res.text()}`);
+  await enrolAtSii(t, o.rut, { razonSocial: 'EMPRESA DE PRUEBA' });
 }
 
 export async function startPipeline(
@@ -180,20 +170,4 @@ export async function eventually<T>(
       throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
     await new Promise((r) => setTimeout(r, 150));
   }
-}
-
-export async function simAdmin<T = unknown>(
-  t: TestApi,
-  method: string,
-  path: string,
-  body?: unknown,
-): Promise<T> {
-  const res = await fetch(`${t.sim.url}${path}`, {
-    method,
-    headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  if (!res.ok) throw new Error(`simulator ${method} ${path}: ${res.status} ${text}`);
-  return (text ? JSON.parse(text) : undefined) as T;
 }

@@ -6,11 +6,10 @@ import { Poller } from '@dte/sii-poller';
 import { Uploader } from '@dte/sii-uploader';
 import { classify } from '@dte/status';
 import { body, emit, today } from '../../services/api/test/dtes-fixtures';
-import { call, p12Form, testP12 } from '../../services/api/test/support/test-api';
+import { call, enrolAtSii, p12Form, testP12 } from '../../services/api/test/support/test-api';
 import {
   enrol,
   eventually,
-  FCH_RESOL,
   pollerSettings,
   simAdmin,
   startPipeline,
@@ -245,12 +244,7 @@ describe('emission pipeline: recovery and per-document verdicts', function () {
     const id = await issue(body(33, p.o.rut));
     const r = await until(id, ['sending']);
     // the company keeps its enrolment, but the certificate's owner may no longer act for it
-    await simAdmin(p.t, 'PUT', `/admin/cert/companies/${p.o.rut}`, {
-      razonSocial: 'EMPRESA DE PRUEBA',
-      fchResol: FCH_RESOL,
-      nroResol: 0,
-      senders: ['11111111-1'],
-    });
+    await enrolAtSii(p.t, p.o.rut, { razonSocial: 'EMPRESA DE PRUEBA', senders: ['11111111-1'] });
     p.poller = new Poller({
       dataSource: db(),
       keys: p.t.deps.keys,

@@ -28,6 +28,7 @@ import { promisify } from 'node:util';
 import { seedOrganization } from '@dte/api';
 import { createTestCaf, createTestP12, santiagoDate, type SiiKey } from '@dte/engine';
 import { createKafka, pipelineTopicSpecs, type KafkaSecurity } from '@dte/messaging';
+import { body } from '../../services/api/test/support/emission-bodies';
 import { RETRY_TOPICS, STATUS_DEAD_LETTER_TOPIC } from '../../services/webhooks/src/kafka-side';
 import {
   migratedDatabase,
@@ -37,6 +38,7 @@ import {
   uniqueTopicPrefix,
   type MigratedDatabase,
 } from './env';
+import { enrolAtSii, FCH_RESOL, simAdmin as simAdminAt } from './sii-admin';
 
 const execFileP = promisify(execFile);
 
@@ -479,16 +481,8 @@ export async function startPipelineProcesses(opts: PipelineOptions): Promise<Run
     }
 
     const apiUrl = `http://127.0.0.1:${apiPort}/api/v1`;
-    const simAdmin = async <T>(method: string, p: string, body?: unknown): Promise<T> => {
-      const res = await fetch(`${simUrl}${p}`, {
-        method,
-        headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      const text = await res.text();
-      if (!res.ok) throw new Error(`simulator ${method} ${p}: ${res.status} ${text}`);
-      return (text ? JSON.parse(text) : undefined) as T;
-    };
+    const simAdmin = <T>(method: string, p: string, body?: unknown): Promise<T> =>
+      simAdminAt<T>(simUrl, method, p, body);
 
     return {
       apiUrl,
@@ -505,7 +499,7 @@ export async function startPipelineProcesses(opts: PipelineOptions): Promise<Run
       simAdmin,
       seedCompany: async ({ tipos, folios }) => {
         const keys = await simAdmin<{ cert: SiiKey }>('GET', '/admin/sii-keys');
-        return seedCompany(db, apiUrl, simAdmin, keys.cert, tipos, folios);
+        return seedCompany(db, apiUrl, simUrl, keys.cert, tipos, folios);
       },
       async close() {
         for (const c of cleanups.reverse()) await c().catch(() => undefined);
@@ -543,8 +537,6 @@ async function deleteTopicsAndSubjects(
   }
 }
 
-const FCH_RESOL = '2024-01-01';
-
 /** A valid RUT with a random body (mod-11 check digit). */
 export function randomRut(): string {
   const body = String(10_000_000 + (randomBytes(4).readUInt32BE(0) % 80_000_000));
@@ -561,7 +553,7 @@ export function randomRut(): string {
 async function seedCompany(
   db: MigratedDatabase,
   apiUrl: string,
-  simAdmin: RunningPipeline['simAdmin'],
+  simUrl: string,
   siiKey: SiiKey,
   tipos: number[],
   folios: number,
@@ -602,75 +594,13 @@ async function seedCompany(
     const res = await fetch(`${apiUrl}/caf`, { method: 'POST', headers: auth, body: form });
     if (res.status !== 201) throw new Error(`CAF ${tipo} upload: ${res.status} ${await res.text()}`);
   }
-  await simAdmin('PUT', `/admin/cert/companies/${rut}`, {
-    razonSocial: 'EMPRESA DE PRUEBA',
-    fchResol: FCH_RESOL,
-    nroResol: 0,
-    senders: [rut],
-  });
+  await enrolAtSii(simUrl, rut, { razonSocial: 'EMPRESA DE PRUEBA' });
   return { key: s.api_key, rut, orgId: s.organization_id, companyId: s.company_id, certId: certBody.id };
 }
 
-const RECEPTOR = {
-  rut: '77777777-7',
-  razon_social: 'Cliente de Prueba SpA',
-  giro: 'Servicios informáticos',
-  direccion: 'Calle Falsa 123',
-  comuna: 'Ñuñoa',
-};
-
 /** A valid emission body of type 33, 34, 52 or 61 for `rut`, dated today (America/Santiago). */
-export function emissionBody(tipo: 33 | 34 | 52 | 61, rut: string, precio: number): Record<string, unknown> {
-  const today = santiagoDate(new Date());
-  const base = { rut_emisor: rut, receptor: { ...RECEPTOR }, fecha_emision: today };
-  const item = (exento: boolean) => ({
-    nombre: 'Martillo',
-    cantidad: 1,
-    precio_unitario: precio,
-    exento,
-    monto_item: precio,
-  });
-  switch (tipo) {
-    case 33:
-      return { ...base, tipo_dte: 33, forma_pago: 1, items: [item(false)] };
-    case 34:
-      return { ...base, tipo_dte: 34, forma_pago: 1, items: [item(true)] };
-    case 52:
-      return {
-        ...base,
-        tipo_dte: 52,
-        items: [item(false)],
-        despacho: {
-          ind_traslado: 1,
-          tipo_despacho: 2,
-          direccion_origen: 'Bodega Quilicura 100',
-          comuna_origen: 'Quilicura',
-          direccion_destino: 'Obra Los Álamos 55',
-          comuna_destino: 'Maipú',
-          transportista: { rut: '60803000-K', razon_social: 'Transportes Sur' },
-          conductor: { rut: '14-0', nombre: 'Juan Pérez' },
-          vehiculo: { patente: 'ABCD12' },
-        },
-      };
-    case 61:
-      return {
-        ...base,
-        tipo_dte: 61,
-        nc_reason: 'devolucion',
-        items: [item(false)],
-        references: [
-          {
-            line_num: 1,
-            tipo_doc_ref: 33,
-            folio_ref: 120,
-            fecha_ref: today,
-            cod_ref: 3,
-            razon_ref: 'Según acuerdo comercial',
-          },
-        ],
-      };
-  }
-}
+export const emissionBody: (tipo: 33 | 34 | 52 | 61, rut: string, precio: number) => Record<string, unknown> =
+  body;
 
 /** Percentile (nearest rank) of a sorted array. */
 export function percentile(sorted: number[], p: number): number {

@@ -1,15 +1,11 @@
 import { spawnSync } from 'node:child_process';
 import { expect } from 'chai';
-import { createLogger } from '@dte/service-runtime';
 import { PIPELINE_TOPICS, pipelineTopicSpecs, type AvroProducer } from '@dte/messaging';
 import { testMessaging, type TestMessaging } from '../support/env';
 import { call, startTestApi, type TestApi } from '../../services/api/test/support/test-api';
-import { loadConfig } from '../../services/webhooks/src/config';
-import { startWebhooksService, type RunningService } from '../../services/webhooks/src/service';
 import type { DteStatusRecord } from '../../services/webhooks/src/ingest';
-import { makeTestPki, type TestPki } from '../../services/webhooks/test/support/test-ca';
 import { Receiver, type Received } from '../../services/webhooks/test/support/receiver';
-import { SmtpSink } from '../../services/webhooks/test/support/smtp';
+import { allowLoopbackReceivers, startTestWebhooks, type WebhooksService } from '../support/webhooks-service';
 
 function opensslHmac(secret: string, t: string, raw: Buffer): string {
   const out = spawnSync('openssl', ['dgst', '-sha256', '-hmac', secret], {
@@ -27,21 +23,18 @@ const ALL = ['dte.emitted', 'dte.status_changed', 'dte.accepted', 'dte.rejected'
 
 describe('webhooks through the api: register, test, rotate and delete over HTTP, events from the broker', function () {
   this.timeout(120_000);
-  const saved = { NODE_ENV: process.env.NODE_ENV, LOOP: process.env.WEBHOOKS_ALLOW_LOOPBACK_RECEIVER };
   let t: TestApi;
   let msg: TestMessaging;
   let producer: AvroProducer;
-  let service: RunningService;
-  let pki: TestPki;
-  let smtp: SmtpSink;
+  let webhooks: WebhooksService;
   let rx: Receiver;
   let key: string;
   let orgId: string;
+  let restoreEnv: () => void;
 
   before(async () => {
     // the test-only loopback setting, honoured because NODE_ENV=test (restored afterwards)
-    process.env.NODE_ENV = 'test';
-    process.env.WEBHOOKS_ALLOW_LOOPBACK_RECEIVER = 'true';
+    restoreEnv = allowLoopbackReceivers();
     t = await startTestApi();
     const seeded = await t.seed({ scopes: ['webhook:read', 'webhook:write'] });
     key = seeded.api_key;
@@ -49,45 +42,22 @@ describe('webhooks through the api: register, test, rotate and delete over HTTP,
     msg = await testMessaging('webhooks_api');
     await msg.messaging.ensureTopics(pipelineTopicSpecs(2).filter((s) => s.name === PIPELINE_TOPICS.status));
     producer = await msg.messaging.createProducer();
-    pki = makeTestPki(['127.0.0.1']);
-    smtp = await new SmtpSink().start();
-    rx = await new Receiver(pki).start();
-    const config = loadConfig({
-      NODE_ENV: 'test',
-      WEBHOOKS_ALLOW_LOOPBACK_RECEIVER: 'true',
-      WEBHOOKS_TEST_CA_FILE: pki.caFile,
-      WEBHOOKS_HEALTH_PORT: '0',
-      WEBHOOKS_RETRY_DELAYS: '200ms,200ms,200ms,200ms',
-      WEBHOOKS_SWEEP_INTERVAL: '200ms',
-      WEBHOOKS_FIRST_ATTEMPT_GRACE: '100ms',
-      WEBHOOKS_RETRY_PARTITIONS: '1',
-      SMTP_URL: smtp.url,
-      // the api's master key: the service opens the secrets the api sealed
-      MASTER_KEY: t.config.masterKey,
-      MASTER_KEY_ID: t.config.masterKeyId,
-    });
-    const logger = createLogger('webhooks-api-e2e');
-    logger.level = 'warn';
-    service = await startWebhooksService(config, logger, {
-      dataSource: t.db.dataSource,
+    // the api's database and master key: the service opens the secrets the api sealed
+    webhooks = await startTestWebhooks({
+      name: 'webhooks-api-e2e',
+      api: t,
       messaging: msg.messaging,
+      env: { WEBHOOKS_FIRST_ATTEMPT_GRACE: '100ms' },
     });
-    await service.ready();
+    rx = await new Receiver(webhooks.pki).start();
   });
 
   after(async () => {
-    await service?.close();
+    await webhooks?.close();
     await rx?.close();
-    await smtp?.close();
     await msg?.cleanup();
     await t?.close();
-    for (const [k, v] of [
-      ['NODE_ENV', saved.NODE_ENV],
-      ['WEBHOOKS_ALLOW_LOOPBACK_RECEIVER', saved.LOOP],
-    ] as const) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
+    restoreEnv?.();
   });
 
   let at = Date.parse('2026-11-22T05:00:00Z');

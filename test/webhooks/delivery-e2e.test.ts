@@ -2,21 +2,19 @@ import { spawnSync } from 'node:child_process';
 import { expect } from 'chai';
 import type { DataSource } from 'typeorm';
 import { randomBytes } from 'node:crypto';
-import { createLogger } from '@dte/service-runtime';
 import { localKeyWrapper } from '@dte/secrets';
 import { PIPELINE_TOPICS, pipelineTopicSpecs, type AvroProducer } from '@dte/messaging';
 import { migratedDatabase, testMessaging, type MigratedDatabase, type TestMessaging } from '../support/env';
-import { loadConfig } from '../../services/webhooks/src/config';
-import { startWebhooksService, type RunningService } from '../../services/webhooks/src/service';
+import type { RunningService } from '../../services/webhooks/src/service';
 import {
   createSubscription,
   enqueueTestDelivery,
   getSubscription,
 } from '../../services/webhooks/src/subscriptions';
 import type { DteStatusRecord } from '../../services/webhooks/src/ingest';
-import { makeTestPki, type TestPki } from '../../services/webhooks/test/support/test-ca';
 import { Receiver } from '../../services/webhooks/test/support/receiver';
-import { SmtpSink } from '../../services/webhooks/test/support/smtp';
+import type { SmtpSink } from '../../services/webhooks/test/support/smtp';
+import { startTestWebhooks, type WebhooksService } from '../support/webhooks-service';
 
 function opensslHmac(secret: string, t: string, raw: Buffer): string {
   const out = spawnSync('openssl', ['dgst', '-sha256', '-hmac', secret], {
@@ -43,8 +41,8 @@ describe('webhooks end to end: dte-status on the real broker to an https receive
   let msg: TestMessaging;
   let ds: DataSource;
   let producer: AvroProducer;
+  let webhooks: WebhooksService;
   let service: RunningService;
-  let pki: TestPki;
   let smtp: SmtpSink;
   let ok: Receiver;
   let failing: Receiver;
@@ -56,10 +54,6 @@ describe('webhooks end to end: dte-status on the real broker to an https receive
     msg = await testMessaging('webhooks');
     await msg.messaging.ensureTopics(pipelineTopicSpecs(2).filter((t) => t.name === PIPELINE_TOPICS.status));
     producer = await msg.messaging.createProducer();
-    pki = makeTestPki(['127.0.0.1']);
-    smtp = await new SmtpSink().start();
-    ok = await new Receiver(pki).start();
-    failing = await new Receiver(pki, () => ({ status: 500 })).start();
     const [org] = await ds.query(`INSERT INTO organizations (name) VALUES ('E2E') RETURNING id`);
     orgId = org.id;
     const [user] = await ds.query(`INSERT INTO users (email) VALUES ($1) RETURNING id`, [
@@ -69,32 +63,29 @@ describe('webhooks end to end: dte-status on the real broker to an https receive
       user.id,
       orgId,
     ]);
-    const config = loadConfig({
-      NODE_ENV: 'test',
-      WEBHOOKS_ALLOW_LOOPBACK_RECEIVER: 'true',
-      WEBHOOKS_TEST_CA_FILE: pki.caFile,
-      WEBHOOKS_HEALTH_PORT: '0',
-      WEBHOOKS_RETRY_DELAYS: DELAYS.map((d) => `${d}ms`).join(','),
-      WEBHOOKS_TIMEOUT: '2s',
-      WEBHOOKS_SWEEP_INTERVAL: '200ms',
-      WEBHOOKS_RETRY_GRACE: '30s',
-      WEBHOOKS_RETRY_PARTITIONS: '2',
-      SMTP_URL: smtp.url,
-      MAIL_FROM: 'webhooks@dte.test',
-      MASTER_KEY: MASTER_KEY,
-      MASTER_KEY_ID: 'e2e1',
+    webhooks = await startTestWebhooks({
+      name: 'webhooks-e2e',
+      dataSource: ds,
+      messaging: msg.messaging,
+      masterKey: MASTER_KEY,
+      masterKeyId: 'e2e1',
+      env: {
+        WEBHOOKS_RETRY_DELAYS: DELAYS.map((d) => `${d}ms`).join(','),
+        WEBHOOKS_TIMEOUT: '2s',
+        WEBHOOKS_RETRY_GRACE: '30s',
+        WEBHOOKS_RETRY_PARTITIONS: '2',
+        MAIL_FROM: 'webhooks@dte.test',
+      },
     });
-    const logger = createLogger('webhooks-e2e');
-    logger.level = 'warn';
-    service = await startWebhooksService(config, logger, { dataSource: ds, messaging: msg.messaging });
-    await service.ready();
+    ({ service, smtp } = webhooks);
+    ok = await new Receiver(webhooks.pki).start();
+    failing = await new Receiver(webhooks.pki, () => ({ status: 500 })).start();
   });
 
   after(async () => {
-    await service?.close();
+    await webhooks?.close();
     await ok?.close();
     await failing?.close();
-    await smtp?.close();
     await msg?.cleanup();
     await db?.cleanup();
   });

@@ -9,16 +9,12 @@
  */
 import { spawnSync } from 'node:child_process';
 import { expect } from 'chai';
-import { createLogger } from '@dte/service-runtime';
 import { classify } from '@dte/status';
 import { body, emit } from '../../services/api/test/dtes-fixtures';
 import { call } from '../../services/api/test/support/test-api';
-import { loadConfig } from '../../services/webhooks/src/config';
-import { startWebhooksService, type RunningService } from '../../services/webhooks/src/service';
-import { makeTestPki, type TestPki } from '../../services/webhooks/test/support/test-ca';
 import { Receiver, type Received } from '../../services/webhooks/test/support/receiver';
-import { SmtpSink } from '../../services/webhooks/test/support/smtp';
 import { eventually, simAdmin, startPipeline, type Pipeline } from '../pipeline/harness';
+import { allowLoopbackReceivers, startTestWebhooks, type WebhooksService } from '../support/webhooks-service';
 
 const ALL = ['dte.emitted', 'dte.status_changed', 'dte.accepted', 'dte.rejected'];
 const ENVELOPE_KEYS = ['created_at', 'data', 'id', 'type'];
@@ -88,62 +84,34 @@ function strings(v: unknown): string[] {
 
 describe('webhooks fed by the real emission pipeline: POST /dtes to signed deliveries over https', function () {
   this.timeout(90_000);
-  const saved = { NODE_ENV: process.env.NODE_ENV, LOOP: process.env.WEBHOOKS_ALLOW_LOOPBACK_RECEIVER };
   let p: Pipeline;
-  let service: RunningService;
-  let pki: TestPki;
-  let smtp: SmtpSink;
+  let webhooks: WebhooksService;
   let rx: Receiver;
+  let restoreEnv: () => void;
 
   before(async () => {
     // the api reads the test-only loopback setting when its routes are built (honoured: NODE_ENV=test)
-    process.env.NODE_ENV = 'test';
-    process.env.WEBHOOKS_ALLOW_LOOPBACK_RECEIVER = 'true';
-    pki = makeTestPki(['127.0.0.1']);
-    smtp = await new SmtpSink().start();
-    rx = await new Receiver(pki).start();
+    restoreEnv = allowLoopbackReceivers();
     p = await startPipeline();
     // the simulator's intermediate states (six, 300 ms each, read live) span several of the
     // poller's polls (backoff at most 500 ms), so some of them are observed and delivered, and the
     // verdict still comes well within the poller's attempt budget
     p.t.sim.options.timings.stepMs = 300;
-    const config = loadConfig({
-      NODE_ENV: 'test',
-      WEBHOOKS_ALLOW_LOOPBACK_RECEIVER: 'true',
-      WEBHOOKS_TEST_CA_FILE: pki.caFile,
-      WEBHOOKS_HEALTH_PORT: '0',
-      WEBHOOKS_RETRY_DELAYS: '200ms,200ms,200ms,200ms',
-      WEBHOOKS_TIMEOUT: '5s',
-      WEBHOOKS_SWEEP_INTERVAL: '200ms',
-      WEBHOOKS_FIRST_ATTEMPT_GRACE: '500ms',
-      WEBHOOKS_RETRY_GRACE: '2s',
-      WEBHOOKS_RETRY_PARTITIONS: '1',
-      SMTP_URL: smtp.url,
-      // the api's master key: the service opens the secrets the api sealed
-      MASTER_KEY: p.t.config.masterKey,
-      MASTER_KEY_ID: p.t.config.masterKeyId,
-    });
-    const logger = createLogger('webhooks-pipeline-e2e');
-    logger.level = 'warn';
-    service = await startWebhooksService(config, logger, {
-      dataSource: p.t.db.dataSource,
+    // the api's database and master key: the service opens the secrets the api sealed
+    webhooks = await startTestWebhooks({
+      name: 'webhooks-pipeline-e2e',
+      api: p.t,
       messaging: p.msg.messaging,
+      env: { WEBHOOKS_TIMEOUT: '5s', WEBHOOKS_FIRST_ATTEMPT_GRACE: '500ms', WEBHOOKS_RETRY_GRACE: '2s' },
     });
-    await service.ready();
+    rx = await new Receiver(webhooks.pki).start();
   });
 
   after(async () => {
-    await service?.close();
+    await webhooks?.close();
     await p?.close();
     await rx?.close();
-    await smtp?.close();
-    for (const [k, v] of [
-      ['NODE_ENV', saved.NODE_ENV],
-      ['WEBHOOKS_ALLOW_LOOPBACK_RECEIVER', saved.LOOP],
-    ] as const) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
+    restoreEnv?.();
   });
 
   const status = async (id: string): Promise<Record<string, unknown>> =>

@@ -1,18 +1,16 @@
 import { expect } from 'chai';
 import crypto, { randomBytes } from 'node:crypto';
 import type { DataSource } from 'typeorm';
-import { createLogger } from '@dte/service-runtime';
 import { localKeyWrapper } from '@dte/secrets';
 import { PIPELINE_TOPICS, pipelineTopicSpecs, type AvroProducer } from '@dte/messaging';
 import { migratedDatabase, testMessaging, type MigratedDatabase, type TestMessaging } from '../support/env';
-import { loadConfig } from '../../services/webhooks/src/config';
-import { startWebhooksService, type RunningService } from '../../services/webhooks/src/service';
+import type { RunningService } from '../../services/webhooks/src/service';
 import { createSubscription } from '../../services/webhooks/src/subscriptions';
 import type { DteStatusRecord } from '../../services/webhooks/src/ingest';
 import { STATUS_DEAD_LETTER_TOPIC, type StatusDeadLetter } from '../../services/webhooks/src/kafka-side';
-import { makeTestPki, type TestPki } from '../../services/webhooks/test/support/test-ca';
+import type { TestPki } from '../../services/webhooks/test/support/test-ca';
 import { Receiver } from '../../services/webhooks/test/support/receiver';
-import { SmtpSink } from '../../services/webhooks/test/support/smtp';
+import { startTestWebhooks, type WebhooksService } from '../support/webhooks-service';
 
 const MASTER_KEY = randomBytes(32).toString('base64');
 const keys = localKeyWrapper(MASTER_KEY, 'ti1');
@@ -24,8 +22,8 @@ class Stack {
   ds!: DataSource;
   msg!: TestMessaging;
   producer!: AvroProducer;
+  webhooks!: WebhooksService;
   pki!: TestPki;
-  smtp!: SmtpSink;
   service!: RunningService;
   private clock = Date.parse('2026-11-24T10:00:00Z');
 
@@ -37,33 +35,20 @@ class Stack {
       pipelineTopicSpecs(1).filter((t) => t.name === PIPELINE_TOPICS.status),
     );
     this.producer = await this.msg.messaging.createProducer();
-    this.pki = makeTestPki(['127.0.0.1']);
-    this.smtp = await new SmtpSink().start();
-    const config = loadConfig({
-      NODE_ENV: 'test',
-      WEBHOOKS_ALLOW_LOOPBACK_RECEIVER: 'true',
-      WEBHOOKS_TEST_CA_FILE: this.pki.caFile,
-      WEBHOOKS_HEALTH_PORT: '0',
-      WEBHOOKS_RETRY_DELAYS: '30s,30s,30s,30s',
-      WEBHOOKS_SWEEP_INTERVAL: '200ms',
-      WEBHOOKS_RETRY_PARTITIONS: '1',
-      SMTP_URL: this.smtp.url,
-      MASTER_KEY,
-      MASTER_KEY_ID: 'ti1',
-      ...env,
-    });
-    const logger = createLogger(`webhooks-${label}`);
-    logger.level = 'fatal';
-    this.service = await startWebhooksService(config, logger, {
+    this.webhooks = await startTestWebhooks({
+      name: `webhooks-${label}`,
       dataSource: this.ds,
       messaging: this.msg.messaging,
+      masterKey: MASTER_KEY,
+      masterKeyId: 'ti1',
+      env: { WEBHOOKS_RETRY_DELAYS: '30s,30s,30s,30s', ...env },
+      logLevel: 'fatal',
     });
-    await this.service.ready();
+    ({ pki: this.pki, service: this.service } = this.webhooks);
   }
 
   async stop(): Promise<void> {
-    await this.service?.close();
-    await this.smtp?.close();
+    await this.webhooks?.close();
     await this.msg?.cleanup();
     await this.db?.cleanup();
   }

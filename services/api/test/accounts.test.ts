@@ -8,8 +8,10 @@ import { audit } from '@dte/accounts';
 import {
   call,
   DASHBOARD_ORIGIN,
+  enrolAtSii,
   newRut,
   p12Form,
+  simAdmin,
   startTestApi,
   testP12,
   type TestApi,
@@ -44,12 +46,7 @@ async function signUp(
 
 /** Marks a RUT in the simulator's taxpayer register. */
 async function siiSituation(t: TestApi, rut: string, estado: string, razonSocial = 'EMPRESA DE PRUEBA SPA') {
-  const res = await fetch(`${t.sim.url}/admin/contribuyentes/${rut}`, {
-    method: 'PUT',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ estado, razonSocial }),
-  });
-  expect(res.status).to.equal(200);
+  await simAdmin(t, 'PUT', `/admin/contribuyentes/${rut}`, { estado, razonSocial });
 }
 
 /** The signer whose certificate proves control of the RUTs onboarded here (issue 28). */
@@ -57,12 +54,7 @@ const SIGNER = newRut();
 
 /** The SII (simulator) authorizes SIGNER for the company; the proof of control to send with it. */
 async function authorizedSigner(t: TestApi, rut: string) {
-  const res = await fetch(`${t.sim.url}/admin/cert/companies/${rut}`, {
-    method: 'PUT',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ senders: [SIGNER], fchResol: '2024-01-01', nroResol: 0 }),
-  });
-  expect(res.status, await res.clone().text()).to.be.lessThan(300);
+  await enrolAtSii(t, rut, { senders: [SIGNER] });
   return { p12_base64: testP12(SIGNER).toString('base64'), password: 'secreto' };
 }
 

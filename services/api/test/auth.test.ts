@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { generateApiKey } from '../src/auth/api-key-format';
 import {
   call,
+  companyRut,
   DASHBOARD_ORIGIN,
   startTestApi,
   uploadCert,
@@ -74,11 +75,7 @@ describe('api authentication, scopes, sessions, CSRF and rate limit', function (
   it("answers another organization's certificate exactly like a missing one (404)", async () => {
     const a = await t.seed();
     const b = await t.seed();
-    const cert = await uploadCert(
-      t,
-      a.api_key,
-      (await t.db.dataSource.query('SELECT rut FROM companies WHERE id = $1', [a.company_id]))[0].rut,
-    );
+    const cert = await uploadCert(t, a.api_key, await companyRut(t, a.company_id));
     const foreign = await call(t.url, 'POST', `/certificates/${cert.id}/activate`, { key: b.api_key });
     const missing = await call(t.url, 'POST', `/certificates/00000000-0000-4000-8000-000000000000/activate`, {
       key: b.api_key,

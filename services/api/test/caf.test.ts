@@ -5,6 +5,7 @@ import { LocalKeyWrapper } from '@dte/secrets';
 import {
   cafForm,
   call,
+  enrolAtSii,
   newRut,
   startTestApi,
   uploadCert,
@@ -269,14 +270,7 @@ describe('CAF inventory over HTTP', function () {
   });
 
   describe('POST /caf/request (SII simulator in-process)', () => {
-    const enrol = async (rut: string, sender: string) => {
-      const res = await fetch(`${t.sim.url}/admin/cert/companies/${rut}`, {
-        method: 'PUT',
-        headers: { 'Content-Type': 'application/json' },
-        body: JSON.stringify({ senders: [sender], fchResol: '2024-01-01', nroResol: 0 }),
-      });
-      expect(res.status).to.equal(200);
-    };
+    const enrol = (rut: string, sender: string) => enrolAtSii(t, rut, { senders: [sender] });
     const ask = (o: Org, body: Record<string, unknown> = { tipo_dte: 33, cantidad: 20 }) =>
       call(t.url, 'POST', '/caf/request', { key: o.key, json: body });
 

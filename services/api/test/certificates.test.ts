@@ -7,13 +7,18 @@ import type Router from '@koa/router';
 import { LocalKeyWrapper } from '@dte/secrets';
 import { resolveSigningCertificate } from '@dte/certificates';
 import { principalOf } from '../src/routes/route-kit';
-import { call, newRut, p12Form, startTestApi, testP12, uploadCert, type TestApi } from './support/test-api';
+import {
+  call,
+  companyRut,
+  newRut,
+  p12Form,
+  startTestApi,
+  testP12,
+  uploadCert,
+  type TestApi,
+} from './support/test-api';
 
 const DAY = 86_400_000;
-
-async function companyRut(t: TestApi, companyId: string): Promise<string> {
-  return (await t.db.dataSource.query('SELECT rut FROM companies WHERE id = $1', [companyId]))[0].rut;
-}
 
 describe('certificates over HTTP', function () {
   this.timeout(180_000);

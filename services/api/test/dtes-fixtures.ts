@@ -1,6 +1,7 @@
 /**
  * Fixtures of the /dtes tests: an organization with a certificate and CAFs loaded over HTTP, and
- * an emission body of every supported type. Bodies are dated today in America/Santiago.
+ * an emission body of every supported type (support/emission-bodies.ts, dated today in
+ * America/Santiago).
  */
 import { randomUUID } from 'node:crypto';
 import { createDataSource } from '@dte/database';
@@ -9,6 +10,8 @@ import { testStack } from '../../../test/support/env';
 import { validateBody } from '@dte/http-contract';
 import type { SeedInput } from '../src/seed';
 import { cafForm, call, newRut, uploadCert, type Answer, type TestApi } from './support/test-api';
+
+export { body, boletaBody, today } from './support/emission-bodies';
 
 export interface DteOrg {
   key: string;
@@ -49,21 +52,34 @@ export async function orgWithCafs(
   });
   let certId = '';
   if (opts.withCert !== false) certId = (await uploadCert(t, s.api_key, rut)).id;
-  for (const tipo of opts.tipos ?? [33]) {
-    const xml = createTestCaf({
-      siiKey: t.sim.siiKeys.cert,
-      rutEmisor: rut,
-      razonSocial: 'EMPRESA DE PRUEBA',
-      tipoDte: tipo,
-      desde: 1,
-      hasta: opts.hasta ?? 50,
-      fechaAutorizacion: santiagoDate(new Date()),
-      keyBits: 512,
-    });
-    const res = await call(t.url, 'POST', '/caf', { key: s.api_key, form: cafForm(xml) });
-    if (res.status !== 201) throw new Error(`CAF upload failed: ${res.status} ${res.text}`);
-  }
+  for (const tipo of opts.tipos ?? [33])
+    await uploadCaf(t, s.api_key, rut, { tipo, hasta: opts.hasta ?? 50 });
   return { key: s.api_key, rut, orgId: s.organization_id, companyId: s.company_id, certId };
+}
+
+/**
+ * A CAF of `rut` signed by the simulator's SII key (certification), folios desde..hasta, uploaded
+ * over HTTP with `key`; its record. Authorized today unless `fechaAutorizacion` says otherwise.
+ */
+export async function uploadCaf(
+  t: TestApi,
+  key: string,
+  rut: string,
+  opts: { tipo?: number; desde?: number; hasta: number; razonSocial?: string; fechaAutorizacion?: string },
+): Promise<{ id: string }> {
+  const xml = createTestCaf({
+    siiKey: t.sim.siiKeys.cert,
+    rutEmisor: rut,
+    razonSocial: opts.razonSocial ?? 'EMPRESA DE PRUEBA',
+    tipoDte: opts.tipo ?? 33,
+    desde: opts.desde ?? 1,
+    hasta: opts.hasta,
+    fechaAutorizacion: opts.fechaAutorizacion ?? santiagoDate(new Date()),
+    keyBits: 512,
+  });
+  const res = await call<{ id: string }>(t.url, 'POST', '/caf', { key, form: cafForm(xml) });
+  if (res.status !== 201) throw new Error(`CAF upload failed: ${res.status} ${res.text}`);
+  return res.body;
 }
 
 /**
@@ -84,104 +100,6 @@ export async function otherCompanyOf(
   if (s.organization_id !== o.orgId) throw new Error('the other company went to another organization');
   const cert = await uploadCert(t, s.api_key, rut);
   return { key: s.api_key, rut, orgId: s.organization_id, companyId: s.company_id, certId: cert.id };
-}
-
-export const today = () => santiagoDate(new Date());
-
-const RECEPTOR = {
-  rut: '77777777-7',
-  razon_social: 'Cliente de Prueba SpA',
-  giro: 'Servicios informáticos',
-  direccion: 'Calle Falsa 123',
-  comuna: 'Ñuñoa',
-};
-
-const ref = (tipo: number, cod: number) => ({
-  line_num: 1,
-  tipo_doc_ref: tipo,
-  folio_ref: 120,
-  fecha_ref: today(),
-  cod_ref: cod,
-  razon_ref: 'Según acuerdo comercial',
-});
-
-/** A valid body of `tipo` for the emisor `rut` (amounts in `precio` CLP where it matters). */
-export function body(tipo: number, rut: string, precio = 10000): Record<string, unknown> {
-  const base = { rut_emisor: rut, receptor: { ...RECEPTOR }, fecha_emision: today() };
-  const item = (exento = false) => ({
-    nombre: 'Martillo',
-    cantidad: 1,
-    precio_unitario: precio,
-    exento,
-    monto_item: precio,
-  });
-  switch (tipo) {
-    case 33:
-      return { ...base, tipo_dte: 33, forma_pago: 1, items: [item()] };
-    case 34:
-      return { ...base, tipo_dte: 34, forma_pago: 1, items: [item(true)] };
-    case 46:
-      return { ...base, tipo_dte: 46, forma_pago: 1, items: [item()] };
-    case 52:
-      return {
-        ...base,
-        tipo_dte: 52,
-        items: [item()],
-        despacho: {
-          ind_traslado: 1,
-          tipo_despacho: 2,
-          direccion_origen: 'Bodega Quilicura 100',
-          comuna_origen: 'Quilicura',
-          direccion_destino: 'Obra Los Álamos 55',
-          comuna_destino: 'Maipú',
-          transportista: { rut: '60803000-K', razon_social: 'Transportes Sur' },
-          conductor: { rut: '14-0', nombre: 'Juan Pérez' },
-          vehiculo: { patente: 'ABCD12' },
-        },
-      };
-    case 56:
-      return {
-        ...base,
-        tipo_dte: 56,
-        nd_reason: 'interese_moratorio_contractual',
-        items: [item()],
-        references: [ref(33, 3)],
-      };
-    case 61:
-      return { ...base, tipo_dte: 61, nc_reason: 'devolucion', items: [item()], references: [ref(33, 3)] };
-    case 110:
-    case 112:
-      return {
-        tipo_dte: tipo,
-        fecha_emision: today(),
-        receptor: { razon_social: 'ACME Imports Inc.' },
-        items: [
-          { nombre: 'Vino tinto', cantidad: 2, precio_unitario: 10.25, monto_item: 20.5, exento: true },
-        ],
-        tpo_moneda: 'DOLAR USA',
-        monto_total: 20.5,
-        otra_moneda: { tpo_moneda: 'PESO CL', tpo_cambio: 950, mnt_exe: 19475, mnt_total: 19475 },
-        ...(tipo === 112
-          ? {
-              referencias: [
-                { tipo_doc_ref: 110, folio_ref: 9, fecha_ref: today(), codigo_ref: 1, razon_ref: 'Anula' },
-              ],
-            }
-          : {}),
-      };
-    default:
-      return { ...base, tipo_dte: tipo, items: [item()] };
-  }
-}
-
-/** A POST /boletas body: one taxable item of gross `precio`, dated today. */
-export function boletaBody(rut: string, precio = 1190): Record<string, unknown> {
-  return {
-    tipo_dte: 39,
-    rut_emisor: rut,
-    fecha_emision: today(),
-    items: [{ nombre: 'Pan', cantidad: 1, precio_unitario: precio, exento: false, monto_item: precio }],
-  };
 }
 
 /** POST /dtes with a fresh (or given) Idempotency-Key and the org's certificate. */

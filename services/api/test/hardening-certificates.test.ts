@@ -4,7 +4,6 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
-import { createTestCaf, santiagoDate } from '@dte/engine';
 import {
   LocalKeyWrapper,
   StoredCredentials,
@@ -15,7 +14,16 @@ import {
 import { signingSecret } from '@dte/webhooks';
 import { expect } from 'chai';
 
-import { cafForm, call, newRut, p12Form, startTestApi, uploadCert, type TestApi } from './support/test-api';
+import { uploadCaf } from './dtes-fixtures';
+import {
+  call,
+  companyRut,
+  newRut,
+  p12Form,
+  startTestApi,
+  uploadCert,
+  type TestApi,
+} from './support/test-api';
 
 /** A .p12 for `rut` made by the openssl CLI with the given extra `pkcs12 -export` options. */
 function opensslP12(rut: string, extra: string[]): Buffer {
@@ -71,8 +79,7 @@ describe('certificate hardening (real PostgreSQL, over HTTP)', function () {
 
   it('refuses a .p12 with 2 000 000 iterations (openssl -iter 2000000, and -legacy) with 422 cert.invalid, while other requests are served', async () => {
     const s = await t.seed({ scopes: ['certificates:read', 'certificates:write'] });
-    const rut = (await t.db.dataSource.query('SELECT rut FROM companies WHERE id = $1', [s.company_id]))[0]
-      .rut;
+    const rut = await companyRut(t, s.company_id);
     // made first: openssl itself spends seconds on 2 000 000 iterations, longer than the
     // server keeps an idle connection open
     const files = [
@@ -111,22 +118,7 @@ describe('certificate hardening (real PostgreSQL, over HTTP)', function () {
       scopes: ['certificates:read', 'certificates:write', 'caf:write', 'webhook:read', 'webhook:write'],
     });
     const cert = await uploadCert(t, s.api_key, rut);
-    const caf = await call(t.url, 'POST', '/caf', {
-      key: s.api_key,
-      form: cafForm(
-        createTestCaf({
-          siiKey: t.sim.siiKeys.cert,
-          rutEmisor: rut,
-          razonSocial: 'EMPRESA',
-          tipoDte: 33,
-          desde: 1,
-          hasta: 10,
-          fechaAutorizacion: santiagoDate(new Date()),
-          keyBits: 512,
-        }),
-      ),
-    });
-    expect(caf.status, caf.text).to.equal(201);
+    const caf = await uploadCaf(t, s.api_key, rut, { razonSocial: 'EMPRESA', hasta: 10 });
     const hook = await call(t.url, 'POST', '/webhooks', {
       key: s.api_key,
       json: { url: 'https://93.184.216.34/h', events: ['dte.accepted'] },
@@ -167,14 +159,14 @@ describe('certificate hardening (real PostgreSQL, over HTTP)', function () {
     );
     expect(kids[0]).to.deep.equal({ a: 'new1', b: 'new1' });
     const cafKid = await ds.query(`SELECT rsa_private_key_sealed->>'kid' AS k, id FROM cafs WHERE id = $1`, [
-      caf.body.id,
+      caf.id,
     ]);
     expect(cafKid[0].k).to.equal('new1');
     expect(
       await openCafPrivateKey(
         newOnly,
         cafKid[0].id,
-        (await ds.query('SELECT rsa_private_key_sealed FROM cafs WHERE id = $1', [caf.body.id]))[0]
+        (await ds.query('SELECT rsa_private_key_sealed FROM cafs WHERE id = $1', [caf.id]))[0]
           .rsa_private_key_sealed,
       ),
     ).to.contain('PRIVATE KEY');

@@ -13,7 +13,7 @@ import {
   makeSupplier,
   signed,
 } from '../../../packages/reception/test/support/supplier';
-import { call, startTestApi, type TestApi } from './support/test-api';
+import { call, companyRut, startTestApi, type TestApi } from './support/test-api';
 
 describe('hardening: reception verifies the SII signature of each received CAF (issue 28)', function () {
   this.timeout(180_000);
@@ -48,7 +48,7 @@ describe('hardening: reception verifies the SII signature of each received CAF (
     const s = await t.seed({});
     key = s.api_key;
     companyId = s.company_id;
-    rut = (await t.db.dataSource.query(`SELECT rut FROM companies WHERE id = $1`, [companyId]))[0].rut;
+    rut = await companyRut(t, companyId);
   });
   after(async () => t?.close());
 

@@ -1,7 +1,7 @@
 import { createTestCaf, createTestSiiKey, santiagoDate } from '@dte/engine';
 import { expect } from 'chai';
 
-import { body, emit, orgWithCafs, type DteOrg } from './dtes-fixtures';
+import { body, emit, orgWithCafs, otherCompanyOf, uploadCaf } from './dtes-fixtures';
 import {
   cafForm,
   call,
@@ -24,40 +24,16 @@ describe('company scope and forged CAFs (real PostgreSQL, over HTTP)', function 
 
   it('two companies of one organization sending the same Idempotency-Key get two documents', async () => {
     const a = await orgWithCafs(t);
-    const orgName: string = (
-      await t.db.dataSource.query('SELECT name FROM organizations WHERE id = $1', [a.orgId])
-    )[0].name;
-    const rutB = newRut();
-    const s = await t.seed({
-      org: orgName,
-      rut: rutB,
-      signerRuts: [rutB],
+    const b = await otherCompanyOf(t, a, {
       giro: 'Venta de ferretería',
       direccion: 'Av. Providencia 1234',
       comuna: 'Providencia',
       actividadEconomica: 467300,
     });
-    expect(s.organization_id).to.equal(a.orgId);
-    expect(s.company_id).to.not.equal(a.companyId);
-    const certB = await uploadCert(t, s.api_key, rutB);
-    const caf = createTestCaf({
-      siiKey: t.sim.siiKeys.cert!,
-      rutEmisor: rutB,
-      razonSocial: 'OTRA EMPRESA',
-      tipoDte: 33,
-      desde: 1,
-      hasta: 10,
-      fechaAutorizacion: santiagoDate(new Date()),
-      keyBits: 512,
-    });
-    expect((await call(t.url, 'POST', '/caf', { key: s.api_key, form: cafForm(caf) })).status).to.equal(201);
-    const b: DteOrg = {
-      key: s.api_key,
-      rut: rutB,
-      orgId: s.organization_id,
-      companyId: s.company_id,
-      certId: certB.id,
-    };
+    expect(b.orgId).to.equal(a.orgId);
+    expect(b.companyId).to.not.equal(a.companyId);
+    const rutB = b.rut;
+    await uploadCaf(t, b.key, rutB, { razonSocial: 'OTRA EMPRESA', hasta: 10 });
 
     const idem = `pedido-${Date.now()}`;
     const first = await emit(t, a, body(33, a.rut, 10000), { idem });

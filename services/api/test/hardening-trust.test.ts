@@ -4,7 +4,7 @@
  * member revokes the API keys they created; correo_receptor cannot reach more than 5 mailboxes.
  */
 import { randomUUID } from 'node:crypto';
-import { createTestCaf, santiagoDate } from '@dte/engine';
+import { santiagoDate } from '@dte/engine';
 import { expect } from 'chai';
 import {
   intercambio,
@@ -12,7 +12,20 @@ import {
   makeSupplier,
   signed,
 } from '../../../packages/reception/test/support/supplier';
-import { cafForm, call, newRut, startTestApi, testP12, uploadCert, type TestApi } from './support/test-api';
+import { uploadCaf } from './dtes-fixtures';
+import { receivingCompany, registerPurchase } from './support/reception-world';
+import {
+  call,
+  companyRut,
+  dashboardMember,
+  enrolAtSii,
+  newRut,
+  simAdmin,
+  startTestApi,
+  testP12,
+  uploadCert,
+  type TestApi,
+} from './support/test-api';
 
 type Doc = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -22,17 +35,7 @@ describe('hardening: tenant writes and account lows (issue 28)', function () {
   /** organization A's key and its invoice 7 (first test) */
   let keyA = '';
   let dteA = '';
-  const admin = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${t.sim.url}${path}`, {
-      method,
-      headers: { 'Content-Type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    expect(res.status, `${method} ${path}: ${await res.clone().text()}`).to.be.lessThan(300);
-    return res.json();
-  };
-  const rutOf = async (companyId: string): Promise<string> =>
-    (await t.db.dataSource.query(`SELECT rut FROM companies WHERE id = $1`, [companyId]))[0].rut;
+  const yesterday = () => santiagoDate(new Date(Date.now() - 86_400_000));
 
   /** the signers of the proof-of-control tests (their .p12 made before the api serves: it blocks) */
   const realSigner = newRut();
@@ -52,59 +55,37 @@ describe('hardening: tenant writes and account lows (issue 28)', function () {
   it("an acknowledgement registered by one organization leaves another organization's document as it was", async () => {
     // organization A issued invoice 7 to B (its row in dtes); B receives it and acknowledges it
     const a = await t.seed({});
-    const b = await t.seed({});
-    const rutA = await rutOf(a.company_id);
-    const rutB = await rutOf(b.company_id);
+    const rutA = await companyRut(t, a.company_id);
     const certA = await uploadCert(t, a.api_key, rutA);
-    const cafXml = createTestCaf({
-      siiKey: t.sim.siiKeys.cert,
-      rutEmisor: rutA,
+    const caf = await uploadCaf(t, a.api_key, rutA, {
       razonSocial: 'EMISOR A SPA',
-      tipoDte: 33,
-      desde: 1,
       hasta: 10,
-      fechaAutorizacion: santiagoDate(new Date(Date.now() - 86_400_000)),
-      keyBits: 512,
+      fechaAutorizacion: yesterday(),
     });
-    const caf = await call(t.url, 'POST', '/caf', { key: a.api_key, form: cafForm(cafXml) });
-    expect(caf.status, caf.text).to.equal(201);
+    // B: a company with its certificate, enrolled at the SII
+    const b = await receivingCompany(t);
+    const rutB = b.rut;
     keyA = a.api_key;
     dteA = randomUUID();
     await t.db.dataSource.query(
       `INSERT INTO dtes (id, organization_id, company_id, sii_env, tipo_dte, folio, caf_id, certificate_id, rut_emisor,
          rut_receptor, razon_social_receptor, fecha_emision, input, document, sii_status, idempotency_key, body_hash)
        VALUES ($1, $2, $3, 'cert', 33, 7, $4, $5, $6, $7, 'B SPA', current_date, '{}', '{}', 'ACEPTADO', $8, 'h')`,
-      [dteA, a.organization_id, a.company_id, caf.body.id, certA.id, rutA, rutB, `k-${dteA}`],
+      [dteA, a.organization_id, a.company_id, caf.id, certA.id, rutA, rutB, `k-${dteA}`],
     );
     // B receives A's invoice 7 by intercambio (a CAF the simulator's SII signed) and acknowledges it
     const supplier = makeSupplier(rutA, t.sim.siiKeys.cert);
     supplier.next = 7;
     const doc = invoice(supplier, rutB, 10_000);
     const received = await call<{ documentos: Doc[] }>(t.url, 'POST', '/recepcion/intercambio', {
-      key: b.api_key,
+      key: b.key,
       raw: intercambio(supplier, [signed(supplier, doc)], rutB).toString('latin1'),
       headers: { 'Content-Type': 'application/xml' },
     });
     expect(received.status, received.text).to.equal(201);
-    await uploadCert(t, b.api_key, rutB);
-    await admin('PUT', `/admin/cert/companies/${rutB}`, {
-      senders: [rutB],
-      fchResol: '2024-01-01',
-      nroResol: 0,
-    });
-    await admin('POST', '/admin/cert/purchases', {
-      rutReceptor: rutB,
-      rutEmisor: rutA,
-      tipoDte: 33,
-      folio: 7,
-      fchEmis: santiagoDate(new Date()),
-      mntNeto: 10_000,
-      mntExe: 0,
-      iva: 1_900,
-      mntTotal: 11_900,
-    });
+    await registerPurchase(t, { rutReceptor: rutB, rutEmisor: rutA, folio: 7, mntNeto: 10_000 });
     const ev = await call<Doc>(t.url, 'POST', `/recepcion/${received.body.documentos[0]!.id}/eventos`, {
-      key: b.api_key,
+      key: b.key,
       json: { accion: 'ACD', confirmar: true },
     });
     expect(ev.status, ev.text).to.equal(200);
@@ -119,18 +100,16 @@ describe('hardening: tenant writes and account lows (issue 28)', function () {
       ownerEmail: `own-${randomUUID()}@empresa.cl`,
       ownerPassword: 'clave-larga-1234',
     });
-    const memberEmail = `mem-${randomUUID()}@empresa.cl`;
-    const member = (
-      await t.db.dataSource.query(`INSERT INTO users (email, name) VALUES ($1, 'Miembro') RETURNING id`, [
-        memberEmail,
-      ])
-    )[0].id as string;
-    await t.db.dataSource.query(
-      `INSERT INTO memberships (user_id, organization_id, role) VALUES ($1, $2, 'admin')`,
-      [member, owner.organization_id],
+    const { userId: member, cookie: memberCookie } = await dashboardMember(
+      t,
+      owner.organization_id,
+      'admin',
+      {
+        email: `mem-${randomUUID()}@empresa.cl`,
+        nombre: 'Miembro',
+      },
     );
     // the member made a key through the dashboard (created_by = the member)
-    const memberCookie = await t.sessionCookie(member, owner.organization_id);
     const made = await call<{ key?: string; api_key?: string }>(t.url, 'POST', '/api-keys', {
       cookie: memberCookie,
       json: { nombre: 'integración del miembro', environment: 'cert', scopes: ['dte:read'] },
@@ -189,25 +168,10 @@ describe('hardening: tenant writes and account lows (issue 28)', function () {
 
   it('GET /dtes/muestras renders at most 60 PDFs, one batch per organization at a time', async () => {
     const o = await t.seed({});
-    const rut = await rutOf(o.company_id);
+    const rut = await companyRut(t, o.company_id);
     const cert = await uploadCert(t, o.api_key, rut);
     const issuer = makeSupplier(rut, t.sim.siiKeys.cert);
-    const caf = await call(t.url, 'POST', '/caf', {
-      key: o.api_key,
-      form: cafForm(
-        createTestCaf({
-          siiKey: t.sim.siiKeys.cert,
-          rutEmisor: rut,
-          razonSocial: 'EMPRESA DE PRUEBA',
-          tipoDte: 33,
-          desde: 1,
-          hasta: 200,
-          fechaAutorizacion: santiagoDate(new Date(Date.now() - 86_400_000)),
-          keyBits: 512,
-        }),
-      ),
-    });
-    expect(caf.status, caf.text).to.equal(201);
+    const caf = await uploadCaf(t, o.api_key, rut, { hasta: 200, fechaAutorizacion: yesterday() });
     // 62 signed certification invoices of the organization
     for (let i = 0; i < 62; i++) {
       const folio = issuer.next;
@@ -217,7 +181,7 @@ describe('hardening: tenant writes and account lows (issue 28)', function () {
         `INSERT INTO dtes (id, organization_id, company_id, sii_env, tipo_dte, folio, caf_id, certificate_id, rut_emisor,
            rut_receptor, razon_social_receptor, fecha_emision, input, document, sii_status, idempotency_key, body_hash, signed_xml)
          VALUES ($1, $2, $3, 'cert', 33, $4, $5, $6, $7, '66666666-6', 'CLIENTE SPA', current_date, '{}', '{}', 'ACEPTADO', $8, 'h', $9)`,
-        [id, o.organization_id, o.company_id, folio, caf.body.id, cert.id, rut, `k-${id}`, xml],
+        [id, o.organization_id, o.company_id, folio, caf.id, cert.id, rut, `k-${id}`, xml],
       );
     }
     const get = () =>
@@ -253,14 +217,11 @@ describe('hardening: tenant writes and account lows (issue 28)', function () {
       expect(res.status, res.text).to.equal(201);
       return /dte_session=([^;]+)/.exec(res.headers.get('set-cookie') ?? '')![1]!;
     };
-    const active = async (rut: string) => {
-      const r = await fetch(`${t.sim.url}/admin/contribuyentes/${rut}`, {
-        method: 'PUT',
-        headers: { 'Content-Type': 'application/json' },
-        body: JSON.stringify({ estado: 'activo', razonSocial: 'EMPRESA REAL SPA' }),
+    const active = (rut: string) =>
+      simAdmin(t, 'PUT', `/admin/contribuyentes/${rut}`, {
+        estado: 'activo',
+        razonSocial: 'EMPRESA REAL SPA',
       });
-      expect(r.status).to.equal(200);
-    };
     const certificado = (signer: string, password = 'secreto') => ({
       p12_base64: testP12(signer, password).toString('base64'),
       password,
@@ -274,17 +235,9 @@ describe('hardening: tenant writes and account lows (issue 28)', function () {
     it('a signed-up stranger cannot take an active RUT: no certificate, a wrong password, or a signer the SII does not authorize for it', async () => {
       const rut = newRut();
       await active(rut);
-      await admin('PUT', `/admin/cert/companies/${rut}`, {
-        senders: [realSigner],
-        fchResol: '2024-01-01',
-        nroResol: 0,
-      });
+      await enrolAtSii(t, rut, { senders: [realSigner] });
       // the stranger's own certificate, enrolled at the SII for its own company only
-      await admin('PUT', `/admin/cert/companies/${newRut()}`, {
-        senders: [stranger],
-        fchResol: '2024-01-01',
-        nroResol: 0,
-      });
+      await enrolAtSii(t, newRut(), { senders: [stranger] });
       const cookie = await signUp();
       const post = (json: unknown) =>
         call<{ code: string; detail?: Record<string, unknown> }>(t.url, 'POST', '/organizations', {

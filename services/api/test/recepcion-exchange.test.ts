@@ -5,9 +5,8 @@
  * (after ERM) are downloadable with the charset of their bytes, valid against the SII schemas
  * (xmllint), signed (xmlsec1), and mailed to the supplier's exchange address with retries.
  */
-import { readP12, santiagoDate, santiagoDayEnd } from '@dte/engine';
+import { santiagoDate, santiagoDayEnd } from '@dte/engine';
 import { syncPeriod } from '@dte/reception';
-import { SiiClient, simulatorEndpoints } from '@dte/sii-client';
 import { ExchangeReplyDelivery } from '@dte/receptor-delivery';
 import { expect } from 'chai';
 import { simpleParser } from 'mailparser';
@@ -15,35 +14,28 @@ import { xmllintSchema, xmlsecVerify } from '../../../packages/dte-engine/test/s
 import {
   intercambio,
   invoice,
-  makeSupplier,
   signed,
+  type Supplier,
 } from '../../../packages/reception/test/support/supplier';
 import { SmtpSink } from '../../webhooks/test/support/smtp';
-import { call, startTestApi, testP12, uploadCert, type TestApi } from './support/test-api';
+import { startReceptionWorld, type ReceptionWorld } from './support/reception-world';
+import { call, type TestApi } from './support/test-api';
 
 type Doc = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 describe('exchange replies to suppliers: RespuestaDTE and EnvioRecibos (api + SII simulator + SMTP)', function () {
   this.timeout(120_000);
+  let w: ReceptionWorld;
   let t: TestApi;
   let key: string;
   let rut: string;
   let companyId: string;
   let smtp: SmtpSink;
   // its CAF signed with the simulator's SII key, as the SII grants real ones (reception verifies it)
-  let supplier: ReturnType<typeof makeSupplier>;
+  let supplier: Supplier;
   const SUPPLIER_MAIL = 'dte@proveedor.test';
   const today = santiagoDate(new Date());
 
-  const admin = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${t.sim.url}${path}`, {
-      method,
-      headers: { 'Content-Type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    expect(res.status, `${method} ${path}: ${await res.clone().text()}`).to.be.lessThan(300);
-    return res.json();
-  };
   const post = async (xml: Buffer, query = '') => {
     const res = await fetch(`${t.url}/recepcion/intercambio${query}`, {
       method: 'POST',
@@ -70,21 +62,11 @@ describe('exchange replies to suppliers: RespuestaDTE and EnvioRecibos (api + SI
 
   before(async () => {
     smtp = await new SmtpSink().start();
-    t = await startTestApi({ sim: { timings: { registerMs: 0, stepMs: 0 } } });
-    supplier = makeSupplier('96543210-8', t.sim.siiKeys.cert);
-    const s = await t.seed({});
-    key = s.api_key;
-    companyId = s.company_id;
-    rut = (await t.db.dataSource.query(`SELECT rut FROM companies WHERE id = $1`, [companyId]))[0].rut;
-    await uploadCert(t, key, rut);
-    await admin('PUT', `/admin/cert/companies/${rut}`, {
-      senders: [rut],
-      fchResol: '2024-01-01',
-      nroResol: 0,
-    });
+    w = await startReceptionWorld();
+    ({ t, key, rut, companyId, supplier } = w);
   });
   after(async () => {
-    await t?.close();
+    await w?.close();
     await smtp?.close();
   });
 
@@ -215,19 +197,7 @@ describe('exchange replies to suppliers: RespuestaDTE and EnvioRecibos (api + SI
 
   it('ACD at the SII register answers the supplier with a signed ResultadoDTE (accepted); ERM with an EnvioRecibos', async () => {
     // the SII has the document (the supplier uploaded it): seed it into the simulator's register
-    const seed = (folio: number, mntTotal: number) =>
-      admin('POST', '/admin/cert/purchases', {
-        rutReceptor: rut,
-        rutEmisor: '96543210-8',
-        tipoDte: 33,
-        folio,
-        fchEmis: today,
-        mntNeto: Math.round(mntTotal / 1.19),
-        mntExe: 0,
-        iva: mntTotal - Math.round(mntTotal / 1.19),
-        mntTotal,
-      });
-    await seed(goodFolio, 47_600);
+    await w.purchase({ folio: goodFolio, mntNeto: 40_000 });
     const acd = await call<Doc>(t.url, 'POST', `/recepcion/${goodId}/eventos`, {
       key,
       json: { accion: 'ACD', confirmar: true },
@@ -248,7 +218,7 @@ describe('exchange replies to suppliers: RespuestaDTE and EnvioRecibos (api + SI
     const r2 = await post(intercambio(supplier, [second], rut), `?correo_emisor=${SUPPLIER_MAIL}`);
     expect(r2.status).to.equal(201);
     const id2 = r2.body.documentos[0].id as string;
-    await seed(folio2, 23_800);
+    await w.purchase({ folio: folio2, mntNeto: 20_000 });
     const bad = await call<Doc>(t.url, 'POST', `/recepcion/${id2}/eventos`, {
       key,
       json: { accion: 'ERM', confirmar: true, recinto: '' },
@@ -290,30 +260,12 @@ describe('exchange replies to suppliers: RespuestaDTE and EnvioRecibos (api + SI
     const received = new Date(santiagoDayEnd(day(-9)).getTime() + 1000);
     expect(Date.now() - received.getTime()).to.be.above(192 * 3600_000);
     const folio = 7001;
-    await admin('POST', '/admin/cert/purchases', {
-      rutReceptor: rut,
-      rutEmisor: '96543210-8',
-      tipoDte: 33,
-      folio,
-      fchEmis: day(-8),
-      mntNeto: 10_000,
-      mntExe: 0,
-      iva: 1_900,
-      mntTotal: 11_900,
-      fechaRecepcion: received.toISOString(),
+    await w.purchase({ folio, fchEmis: day(-8), mntNeto: 10_000, fechaRecepcion: received.toISOString() });
+    const r = await syncPeriod(t.db.dataSource, w.rcv, {
+      companyId,
+      env: 'cert',
+      periodo: day(-8).slice(0, 7),
     });
-    const sii = new SiiClient({ endpoints: simulatorEndpoints(t.sim.url), timeoutMs: 5000 });
-    const credential = readP12(testP12(rut), 'secreto');
-    const r = await syncPeriod(
-      t.db.dataSource,
-      {
-        read: (q) =>
-          sii
-            .session(credential)
-            .readRcv({ env: q.env, rutEmpresa: q.rut, operacion: q.operacion, periodo: q.periodo }),
-      },
-      { companyId, env: 'cert', periodo: day(-8).slice(0, 7) },
-    );
     expect(r.outcome).to.equal('synced');
     const list = await call<{ documentos: Doc[] }>(t.url, 'GET', '/recepcion?pageSize=500', { key });
     const d = list.body.documentos.find((x) => x.folio === folio)!;

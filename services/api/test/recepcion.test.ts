@@ -4,26 +4,25 @@
  * RCV sync (the very code services/rcv-sync runs, called here without Kafka), acuse and claims
  * registered at the simulator's register, the 8-day window and an SII outage during a sync.
  */
-import { readP12 } from '@dte/engine';
 import { santiagoDate } from '@dte/engine';
 import { syncPeriod, type RcvSource } from '@dte/reception';
-import { SiiClient, simulatorEndpoints } from '@dte/sii-client';
 import { expect } from 'chai';
 import { attackFiles } from '../../../packages/reception/test/support/attacks';
 import {
   intercambio,
   invoice,
   loneDte,
-  makeSupplier,
   signed,
   type Supplier,
 } from '../../../packages/reception/test/support/supplier';
-import { call, startTestApi, testP12, uploadCert, type TestApi } from './support/test-api';
+import { startReceptionWorld, type ReceptionWorld } from './support/reception-world';
+import { call, simAdmin, type TestApi } from './support/test-api';
 
 type Doc = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 describe('purchases side: /recepcion, /rcv, /rcof (api + SII simulator)', function () {
   this.timeout(120_000);
+  let w: ReceptionWorld;
   let t: TestApi;
   let key: string;
   let rut: string;
@@ -34,15 +33,6 @@ describe('purchases side: /recepcion, /rcv, /rcof (api + SII simulator)', functi
   // a supplier whose CAF the (simulated) SII signed: reception verifies each CAF's FRMA
   let supplier: Supplier;
 
-  const admin = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${t.sim.url}${path}`, {
-      method,
-      headers: { 'Content-Type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    expect(res.status, `${method} ${path}: ${await res.clone().text()}`).to.be.lessThan(300);
-    return res.json();
-  };
   const count = async () =>
     Number((await t.db.dataSource.query(`SELECT count(*)::int AS n FROM recepcion_documentos`))[0].n);
   const sync = () =>
@@ -56,28 +46,10 @@ describe('purchases side: /recepcion, /rcv, /rcof (api + SII simulator)', functi
   const rcv = async () => (await call<Doc>(t.url, 'GET', `/rcv?periodo=${periodo}`, { key })).body;
 
   before(async () => {
-    t = await startTestApi({ sim: { timings: { registerMs: 0, stepMs: 0 } } });
-    supplier = makeSupplier('96543210-8', t.sim.siiKeys.cert);
-    const s = await t.seed({});
-    key = s.api_key;
-    companyId = s.company_id;
-    rut = (await t.db.dataSource.query(`SELECT rut FROM companies WHERE id = $1`, [companyId]))[0].rut;
-    await uploadCert(t, key, rut);
-    await admin('PUT', `/admin/cert/companies/${rut}`, {
-      senders: [rut],
-      fchResol: '2024-01-01',
-      nroResol: 0,
-    });
-    const sii = new SiiClient({ endpoints: simulatorEndpoints(t.sim.url), timeoutMs: 5000 });
-    const credential = readP12(testP12(rut), 'secreto');
-    source = {
-      read: (q) =>
-        sii
-          .session(credential)
-          .readRcv({ env: q.env, rutEmpresa: q.rut, operacion: q.operacion, periodo: q.periodo }),
-    };
+    w = await startReceptionWorld();
+    ({ t, key, rut, companyId, supplier, rcv: source } = w);
   });
-  after(async () => t?.close());
+  after(async () => w?.close());
 
   describe('received intercambio files', () => {
     it('stores a verified EnvioDTE addressed to us with its XML; the deadline waits for the SII reception date', async () => {
@@ -191,23 +163,10 @@ describe('purchases side: /recepcion, /rcv, /rcof (api + SII simulator)', functi
   describe('RCV sync, acuse and claims', () => {
     const oldReception = new Date(Date.now() - 10 * 86_400_000).toISOString();
     before(async () => {
-      const seed = (folio: number, fechaRecepcion?: string) =>
-        admin('POST', '/admin/cert/purchases', {
-          rutReceptor: rut,
-          rutEmisor: '96543210-8',
-          tipoDte: 33,
-          folio: 900 + folio,
-          fchEmis: today,
-          mntNeto: 1000 * folio,
-          mntExe: 0,
-          iva: 190 * folio,
-          mntTotal: 1190 * folio,
-          ...(fechaRecepcion ? { fechaRecepcion } : {}),
-        });
-      await seed(1);
-      await seed(2);
-      await seed(3, oldReception);
-      await admin('POST', `/admin/cert/purchases/96543210-8/33/902/cesion`, {
+      await w.purchase({ folio: 901, mntNeto: 1000 });
+      await w.purchase({ folio: 902, mntNeto: 2000 });
+      await w.purchase({ folio: 903, mntNeto: 3000, fechaRecepcion: oldReception });
+      await simAdmin(t, 'POST', `/admin/cert/purchases/96543210-8/33/902/cesion`, {
         rutCesionario: '99888777-6',
         razonSocialCesionario: 'FACTOR SPA',
         fechaCesion: today,
@@ -332,7 +291,12 @@ describe('purchases side: /recepcion, /rcv, /rcof (api + SII simulator)', functi
 
     it('an SII outage during a sync keeps the previous snapshot and schedules a retry with backoff', async () => {
       const before = await rcv();
-      await admin('POST', '/admin/triggers', { kind: 'http-error', operation: 'rcv', status: 503, times: 2 });
+      await simAdmin(t, 'POST', '/admin/triggers', {
+        kind: 'http-error',
+        operation: 'rcv',
+        status: 503,
+        times: 2,
+      });
       const r = await sync();
       expect(r).to.include({ outcome: 'failed', attempts: 1 });
       const during = await rcv();

@@ -3,7 +3,7 @@
  * real Redis under a key prefix of its own, the SII simulator in-process, and the api listening
  * on a free port. Requests go over HTTP like any client's.
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -211,6 +211,50 @@ export async function uploadCert(t: TestApi, key: string, rut: string, label = '
   if (res.status !== 201) throw new Error(`certificate upload failed: ${res.status} ${res.text}`);
   return res.body as { id: string; fingerprint_sha256: string; is_default: boolean };
 }
+
+/**
+ * A dashboard user with `role` in the organization and a session of theirs (its cookie value).
+ * With a password the user signs up over HTTP (and can log in); without, the user row is written.
+ */
+export async function dashboardMember(
+  t: TestApi,
+  orgId: string,
+  role: 'owner' | 'admin' | 'member',
+  opts: { email?: string; password?: string; nombre?: string } = {},
+): Promise<{ userId: string; email: string; cookie: string }> {
+  const email = opts.email ?? `${role}-${randomUUID()}@empresa.cl`;
+  let userId: string;
+  if (opts.password !== undefined) {
+    const signup = await call<{ user: { id: string } }>(t.url, 'POST', '/auth/signup', {
+      json: { email, password: opts.password, ...(opts.nombre !== undefined ? { nombre: opts.nombre } : {}) },
+      headers: { Origin: DASHBOARD_ORIGIN },
+    });
+    if (signup.status !== 201) throw new Error(`signup failed: ${signup.status} ${signup.text}`);
+    userId = signup.body.user.id;
+  } else {
+    const [user]: { id: string }[] = await t.db.dataSource.query(
+      'INSERT INTO users (email, name) VALUES ($1, $2) RETURNING id',
+      [email, opts.nombre ?? null],
+    );
+    userId = user!.id;
+  }
+  await t.db.dataSource.query(
+    'INSERT INTO memberships (user_id, organization_id, role) VALUES ($1, $2, $3)',
+    [userId, orgId, role],
+  );
+  return { userId, email, cookie: await t.sessionCookie(userId, orgId) };
+}
+
+/** The RUT of a company, read from the database. */
+export async function companyRut(t: TestApi, companyId: string): Promise<string> {
+  const [row]: { rut: string }[] = await t.db.dataSource.query('SELECT rut FROM companies WHERE id = $1', [
+    companyId,
+  ]);
+  if (!row) throw new Error(`no company ${companyId}`);
+  return row.rut;
+}
+
+export { enrolAtSii, FCH_RESOL, simAdmin } from '../../../../test/support/sii-admin';
 
 /** Everything of an error body except request_id (for "same answer" comparisons). */
 export function withoutRequestId(body: Record<string, unknown>): Record<string, unknown> {
