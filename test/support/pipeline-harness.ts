@@ -18,6 +18,7 @@
  * resolution) and API key with the api's seed function, uploads a certificate and one CAF per
  * type over HTTP, and enrols the company and its certificate holder at the simulator.
  */
+import { newRut } from './tenant-fixture';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
@@ -537,18 +538,8 @@ async function deleteTopicsAndSubjects(
   }
 }
 
-/** A valid RUT with a random body (mod-11 check digit). */
-export function randomRut(): string {
-  const body = String(10_000_000 + (randomBytes(4).readUInt32BE(0) % 80_000_000));
-  let sum = 0;
-  let mul = 2;
-  for (let i = body.length - 1; i >= 0; i--) {
-    sum += Number(body[i]) * mul;
-    mul = mul === 7 ? 2 : mul + 1;
-  }
-  const r = 11 - (sum % 11);
-  return `${body}-${r === 11 ? '0' : r === 10 ? 'K' : String(r)}`;
-}
+/** A valid RUT with a random body: the one generator of the harnesses (tenant-fixture's newRut). */
+export const randomRut = newRut;
 
 async function seedCompany(
   db: MigratedDatabase,

@@ -10,9 +10,16 @@
  */
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { createTestCaf, santiagoDate } from '@dte/engine';
-import { call, cafForm, type Answer, type TestApi, startTestApi } from './support/test-api';
-import { body, emit, holdCompanyFolios, nextFolio, orgWithCafs, type DteOrg } from './dtes-fixtures';
+import { type Answer, type TestApi, startTestApi } from './support/test-api';
+import {
+  body,
+  emit,
+  holdCompanyFolios,
+  nextFolio,
+  orgWithCafs,
+  uploadCaf as uploadCafOf,
+  type DteOrg,
+} from './dtes-fixtures';
 
 describe('concurrent emissions of one company and type, written together', function () {
   this.timeout(120_000);
@@ -70,20 +77,8 @@ describe('concurrent emissions of one company and type, written together', funct
   }
 
   /** A second CAF of type 33 (folios desde..hasta) for `o`, uploaded over HTTP. */
-  async function uploadCaf(o: DteOrg, desde: number, hasta: number): Promise<void> {
-    const xml = createTestCaf({
-      siiKey: t.sim.siiKeys.cert,
-      rutEmisor: o.rut,
-      razonSocial: 'EMPRESA DE PRUEBA',
-      tipoDte: 33,
-      desde,
-      hasta,
-      fechaAutorizacion: santiagoDate(new Date()),
-      keyBits: 512,
-    });
-    const up = await call(t.url, 'POST', '/caf', { key: o.key, form: cafForm(xml) });
-    expect(up.status, up.text).to.equal(201);
-  }
+  const uploadCaf = (o: DteOrg, desde: number, hasta: number) =>
+    uploadCafOf(t, o.key, o.rut, { desde, hasta });
 
   const cafIds = async (o: DteOrg): Promise<{ id: string; desde: number; hasta: number }[]> =>
     t.db.dataSource.query(
