@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
@@ -26,8 +26,10 @@ import { EMISOR_RUT, RECEPTOR_RUT, sampleDocument } from './support/documents';
  * Golden envelopes: EnvioDTE and EnvioBOLETA built from fixed inputs (a committed .p12, signed
  * documents, one timestamp) must come out byte for byte as the goldens, and every refusal with
  * the same code, message and detail. The goldens were written by the builders as they stood
- * before they shared one envelope builder; `WRITE_ENVELOPE_GOLDENS=1` writes them again (only
- * on purpose: a change of the envelope's bytes).
+ * before they shared one envelope builder (the refusals of a malformed boleta were then worded
+ * as the EnvioDTE's: see the commit that changed them). `WRITE_ENVELOPE_GOLDENS=1` writes the
+ * expected outcomes again from the committed inputs (only on purpose: a change of the envelope's
+ * bytes or words); the inputs are made anew only when their file is missing.
  */
 const DIR = path.join(__dirname, 'golden');
 const INPUTS = path.join(DIR, 'envelope-inputs.json');
@@ -195,7 +197,7 @@ describe('envelope goldens: EnvioDTE and EnvioBOLETA byte for byte, refusals wor
   let expected: Record<string, Outcome>;
 
   before(function () {
-    if (WRITE) {
+    if (WRITE && !existsSync(INPUTS)) {
       mkdirSync(DIR, { recursive: true });
       writeFileSync(INPUTS, `${JSON.stringify(makeInputs(), null, 2)}\n`);
     }
