@@ -1,3 +1,5 @@
+import { spawnSync } from 'node:child_process';
+
 import { expect } from 'chai';
 
 import { SerialWorker } from '../src';
@@ -99,6 +101,20 @@ describe('SerialWorker: one worker thread, one job at a time, each within its ti
     const copied = new Uint8Array(16).fill(7);
     expect(await w.run({ bytes: copied }, { timeoutMs: 5_000 })).to.deep.equal({ byteLength: 16 });
     expect([...copied]).to.deep.equal(Array(16).fill(7));
+  });
+
+  it('keeps a process alive while a job is in hand, and lets it exit once the worker is idle', function () {
+    this.timeout(60_000);
+    const started = Date.now();
+    const child = spawnSync(
+      process.execPath,
+      ['--import', 'tsx', require.resolve('./support/serial-worker-exit')],
+      { encoding: 'utf8', timeout: 30_000 },
+    );
+    expect(child.error, 'the process exited on its own').to.equal(undefined);
+    expect(child.status, child.stderr).to.equal(0);
+    expect(JSON.parse(child.stdout)).to.include({ label: 'answered' });
+    expect(Date.now() - started).to.be.lessThan(30_000);
   });
 
   it('says so when the handler is not a function its module exports', async () => {

@@ -3,8 +3,9 @@
  * .p12, verifying a received file) runs on one worker thread, one job at a time in arrival
  * order, each within a hard time limit.
  *
- * - The worker starts on first use and is kept (unref'd: it never holds the process open); its
- *   start-up (loading the handler's module) is not counted in a job's time limit.
+ * - The worker starts on first use and is kept; it holds the process open while it has jobs in
+ *   hand, never when idle. Its start-up (loading the handler's module) is not counted in a job's
+ *   time limit.
  * - More than `queueMax` jobs waiting: the next is refused at once (`busy`).
  * - A job that outlives its limit terminates the worker and is refused (`timedOut`); a fresh
  *   worker serves the next job. A worker that dies under a job (heap exhausted, a crash) fails
@@ -113,7 +114,6 @@ export class SerialWorker<In, Out> {
       resourceLimits: { maxOldGenerationSizeMb: this.opts.heapMb },
     });
     this.ready = false;
-    worker.unref();
     worker.on('message', (reply: Reply<Out>) => {
       if (this.worker !== worker) return;
       if ('ready' in reply) {
@@ -134,7 +134,17 @@ export class SerialWorker<In, Out> {
     return worker;
   }
 
+  /** Runs the next job when it can, and holds the process open exactly while jobs are in hand. */
   private pump(): void {
+    this.dispatch();
+    // an idle worker keeps no process alive; one with work does (without this, a script whose only
+    // work is a job could exit before its answer). unref() also undoes the ref that adding a
+    // 'message' listener takes.
+    if (this.running || this.queue.length > 0) this.worker?.ref();
+    else this.worker?.unref();
+  }
+
+  private dispatch(): void {
     if (this.running || this.queue.length === 0) return;
     this.worker ??= this.spawn();
     if (!this.ready) return; // pumped again once it is
