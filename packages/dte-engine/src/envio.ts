@@ -32,6 +32,34 @@ export interface EnvioOptions {
   rutReceptor?: string;
 }
 
+/**
+ * What tells one SII envelope of signed documents from another (EnvioDTE, EnvioBOLETA): the
+ * rest (Carátula, SubTotDTE, the SetDTE signed in place, the checks of each document) is one.
+ */
+export interface EnvelopeKind {
+  /** the root element, in the SII namespace, version 1.0 */
+  root: 'EnvioDTE' | 'EnvioBOLETA';
+  /** one document and several, in the envelope's errors ("at least one boleta", "500 boletas") */
+  noun: string;
+  nouns: string;
+  /** the schema's bounds: documents per SetDTE, SubTotDTE (document types) per Carátula */
+  maxDocuments: number;
+  maxTypes: number;
+  /** the document types it may hold (a `noun` each); any type when absent */
+  tipos?: readonly number[];
+  /** whether it also carries an intercambio: Carátula RutReceptor may name the receptor (else the SII) */
+  intercambio: boolean;
+}
+
+export const ENVIO_DTE: EnvelopeKind = {
+  root: 'EnvioDTE',
+  noun: 'DTE',
+  nouns: 'DTE',
+  maxDocuments: MAX_DTE_PER_ENVIO,
+  maxTypes: MAX_TYPES_PER_ENVIO,
+  intercambio: true,
+};
+
 function envioError(message: string, detail?: Record<string, unknown>): ServiceError {
   return new ServiceError('validation_failed', message, {
     issues: [{ path: 'envio', message }],
@@ -41,18 +69,27 @@ function envioError(message: string, detail?: Record<string, unknown>): ServiceE
 
 /**
  * The EnvioDTE as ISO-8859-1 bytes: Carátula, the signed DTEs inserted unchanged, and the
- * SetDTE signed in place. The root carries only the SII default namespace (no xmlns:xsi or
- * schemaLocation), so every DTE inherits exactly the namespace it declares and its signature
- * reads the same cut out or in place (PROTOCOL.md, "What this project does about the namespace
- * pitfall"). Nothing is re-serialized after signing.
+ * SetDTE signed in place (buildSignedEnvelope).
  */
 export function buildEnvioDte(signedDtes: string[], opts: EnvioOptions): Buffer {
-  if (signedDtes.length === 0) throw envioError('an EnvioDTE needs at least one DTE');
-  if (signedDtes.length > MAX_DTE_PER_ENVIO) {
+  return buildSignedEnvelope(ENVIO_DTE, signedDtes, opts);
+}
+
+/**
+ * An envelope of `kind` as ISO-8859-1 bytes: Carátula, the signed documents inserted unchanged,
+ * and the SetDTE signed in place (`Reference URI="#<setId>"`). The root carries only the SII
+ * default namespace (no xmlns:xsi or schemaLocation), so every DTE inherits exactly the namespace
+ * it declares and its signature reads the same cut out or in place (PROTOCOL.md, "What this
+ * project does about the namespace pitfall"). Nothing is re-serialized after signing.
+ */
+export function buildSignedEnvelope(kind: EnvelopeKind, signedDtes: string[], opts: EnvioOptions): Buffer {
+  const { root: rootName, maxDocuments } = kind;
+  if (signedDtes.length === 0) throw envioError(`an ${rootName} needs at least one ${kind.noun}`);
+  if (signedDtes.length > maxDocuments) {
     throw envioError(
-      `an EnvioDTE holds at most ${MAX_DTE_PER_ENVIO} DTE, got ${signedDtes.length}: split it`,
+      `an ${rootName} holds at most ${maxDocuments} ${kind.nouns}, got ${signedDtes.length}: split it`,
       {
-        max: MAX_DTE_PER_ENVIO,
+        max: maxDocuments,
         count: signedDtes.length,
       },
     );
@@ -86,6 +123,9 @@ export function buildEnvioDte(signedDtes: string[], opts: EnvioOptions): Buffer 
     const tipo = Number(/<TipoDTE>\s*(\d+)\s*<\/TipoDTE>/.exec(dte)?.[1]);
     const emisor = /<RUTEmisor>\s*([^<]+?)\s*<\/RUTEmisor>/.exec(dte)?.[1];
     if (!tipo || !emisor) throw envioError(`document ${i + 1} has no TipoDTE or RUTEmisor`);
+    if (kind.tipos && !kind.tipos.includes(tipo)) {
+      throw envioError(`document ${i + 1} is type ${tipo}, not a ${kind.noun} (${kind.tipos.join('/')})`);
+    }
     if (normalizeRut(emisor) !== rutEmisor) {
       throw new ServiceError(
         'emisor_rut_mismatch',
@@ -99,9 +139,9 @@ export function buildEnvioDte(signedDtes: string[], opts: EnvioOptions): Buffer 
     counts.set(tipo, (counts.get(tipo) ?? 0) + 1);
     return dte;
   });
-  if (counts.size > MAX_TYPES_PER_ENVIO) {
-    throw envioError(`an EnvioDTE holds at most ${MAX_TYPES_PER_ENVIO} document types, got ${counts.size}`, {
-      max: MAX_TYPES_PER_ENVIO,
+  if (counts.size > kind.maxTypes) {
+    throw envioError(`an ${rootName} holds at most ${kind.maxTypes} document types, got ${counts.size}`, {
+      max: kind.maxTypes,
       count: counts.size,
     });
   }
@@ -109,24 +149,25 @@ export function buildEnvioDte(signedDtes: string[], opts: EnvioOptions): Buffer 
     .sort((a, b) => a[0] - b[0])
     .map(([tipo, n]) => `<SubTotDTE>${el('TpoDTE', tipo)}${el('NroDTE', n)}</SubTotDTE>`)
     .join('');
+  const rutReceptor = kind.intercambio && opts.rutReceptor && normalizeRut(opts.rutReceptor);
   const caratula =
     '<Caratula version="1.0">' +
     el('RutEmisor', rutEmisor) +
     el('RutEnvia', rutEnvia) +
-    el('RutReceptor', (opts.rutReceptor && normalizeRut(opts.rutReceptor)) || SII_RUT) +
+    el('RutReceptor', rutReceptor || SII_RUT) +
     el('FchResol', opts.fchResol) +
     el('NroResol', opts.nroResol) +
     el('TmstFirmaEnv', siiTimestamp(opts.timestamp)) +
     subTotales +
     '</Caratula>';
   const setDte = `<SetDTE ID="${setId}">${caratula}${dtes.join('')}</SetDTE>`;
-  const root = `<EnvioDTE xmlns="${SII_NS}" version="1.0">`;
+  const root = `<${rootName} xmlns="${SII_NS}" version="1.0">`;
   const signature = buildSignature(
     fastCanonicalSetDte(setId, caratula, dtes) ?? canonicalSetDte(root, setDte),
     `#${setId}`,
     signingMaterial(opts.credential),
   );
-  const xml = `<?xml version="1.0" encoding="ISO-8859-1"?>\n${root}${setDte}${signature}</EnvioDTE>`;
+  const xml = `<?xml version="1.0" encoding="ISO-8859-1"?>\n${root}${setDte}${signature}</${rootName}>`;
   return Buffer.from(xml, 'latin1');
 }
 

@@ -8,6 +8,8 @@ export { readCertificate, readP12, RUT_OTHER_NAME_OID } from './crypto/certifica
 export type { CertificateInfo, SigningCredential } from './crypto/certificate';
 export { checkP12Iterations, P12_MAX_ITERATIONS, P12_MAX_BYTES } from './crypto/p12-limits';
 export { readP12OffThread, P12_OPEN_TIMEOUT_MS, P12_OPEN_QUEUE_MAX } from './crypto/p12-thread';
+export { SerialWorker } from './worker/serial-worker';
+export type { SerialJobOptions, SerialWorkerOptions } from './worker/serial-worker';
 export { parseCaf, verifyCafSignature, cafExpiryDate, EXPIRING_CAF_TYPES } from './caf';
 export type { Caf } from './caf';
 export { signTed, verifyTed } from './ted';

@@ -15,18 +15,10 @@ import {
   verifyEnvioDte,
   type BoletaInput,
 } from '../src';
+import { BOLETA_EMISOR as EMISOR, boleta39 } from './support/boletas';
 import { cafFor, SENDER_RUT, testCredentials, today } from './support/credentials';
 import { EMISOR_RUT } from './support/documents';
 import { opensslVerifyTed, SCHEMAS, standaloneDte, xmlsecVerify } from './support/oracles';
-
-const EMISOR = {
-  rut: EMISOR_RUT,
-  razonSocial: 'COMERCIAL ÑANDÚ & COMPAÑÍA LIMITADA',
-  giro: 'Venta al por menor',
-  acteco: [471100],
-  direccion: 'Av. Providencia 1234',
-  comuna: 'Providencia',
-};
 
 /** xmllint (libxml2's binary) against the official EnvioBOLETA_v11.xsd. */
 function xmllintBoleta(xml: Buffer): { ok: boolean; output: string } {
@@ -41,19 +33,6 @@ function xmllintBoleta(xml: Buffer): { ok: boolean; output: string } {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-}
-
-function boleta39(): BoletaInput {
-  return {
-    tipo_dte: 39,
-    rut_emisor: EMISOR_RUT,
-    fecha_emision: today(),
-    items: [
-      { nombre: 'Café en grano 1 kg', cantidad: 2, precio_unitario: 5990, exento: false, monto_item: 11980 },
-      { nombre: 'Libro de recetas', cantidad: 1, precio_unitario: 12000, exento: true, monto_item: 12000 },
-      { nombre: 'Azúcar granel', cantidad: 0.5, precio_unitario: 1999, exento: false, monto_item: 1000 },
-    ],
-  };
 }
 
 describe('boletas 39/41: totals, XML, TED and signature against EnvioBOLETA_v11.xsd', function () {

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { readReceivedXml, ReceptionRefused, type ReceivedDocument } from '../src';
 import { attackFiles } from './support/attacks';
 import { createTestSiiKey } from '@dte/engine';
-import { readReceivedXmlOffThread } from '../src';
+import { RECEPTION_THREAD_BOUNDS, readReceivedXmlOffThread, ReceptionUnavailable } from '../src';
 import { intercambio, invoice, loneDte, makeSupplier, signed, siiKeysOf } from './support/supplier';
 
 const ME = '76086428-5';
@@ -141,5 +141,26 @@ describe('reception: received intercambio files', function () {
     expect(err).to.be.instanceOf(ReceptionRefused);
     expect(err).to.include({ reason: 'caf_invalido' });
     expect((err as ReceptionRefused).documento).to.deep.include({ index: 0 });
+  });
+
+  it('off the event loop: more files than may wait are refused at once (recepcion_ocupada), the others verified', async () => {
+    const file = intercambio(s, [signed(s, invoice(s, ME, 20_000))], ME);
+    const { queueMax } = RECEPTION_THREAD_BOUNDS;
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: queueMax + 4 }, () =>
+        readReceivedXmlOffThread(file, { rutReceptor: ME, siiPublicKeys: KEYS }),
+      ),
+    );
+    const refused = outcomes.flatMap((o) => (o.status === 'rejected' ? [o.reason as unknown] : []));
+    const read = outcomes.flatMap((o) => (o.status === 'fulfilled' ? [o.value] : []));
+    // the running file aside, queueMax wait: the rest is refused without waiting
+    expect(read.length).to.be.within(queueMax, queueMax + 1);
+    expect(refused).to.have.length(outcomes.length - read.length);
+    for (const err of refused) {
+      expect(err).to.be.instanceOf(ReceptionUnavailable);
+      expect(err).to.include({ reason: 'recepcion_ocupada' });
+      expect((err as Error).message).to.match(/8 received files are already waiting/);
+    }
+    for (const docs of read) expect(docs.map((d) => d.mntTotal)).to.deep.equal([23_800]);
   });
 });
