@@ -13,6 +13,15 @@
  *   may have been quicker: probe earlier next time); a verdict found only after polls that saw
  *   the envelope still in process raises it to that age.
  * - the first poll is due at max(POLL_FIRST_DELAY_MS, expected), at most POLL_BACKOFF_MAX_MS;
+ * - a verdict found after polls that saw the envelope in process came between the last of those
+ *   (age `l`) and this one (age `a`): with nothing learned yet (the search below), the expectation
+ *   becomes a − (a − l) / 4, not `a`: a geometric search finds the verdict up to 50 % after the
+ *   SII gave it (at 30 s + 6 × 10 s = 90 s the search polls at 76.9 s and 115.3 s: 105.7 s), and
+ *   the envelopes scheduled next would all be polled that late (the upper quarter of (l, a]: a
+ *   guess below the SII's time costs those envelopes a second poll and an intermediate status per
+ *   document, so the guess errs late, 1 time in 4 early); an expectation already inside (l, a]
+ *   stays (envelopes that searched before it was learned do not raise it to their own overshoot);
+ *   one at or below `l` (the SII slowed down) rises to `a`.
  * - after a poll without a verdict at envelope age `a`: when `a` < expected, at the expected
  *   instant; past it, after a × `paceAgeFactor` (0.5) (the longer the SII has taken, the longer the next
  *   wait; polls per envelope grow with the logarithm of the SII's latency), never sooner than
@@ -57,13 +66,25 @@ export class SiiPace {
     return Math.min(Math.max(wait, this.minMs), fixed);
   }
 
-  /** A verdict found at envelope age `ageMs`; `firstPoll`: no poll before found the envelope in process. */
-  verdict(key: string, ageMs: number, firstPoll: boolean): void {
+  /**
+   * A verdict found at envelope age `ageMs`; `firstPoll`: no poll before found the envelope in
+   * process; `inProcessAgeMs`: the age of the last poll that did (when known).
+   */
+  verdict(key: string, ageMs: number, firstPoll: boolean, inProcessAgeMs?: number): void {
     if (this.mode === 'fixed') return;
     const e = this.expected.get(key);
     // first poll: the verdict came at most at ageMs, maybe much earlier; else between the last
     // poll that found it in process and ageMs
-    const next = firstPoll ? (e ?? 0) * (1 - this.shrink) : Math.max(e ?? 0, ageMs);
+    const l = inProcessAgeMs !== undefined && inProcessAgeMs < ageMs ? inProcessAgeMs : undefined;
+    const next = firstPoll
+      ? (e ?? 0) * (1 - this.shrink)
+      : l === undefined
+        ? Math.max(e ?? 0, ageMs)
+        : e === undefined
+          ? ageMs - (ageMs - l) / 4
+          : e <= l
+            ? ageMs
+            : Math.min(e, ageMs);
     this.expected.set(key, Math.min(Math.max(next, this.s.firstDelayMs), this.s.backoffMaxMs));
   }
 }
