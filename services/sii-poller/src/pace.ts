@@ -14,14 +14,15 @@
  *   the envelope still in process raises it to that age.
  * - the first poll is due at max(POLL_FIRST_DELAY_MS, expected), at most POLL_BACKOFF_MAX_MS;
  * - a verdict found after polls that saw the envelope in process came between the last of those
- *   (age `l`) and this one (age `a`): with nothing learned yet (the search below), the expectation
- *   becomes a − (a − l) / 4, not `a`: a geometric search finds the verdict up to 50 % after the
- *   SII gave it (at 30 s + 6 × 10 s = 90 s the search polls at 76.9 s and 115.3 s: 105.7 s), and
- *   the envelopes scheduled next would all be polled that late (the upper quarter of (l, a]: a
- *   guess below the SII's time costs those envelopes a second poll and an intermediate status per
- *   document, so the guess errs late, 1 time in 4 early); an expectation already inside (l, a]
- *   stays (envelopes that searched before it was learned do not raise it to their own overshoot);
- *   one at or below `l` (the SII slowed down) rises to `a`.
+ *   (age `l`) and this one (age `a`): an expectation already inside (l, a] stays. The envelopes
+ *   that searched side by side before anything was learned (the first ones after a start, steps
+ *   of ×1.5) each find their verdict a little later than the first one did (tick delays), and each
+ *   used to raise the expectation to its own age: at the slow SII (90 s) the warm-up's siblings
+ *   raised it to ~135 s and every next envelope was first polled there. Otherwise (nothing
+ *   learned, or an expectation at or below `l`: the SII slowed down) it becomes `a`. (The middle
+ *   or upper quarter of (l, a] was tried: a guess below the SII's time costs the next envelopes a
+ *   second poll and an intermediate status per document, and test/pipeline/poll-pace.test.ts
+ *   bounds those.)
  * - after a poll without a verdict at envelope age `a`: when `a` < expected, at the expected
  *   instant; past it, after a × `paceAgeFactor` (0.5) (the longer the SII has taken, the longer the next
  *   wait; polls per envelope grow with the logarithm of the SII's latency), never sooner than
@@ -80,11 +81,9 @@ export class SiiPace {
       ? (e ?? 0) * (1 - this.shrink)
       : l === undefined
         ? Math.max(e ?? 0, ageMs)
-        : e === undefined
-          ? ageMs - (ageMs - l) / 4
-          : e <= l
-            ? ageMs
-            : Math.min(e, ageMs);
+        : e === undefined || e <= l
+          ? ageMs
+          : Math.min(e, ageMs);
     this.expected.set(key, Math.min(Math.max(next, this.s.firstDelayMs), this.s.backoffMaxMs));
   }
 }

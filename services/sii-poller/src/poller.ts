@@ -410,7 +410,21 @@ export class Poller {
     const key = paceKey(p.channel ?? 'dte', p.sii_env);
     const ageMs = p.armed_at ? Math.max(0, now.getTime() - new Date(p.armed_at).getTime()) : 0;
     if (result.next !== 'again') {
-      if (result.next === 'done') this.pace.verdict(key, ageMs, p.attempts === 0, inProcessAge(p));
+      if (result.next === 'done') {
+        const before = this.pace.expectedMs(key);
+        this.pace.verdict(key, ageMs, p.attempts === 0, inProcessAge(p));
+        this.deps.logger.debug(
+          {
+            key,
+            ageMs,
+            inProcessAgeMs: inProcessAge(p),
+            attempts: p.attempts,
+            before,
+            after: this.pace.expectedMs(key),
+          },
+          'sii-poller: verdict; the pace learns',
+        );
+      }
       await this.write(p, now, result.next, p.attempts, now, result.publish.estado, publish);
       return;
     }
