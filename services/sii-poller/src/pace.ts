@@ -13,6 +13,16 @@
  *   may have been quicker: probe earlier next time); a verdict found only after polls that saw
  *   the envelope still in process raises it to that age.
  * - the first poll is due at max(POLL_FIRST_DELAY_MS, expected), at most POLL_BACKOFF_MAX_MS;
+ * - a verdict found after polls that saw the envelope in process came between the last of those
+ *   (age `l`) and this one (age `a`): an expectation already inside (l, a] stays. The envelopes
+ *   that searched side by side before anything was learned (the first ones after a start, steps
+ *   of ×1.5) each find their verdict a little later than the first one did (tick delays), and each
+ *   used to raise the expectation to its own age: at the slow SII (90 s) the warm-up's siblings
+ *   raised it to ~135 s and every next envelope was first polled there. Otherwise (nothing
+ *   learned, or an expectation at or below `l`: the SII slowed down) it becomes `a`. (The middle
+ *   or upper quarter of (l, a] was tried: a guess below the SII's time costs the next envelopes a
+ *   second poll and an intermediate status per document, and test/pipeline/poll-pace.test.ts
+ *   bounds those.)
  * - after a poll without a verdict at envelope age `a`: when `a` < expected, at the expected
  *   instant; past it, after a × `paceAgeFactor` (0.5) (the longer the SII has taken, the longer the next
  *   wait; polls per envelope grow with the logarithm of the SII's latency), never sooner than
@@ -57,13 +67,23 @@ export class SiiPace {
     return Math.min(Math.max(wait, this.minMs), fixed);
   }
 
-  /** A verdict found at envelope age `ageMs`; `firstPoll`: no poll before found the envelope in process. */
-  verdict(key: string, ageMs: number, firstPoll: boolean): void {
+  /**
+   * A verdict found at envelope age `ageMs`; `firstPoll`: no poll before found the envelope in
+   * process; `inProcessAgeMs`: the age of the last poll that did (when known).
+   */
+  verdict(key: string, ageMs: number, firstPoll: boolean, inProcessAgeMs?: number): void {
     if (this.mode === 'fixed') return;
     const e = this.expected.get(key);
     // first poll: the verdict came at most at ageMs, maybe much earlier; else between the last
     // poll that found it in process and ageMs
-    const next = firstPoll ? (e ?? 0) * (1 - this.shrink) : Math.max(e ?? 0, ageMs);
+    const l = inProcessAgeMs !== undefined && inProcessAgeMs < ageMs ? inProcessAgeMs : undefined;
+    const next = firstPoll
+      ? (e ?? 0) * (1 - this.shrink)
+      : l === undefined
+        ? Math.max(e ?? 0, ageMs)
+        : e === undefined || e <= l
+          ? ageMs
+          : Math.min(e, ageMs);
     this.expected.set(key, Math.min(Math.max(next, this.s.firstDelayMs), this.s.backoffMaxMs));
   }
 }

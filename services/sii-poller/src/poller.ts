@@ -98,6 +98,8 @@ interface PollRow {
   certificate_live?: boolean;
   /** when the row was scheduled or last re-armed (read with the row): the envelope's age */
   armed_at?: Date | string | null;
+  /** the last poll's instant (read with the row): with attempts > 0, a poll that found it in process */
+  polled_at?: Date | string | null;
   /** the columns that name its documents in their messages: read only when a poll publishes */
   docs?: (StatusDocColumns & { request_id: string | null })[] | null;
 }
@@ -117,7 +119,14 @@ const DUE_POLLS_SQL = `UPDATE sii_polls SET next_poll_at = $2, version = version
                   (SELECT channel FROM sii_uploads WHERE sii_uploads.id = sii_polls.upload_id) AS channel,
                   EXISTS (SELECT 1 FROM certificates c
                            WHERE c.id = sii_polls.certificate_id AND c.deleted_at IS NULL) AS certificate_live,
-                  COALESCE(armed_at, created_at) AS armed_at`;
+                  COALESCE(armed_at, created_at) AS armed_at, polled_at`;
+
+/** The envelope's age at its last poll since it was (re-)armed, if there was one. */
+function inProcessAge(p: PollRow): number | undefined {
+  if (p.attempts === 0 || !p.polled_at || !p.armed_at) return undefined;
+  const age = new Date(p.polled_at).getTime() - new Date(p.armed_at).getTime();
+  return age >= 0 ? age : undefined;
+}
 
 /** Per document status to publish, or one for all. */
 interface Publication {
@@ -401,7 +410,21 @@ export class Poller {
     const key = paceKey(p.channel ?? 'dte', p.sii_env);
     const ageMs = p.armed_at ? Math.max(0, now.getTime() - new Date(p.armed_at).getTime()) : 0;
     if (result.next !== 'again') {
-      if (result.next === 'done') this.pace.verdict(key, ageMs, p.attempts === 0);
+      if (result.next === 'done') {
+        const before = this.pace.expectedMs(key);
+        this.pace.verdict(key, ageMs, p.attempts === 0, inProcessAge(p));
+        this.deps.logger.debug(
+          {
+            key,
+            ageMs,
+            inProcessAgeMs: inProcessAge(p),
+            attempts: p.attempts,
+            before,
+            after: this.pace.expectedMs(key),
+          },
+          'sii-poller: verdict; the pace learns',
+        );
+      }
       await this.write(p, now, result.next, p.attempts, now, result.publish.estado, publish);
       return;
     }
