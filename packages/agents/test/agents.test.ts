@@ -8,7 +8,6 @@
 import { expect } from 'chai';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { isServiceError, type ServiceError } from '@dte/error-catalog';
 import { migratedDatabase, testStack, type MigratedDatabase } from '../../../test/support/env';
 import { insertTenant, type Tenant } from '../../../test/support/tenant-fixture';
 import {
@@ -25,16 +24,7 @@ import {
   revokeConnection,
   type McpConnection,
 } from '../src';
-
-async function refusal(p: Promise<unknown>): Promise<ServiceError> {
-  try {
-    await p;
-  } catch (err) {
-    if (isServiceError(err)) return err;
-    throw err;
-  }
-  throw new Error('expected a ServiceError');
-}
+import { refusal } from '../../../test/support/refusal';
 
 describe('agents: pending actions, caps and connections', function () {
   this.timeout(60_000);

@@ -8,7 +8,6 @@
 import { expect } from 'chai';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createTestP12, santiagoDate } from '@dte/engine';
-import { isServiceError, type ServiceError } from '@dte/error-catalog';
 import { uploadCertificate } from '@dte/certificates';
 import { LocalKeyWrapper } from '@dte/secrets';
 import { SiiClient, simulatorEndpoints } from '@dte/sii-client';
@@ -17,16 +16,7 @@ import type { Principal } from '@dte/tenancy';
 import { migratedDatabase, type MigratedDatabase } from '../../../test/support/env';
 import { insertTenant, type Tenant } from '../../../test/support/tenant-fixture';
 import { annulBhe, issueBhe, type BheBody, type BheDeps } from '../src';
-
-async function refusal(p: Promise<unknown>): Promise<ServiceError> {
-  try {
-    await p;
-  } catch (err) {
-    if (isServiceError(err)) return err;
-    throw err;
-  }
-  throw new Error('expected a ServiceError');
-}
+import { refusal } from '../../../test/support/refusal';
 
 describe('bhe: issue and annul at the SII', function () {
   this.timeout(120_000);

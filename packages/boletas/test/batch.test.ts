@@ -7,7 +7,6 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { santiagoDate } from '@dte/engine';
-import { isServiceError, type ServiceError } from '@dte/error-catalog';
 import type { Principal } from '@dte/tenancy';
 import { migratedDatabase, type MigratedDatabase } from '../../../test/support/env';
 import {
@@ -17,16 +16,7 @@ import {
   type Tenant,
 } from '../../../test/support/tenant-fixture';
 import { batchStatus, submitBatch } from '../src';
-
-async function refusal(p: Promise<unknown>): Promise<ServiceError> {
-  try {
-    await p;
-  } catch (err) {
-    if (isServiceError(err)) return err;
-    throw err;
-  }
-  throw new Error('expected a ServiceError');
-}
+import { refusal } from '../../../test/support/refusal';
 
 const boleta = (rut: string, precio: number, extra: Record<string, unknown> = {}) => ({
   tipo_dte: 39,

@@ -7,7 +7,6 @@
 import { expect } from 'chai';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createTestP12 } from '@dte/engine';
-import { ServiceError } from '@dte/error-catalog';
 import { LocalKeyWrapper } from '@dte/secrets';
 import { migratedDatabase, type MigratedDatabase } from '../../../test/support/env';
 import { insertCertificateRow, insertTenant, newRut } from '../../../test/support/tenant-fixture';
@@ -19,19 +18,11 @@ import {
   resolveSigningCertificate,
   uploadCertificate,
 } from '../src';
+import { refusal } from '../../../test/support/refusal';
 
 const DAY = 86_400_000;
 
 /** The error catalog's error a call ends with (an ApiError, or the engine's ServiceError). */
-async function refusal(p: Promise<unknown> | (() => unknown)): Promise<ServiceError> {
-  try {
-    await (typeof p === 'function' ? p() : p);
-  } catch (err) {
-    if (err instanceof ServiceError) return err;
-    throw err;
-  }
-  throw new Error('expected a ServiceError');
-}
 
 describe('certificates: store and the signer chosen', function () {
   this.timeout(120_000);

@@ -15,16 +15,7 @@ import {
   UnconfiguredExchangeRateSource,
 } from '../src';
 import { bcchDate, PASSWORD, startBdeStandIn, USER } from './support/bde-stand-in';
-
-async function refusal(p: Promise<unknown>): Promise<ApiError> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof ApiError) return err;
-    throw err;
-  }
-  throw new Error('expected an ApiError');
-}
+import { refusal } from '../../../test/support/refusal';
 
 describe('Banco Central de Chile exchange rates (BDE API GetSeries)', function () {
   this.timeout(30_000);
@@ -60,24 +51,27 @@ describe('Banco Central de Chile exchange rates (BDE API GetSeries)', function (
   });
 
   it('refuses, naming the cause: wrong credentials (never echoing the password), no series, nothing published, no ISO code', async () => {
-    const denied = await refusal(source('otra-clave-9').rate('DOLAR USA', day));
+    const denied = await refusal(source('otra-clave-9').rate('DOLAR USA', day), ApiError);
     expect(denied.code).to.equal('dte.tipo_cambio_unavailable');
     expect(denied.detail).to.deep.equal({ tpo_moneda: 'DOLAR USA' });
     expect(denied.message).to.include('Codigo -5: Invalid username or password');
     expect(denied.message).not.to.include('otra-clave-9');
 
-    const noSeries = await refusal(source().rate('LIBRA EST', day));
+    const noSeries = await refusal(source().rate('LIBRA EST', day), ApiError);
     expect(noSeries.message).to.include('GBP').and.include('EXCHANGE_RATE_SERIES');
     // a configured series the API does not know
-    const unknown = await refusal(source(PASSWORD, { GBP: 'F000.NO.EXISTE' }).rate('LIBRA EST', day));
+    const unknown = await refusal(
+      source(PASSWORD, { GBP: 'F000.NO.EXISTE' }).rate('LIBRA EST', day),
+      ApiError,
+    );
     expect(unknown.message).to.include('Codigo -50');
 
-    const nothing = await refusal(source().rate('EURO', day));
+    const nothing = await refusal(source().rate('EURO', day), ApiError);
     expect(nothing.message).to.include(
       'published no F072.CLP.EUR.N.O.D value in the 14 days up to 2026-11-23',
     );
 
-    const gone = await refusal(source().rate('MARCO AL', day));
+    const gone = await refusal(source().rate('MARCO AL', day), ApiError);
     expect(gone.message).to.include('no current ISO code');
 
     // nobody listening
@@ -85,7 +79,7 @@ describe('Banco Central de Chile exchange rates (BDE API GetSeries)', function (
       user: USER,
       password: PASSWORD,
     });
-    expect((await refusal(closed.rate('DOLAR USA', day))).message).to.include('did not answer');
+    expect((await refusal(closed.rate('DOLAR USA', day), ApiError)).message).to.include('did not answer');
   });
 
   it('chooses the source from the settings: the Banco Central by its endpoint, else /tipo-cambio, else none', async () => {
@@ -101,7 +95,7 @@ describe('Banco Central de Chile exchange rates (BDE API GetSeries)', function (
     );
     const none = exchangeRateSourceFor(base);
     expect(none).to.be.instanceOf(UnconfiguredExchangeRateSource);
-    expect((await refusal(none.rate('DOLAR USA', day))).message).to.include('EXCHANGE_RATE_URL');
+    expect((await refusal(none.rate('DOLAR USA', day), ApiError)).message).to.include('EXCHANGE_RATE_URL');
   });
 
   it('takes the last published value, skipping ND days and anything after the date', () => {

@@ -7,7 +7,6 @@
  */
 import { expect } from 'chai';
 import type { EmissionInput } from '@dte/engine';
-import { isServiceError, type ServiceError } from '@dte/error-catalog';
 import { migratedDatabase, type MigratedDatabase } from '../../../test/support/env';
 import {
   insertCafRow,
@@ -17,16 +16,7 @@ import {
   type Tenant,
 } from '../../../test/support/tenant-fixture';
 import { addMonths, endOfNextMonth, enforceReferenceRules, type RuleCodes } from '../src';
-
-async function refusal(p: Promise<unknown>): Promise<ServiceError> {
-  try {
-    await p;
-  } catch (err) {
-    if (isServiceError(err)) return err;
-    throw err;
-  }
-  throw new Error('expected a ServiceError');
-}
+import { refusal } from '../../../test/support/refusal';
 
 describe('note rules over documents of ours', function () {
   this.timeout(60_000);

@@ -7,21 +7,11 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { createTestCaf, createTestSiiKey, santiagoDate, type SiiKey } from '@dte/engine';
-import { isServiceError, type ServiceError } from '@dte/error-catalog';
 import type { Principal } from '@dte/tenancy';
 import { insertCertificateRow, insertQueuedDocument } from '../../../test/support/tenant-fixture';
 import { allocateFolioNow, cafInventory, deleteCaf, uploadCaf } from '../src';
 import { companyWithCertificate, startFoliosHarness, type FoliosHarness } from './support/folios-deps';
-
-async function refusal(p: Promise<unknown>): Promise<ServiceError> {
-  try {
-    await p;
-  } catch (err) {
-    if (isServiceError(err)) return err;
-    throw err;
-  }
-  throw new Error('expected a ServiceError');
-}
+import { refusal } from '../../../test/support/refusal';
 
 describe('CAF store: upload, inventory, delete', function () {
   this.timeout(120_000);

@@ -12,7 +12,6 @@ import {
   type DteDocument,
   type TipoDte,
 } from '@dte/engine';
-import { isServiceError } from '@dte/error-catalog';
 import { cafFor, testCredentials, today } from '../../dte-engine/test/support/credentials';
 import { sampleDocument } from '../../dte-engine/test/support/documents';
 import {
@@ -25,6 +24,7 @@ import {
   TIMBRE_RULES,
 } from '../src';
 import { decodePdf417, pdfInfo, pdfText } from './support/pdf-oracles';
+import { refusal } from '../../../test/support/refusal';
 
 const COMPANY = { oficinaSii: 'SANTIAGO CENTRO', resolucion: { numero: 80, fecha: '2014-08-22' } };
 
@@ -35,16 +35,6 @@ function sign(doc: DteDocument): string {
     credential: testCredentials().credential,
     timestamp: new Date(),
   });
-}
-
-async function rejects(p: Promise<unknown>): Promise<{ code: string; detail?: Record<string, unknown> }> {
-  try {
-    await p;
-  } catch (err) {
-    if (isServiceError(err)) return err;
-    throw err;
-  }
-  throw new Error('expected a ServiceError');
 }
 
 /** pdftotext may break words across columns; compare without whitespace. */
@@ -116,7 +106,7 @@ describe('printed form (@dte/printed-form)', function () {
       expect(original).not.to.include('ACUSE DE RECIBO');
     }
     const nc = sign(sampleDocument(61, 77, today()));
-    const err = await rejects(renderSignedDte(nc, { ...COMPANY, copy: 'cedible' }));
+    const err = await refusal(renderSignedDte(nc, { ...COMPANY, copy: 'cedible' }));
     expect(err.code).to.equal('validation_failed');
   });
 
@@ -163,7 +153,7 @@ describe('printed form (@dte/printed-form)', function () {
   it('41 items answer dte.print.items_limit (the spec: 40 printed items at most)', async () => {
     const doc = sampleDocument(33, 14, today());
     doc.Detalle = Array.from({ length: 41 }, (_, i) => ({ ...doc.Detalle[0], NroLinDet: i + 1 }));
-    const err = await rejects(renderSignedDte(sign(doc), COMPANY));
+    const err = await refusal(renderSignedDte(sign(doc), COMPANY));
     expect(err.code).to.equal('dte.print.items_limit');
     expect(err.detail).to.deep.include({ count: 41, max: 40 });
   });
@@ -171,7 +161,7 @@ describe('printed form (@dte/printed-form)', function () {
   it('a part taller than a page answers dte.print.overflow', async () => {
     const doc = sampleDocument(33, 15, today());
     doc.Detalle[0] = { ...doc.Detalle[0], DscItem: 'línea muy larga '.repeat(800) };
-    const err = await rejects(renderSignedDte(sign(doc), COMPANY));
+    const err = await refusal(renderSignedDte(sign(doc), COMPANY));
     expect(err.code).to.equal('dte.print.overflow');
   });
 

@@ -6,7 +6,6 @@
  */
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
-import { isServiceError, type ServiceError } from '@dte/error-catalog';
 import type { Principal } from '@dte/tenancy';
 import { migratedDatabase, type MigratedDatabase } from '../../../test/support/env';
 import { insertTenant } from '../../../test/support/tenant-fixture';
@@ -17,16 +16,7 @@ import {
   requestRcvSync,
   type ReceptionDeps,
 } from '../src';
-
-function refusal(f: () => unknown): ServiceError {
-  try {
-    f();
-  } catch (err) {
-    if (isServiceError(err)) return err;
-    throw err;
-  }
-  throw new Error('expected a ServiceError');
-}
+import { refusal } from '../../../test/support/refusal';
 
 describe('reception: inbox query, register events, RCV requests', function () {
   this.timeout(60_000);
@@ -42,7 +32,7 @@ describe('reception: inbox query, register events, RCV requests', function () {
   });
   after(() => db?.cleanup());
 
-  it('admits the inbox query of the spec only: cedida=true, page >= 1, pageSize 1-500, each once', () => {
+  it('admits the inbox query of the spec only: cedida=true, page >= 1, pageSize 1-500, each once', async () => {
     expect(parseRecepcionQuery({})).to.deep.equal({ cedida: false, page: 1, pageSize: 50 });
     expect(parseRecepcionQuery({ cedida: 'true', page: '3', pageSize: '500' })).to.deep.equal({
       cedida: true,
@@ -57,13 +47,13 @@ describe('reception: inbox query, register events, RCV requests', function () {
       { page: '1.5' },
       { page: ['1', '2'] },
     ]) {
-      expect(refusal(() => parseRecepcionQuery(q)).code, JSON.stringify(q)).to.equal(
+      expect((await refusal(() => parseRecepcionQuery(q))).code, JSON.stringify(q)).to.equal(
         'recepcion.query_invalid',
       );
     }
   });
 
-  it('registers an event at the SII only with a known action and confirmar true', () => {
+  it('registers an event at the SII only with a known action and confirmar true', async () => {
     expect(checkEventoBody({ accion: 'ACD', confirmar: true })).to.deep.equal({
       accion: 'ACD',
       confirmar: true,
@@ -77,15 +67,15 @@ describe('reception: inbox query, register events, RCV requests', function () {
       forzar: true,
       recinto: 'Bodega Maipú',
     });
-    const unknown = refusal(() => checkEventoBody({ accion: 'XYZ', confirmar: true }));
+    const unknown = await refusal(() => checkEventoBody({ accion: 'XYZ', confirmar: true }));
     expect(unknown.code).to.equal('recepcion.evento_invalid_input');
     expect(unknown.detail).to.deep.equal({ accion: 'XYZ' });
     for (const confirmar of [undefined, false, 'true']) {
-      const e = refusal(() => checkEventoBody({ accion: 'RCD', confirmar }));
+      const e = await refusal(() => checkEventoBody({ accion: 'RCD', confirmar }));
       expect(e.detail).to.deep.equal({ campo: 'confirmar' });
     }
     for (const recinto of ['', '   ', 'x'.repeat(81), 7]) {
-      const e = refusal(() => checkEventoBody({ accion: 'ERM', confirmar: true, recinto }));
+      const e = await refusal(() => checkEventoBody({ accion: 'ERM', confirmar: true, recinto }));
       expect(e.detail).to.deep.equal({ campo: 'recinto' });
     }
   });
@@ -132,8 +122,8 @@ describe('reception: inbox query, register events, RCV requests', function () {
       [t.organizationId],
     );
     const session: Principal = { ...p, kind: 'session', companyId: null, scopes: null, role: 'owner' };
-    const err = await requestRcvSync(deps, session, '2026-09', at).catch((e: unknown) => e);
-    expect((err as ServiceError).code).to.equal('empresa.not_found');
+    const err = await refusal(requestRcvSync(deps, session, '2026-09', at));
+    expect(err.code).to.equal('empresa.not_found');
     expect(await companyIdOf(deps, p)).to.equal(t.companyId);
   });
 });

@@ -19,16 +19,7 @@ import {
   normalizeRut,
   productionIssueGate,
 } from '../src';
-
-async function refusal(p: Promise<unknown> | (() => unknown)): Promise<ApiError> {
-  try {
-    await (typeof p === 'function' ? p() : p);
-  } catch (err) {
-    if (err instanceof ApiError) return err;
-    throw err;
-  }
-  throw new Error('expected an ApiError');
-}
+import { refusal } from '../../../test/support/refusal';
 
 describe('tenancy: branches, production gates, RUT and scopes', function () {
   this.timeout(60_000);
@@ -65,7 +56,7 @@ describe('tenancy: branches, production gates, RUT and scopes', function () {
         [a.companyId, 'nope'], // not a uuid: no query, the same answer
         [a.companyId, randomUUID()], // nobody's
       ]) {
-        const err = await refusal(currentBranch(db.dataSource, company, id));
+        const err = await refusal(currentBranch(db.dataSource, company, id), ApiError);
         expect(err.code).to.equal('dte.sucursal.not_found');
         expect(err.detail).to.deep.equal({ sucursal_id: id });
       }
@@ -104,7 +95,7 @@ describe('tenancy: branches, production gates, RUT and scopes', function () {
 
     it('refuses production emission for an organization not enabled, before the type is known', async () => {
       const t = await insertTenant(db.dataSource, { prodEnabled: false, prodTipos: [33] });
-      const err = await refusal(productionIssueGate(db.dataSource, 'prod', t.companyId));
+      const err = await refusal(productionIssueGate(db.dataSource, 'prod', t.companyId), ApiError);
       expect(err.code).to.equal('onboarding_production_not_authorized');
       expect(err.detail).to.deep.equal({ sii_env: 'prod' });
     });
@@ -114,26 +105,35 @@ describe('tenancy: branches, production gates, RUT and scopes', function () {
       const check = await productionIssueGate(db.dataSource, 'prod', t.companyId);
       expect(() => check(33)).not.to.throw();
       expect(() => check(61)).not.to.throw();
-      const notCertified = await refusal(() => check(34));
+      const notCertified = await refusal(() => check(34), ApiError);
       expect(notCertified.code).to.equal('dte.type.prod_not_certified');
       expect(notCertified.detail).to.deep.equal({ tipoDte: 34, certified: [33, 61] });
-      const compra = await refusal(() => check(46));
+      const compra = await refusal(() => check(46), ApiError);
       expect(compra.code).to.equal('dte.46.prod_not_certified');
     });
 
     it('stores and asks production folios only for certified types of an enabled organization', async () => {
       const enabled = await insertTenant(db.dataSource, { prodEnabled: true, prodTipos: [33] });
       await assertCafTypeCertified(db.dataSource, 'prod', enabled.companyId, 33);
-      const other = await refusal(assertCafTypeCertified(db.dataSource, 'prod', enabled.companyId, 61));
+      const other = await refusal(
+        assertCafTypeCertified(db.dataSource, 'prod', enabled.companyId, 61),
+        ApiError,
+      );
       expect(other.code).to.equal('caf.type_not_prod_certified');
       expect(other.detail).to.deep.equal({ tipoDte: 61, certified: [33] });
       // certified types of an organization not enabled do not count: nothing is certified
       const closed = await insertTenant(db.dataSource, { prodEnabled: false, prodTipos: [33] });
-      const shut = await refusal(assertCafTypeCertified(db.dataSource, 'prod', closed.companyId, 33));
+      const shut = await refusal(
+        assertCafTypeCertified(db.dataSource, 'prod', closed.companyId, 33),
+        ApiError,
+      );
       expect(shut.code).to.equal('caf.type_not_prod_certified');
       expect(shut.detail).to.deep.equal({ tipoDte: 33, certified: [] });
       // an unknown company is never enabled
-      const unknown = await refusal(assertCafTypeCertified(db.dataSource, 'prod', randomUUID(), 33));
+      const unknown = await refusal(
+        assertCafTypeCertified(db.dataSource, 'prod', randomUUID(), 33),
+        ApiError,
+      );
       expect(unknown.code).to.equal('caf.type_not_prod_certified');
     });
   });
@@ -142,7 +142,7 @@ describe('tenancy: branches, production gates, RUT and scopes', function () {
     const [bare] = await db.dataSource.query(
       "INSERT INTO organizations (name) VALUES ('sin rut') RETURNING id",
     );
-    const err = await refusal(assertOrganizationHasRut(db.dataSource, bare.id));
+    const err = await refusal(assertOrganizationHasRut(db.dataSource, bare.id), ApiError);
     expect(err.code).to.equal('org.rut_missing');
     const t = await insertTenant(db.dataSource);
     await assertOrganizationHasRut(db.dataSource, t.organizationId);
