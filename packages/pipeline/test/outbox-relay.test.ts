@@ -32,18 +32,9 @@ import {
   type OutboxRelay,
   type Projector,
 } from '../src';
+import { until } from '../../../test/support/until';
 
 const logger = pino({ level: process.env.API_TEST_LOG ?? 'silent' });
-
-async function until<T>(what: string, fn: () => Promise<T | undefined | false>, ms = 20_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 describe('outbox relay and projector on the real broker', function () {
   this.timeout(240_000);

@@ -21,18 +21,9 @@ import { startProjector, type Projector } from '@dte/pipeline';
 import type { DteStatusRecord } from '@dte/pipeline';
 import { call, startTestApi, type TestApi } from './support/test-api';
 import { body, emit, expectSchema, orgWithCafs, type DteOrg } from './dtes-fixtures';
+import { until } from '../../../test/support/until';
 
 const logger = pino({ level: process.env.API_TEST_LOG ?? 'silent' });
-
-async function until<T>(what: string, fn: () => Promise<T | undefined | false>, ms = 20_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 describe('pipeline (api side) on the real broker: outbox relay, dte-status projector, refresh-status', function () {
   this.timeout(240_000);
