@@ -76,14 +76,18 @@ export class SiiPace {
     const e = this.expected.get(key);
     // first poll: the verdict came at most at ageMs, maybe much earlier; else between the last
     // poll that found it in process and ageMs
-    const l = inProcessAgeMs !== undefined && inProcessAgeMs < ageMs ? inProcessAgeMs : undefined;
-    const next = firstPoll
-      ? (e ?? 0) * (1 - this.shrink)
-      : l === undefined
-        ? Math.max(e ?? 0, ageMs)
-        : e === undefined || e <= l
-          ? ageMs
-          : Math.min(e, ageMs);
+    const next = firstPoll ? (e ?? 0) * (1 - this.shrink) : learnedAfterSearch(e, ageMs, inProcessAgeMs);
     this.expected.set(key, Math.min(Math.max(next, this.s.firstDelayMs), this.s.backoffMaxMs));
   }
+}
+
+/**
+ * The expectation after a verdict found at age `a` by a poll that followed polls seeing the
+ * envelope in process, the last of them at age `l` (when known): an expectation already inside
+ * (l, a] stays; otherwise the verdict's age. Without `l`, the expectation only rises to `a`.
+ */
+function learnedAfterSearch(e: number | undefined, a: number, l: number | undefined): number {
+  if (l === undefined || l >= a) return Math.max(e ?? 0, a);
+  if (e !== undefined && e > l && e <= a) return e;
+  return a;
 }
