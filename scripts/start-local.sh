@@ -89,10 +89,13 @@ export_service_env() {
   # the simulator keeps its keys and its state (enrolments, folios, uploads) across restarts, as
   # the real SII does: the demo issuer's CAFs and enrolment survive stack down / npm start
   export SII_SIMULATOR_KEYS_FILE="${SII_SIMULATOR_KEYS_FILE:-$STACK_DIR/data/sii-simulator/keys.json}"
-  export SII_SIMULATOR_STATE_FILE="${SII_SIMULATOR_STATE_FILE:-$STACK_DIR/data/sii-simulator/state.json}"
+  export SII_SIMULATOR_STATE_FILE="${SII_SIMULATOR_STATE_FILE:-$STACK_DIR/data/sii-simulator/state.snapshot}"
   # CAFs the local SII grants are verified against its own keys, as production verifies the SII's
   export SII_CAF_KEYS_FILE="${SII_CAF_KEYS_FILE:-$SII_SIMULATOR_KEYS_FILE}"
   mkdir -p "$(dirname "$SII_SIMULATOR_KEYS_FILE")" "$(dirname "$SII_SIMULATOR_STATE_FILE")"
+  # the state of an earlier checkout (a JSON file, which the simulator still reads) goes on
+  local legacy="$STACK_DIR/data/sii-simulator/state.json"
+  if [ -f "$legacy" ] && [ ! -e "$SII_SIMULATOR_STATE_FILE" ]; then mv "$legacy" "$SII_SIMULATOR_STATE_FILE"; fi
   # exchange rates the simulator starts with: an export without otra_moneda works at once
   export SII_SIMULATOR_EXCHANGE_RATES_FILE="${SII_SIMULATOR_EXCHANGE_RATES_FILE:-$ROOT/packages/sii-simulator/seed/exchange-rates.json}"
   export API_PORT="${API_PORT:-$(service_port api)}"

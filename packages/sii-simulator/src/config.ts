@@ -16,7 +16,7 @@
  *                                             (npm start uses seed/exchange-rates.json)
  *   SII_SIMULATOR_STATE_FILE                  keeps the state (enrolments, folios, uploads ...) in this
  *                                             JSON file across restarts; POST /admin/reset forgets it
- *                                             (npm start: .stack/data/sii-simulator/state.json)
+ *                                             (npm start: .stack/data/sii-simulator/state.snapshot)
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { parse, readConfig } from '@dte/service-runtime';

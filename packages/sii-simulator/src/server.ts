@@ -43,7 +43,8 @@ export interface RunningSimulator {
   close(): Promise<void>;
 }
 
-export function createApp(sim: Sim): Koa {
+/** `changed`: called after every request (any of them may change the state), for the state file */
+export function createApp(sim: Sim, changed?: () => void): Koa {
   const app = new Koa();
   const router = new Router();
   for (const env of SII_ENVS) {
@@ -87,6 +88,8 @@ export function createApp(sim: Sim): Koa {
       ctx.type = 'text/plain';
       ctx.body = `Error 500: ${(err as Error).message}`;
       ctx.app.emit('error', err, ctx);
+    } finally {
+      changed?.();
     }
   });
   app.use(router.routes());
@@ -111,7 +114,7 @@ export async function startSiiSimulator(partial: Partial<SimulatorOptions> = {})
   options.exchangeRates.forEach((r) => state.rates.set(`${r.moneda}|${r.fecha}`, r));
   const saver = options.stateFile ? keepStateIn(state, options.stateFile) : undefined;
   const sim: Sim = { state, options, siiKeys };
-  const app = createApp(sim);
+  const app = createApp(sim, saver?.touch);
   const server: Server = await new Promise((resolve, reject) => {
     const s = app.listen(options.port, options.host, () => resolve(s));
     s.once('error', reject);

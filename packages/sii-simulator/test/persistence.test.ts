@@ -1,5 +1,5 @@
 // The simulator keeps its state across restarts when given a state file (SII_SIMULATOR_STATE_FILE;
-// npm start uses .stack/data/sii-simulator/state.json), as the real SII never forgets: the
+// npm start uses .stack/data/sii-simulator/state.snapshot), as the real SII never forgets: the
 // enrolments, the granted and used folios, the uploads and their verdicts. POST /admin/reset is
 // the only way to forget. Each "restart" is a new simulator on the same file and the same keys
 // (main.ts keeps those in SII_SIMULATOR_KEYS_FILE).
@@ -11,8 +11,25 @@ import { expect } from 'chai';
 import { computeBheRetencion, signSeedDocument } from '@dte/engine';
 
 import { readSimulatorConfig, type SimulatorOptions } from '../src';
+import { loadState } from '../src/snapshot';
+import { until } from '../../../test/support/until';
+import { SimulatorState } from '../src/state';
 import { admin, estUp, getSeed, getToken, upload } from './support/client';
 import { COMPANY, credentialFor, envelope, factura, SENDER, signDte, today, World } from './support/world';
+
+/** what the first simulators wrote: JSON with Maps, Sets, Dates, Buffers and bigints tagged */
+function firstFormat(state: SimulatorState): string {
+  return JSON.stringify({ format: 1, state }, function (this: Record<string, unknown>, key, value: unknown) {
+    const raw = key === '' ? value : this[key];
+    if (typeof raw === 'function' || raw instanceof Promise) return undefined;
+    if (raw instanceof Map) return { $map: [...raw.entries()] };
+    if (raw instanceof Set) return { $set: [...raw.values()] };
+    if (raw instanceof Date) return { $date: raw.toISOString() };
+    if (Buffer.isBuffer(raw)) return { $b64: raw.toString('base64') };
+    if (typeof raw === 'bigint') return { $bigint: raw.toString() };
+    return value;
+  });
+}
 
 describe('sii-simulator: state kept across restarts in SII_SIMULATOR_STATE_FILE', function () {
   this.timeout(120_000);
@@ -52,8 +69,18 @@ describe('sii-simulator: state kept across restarts in SII_SIMULATOR_STATE_FILE'
     });
     trackId = up.trackId!;
     expect((await estUp(first.base('cert'), COMPANY, trackId, token)).estado).to.equal('EPR');
+    // written within the save interval after the request, before any close (a kill -9 loses at most that)
+    const saved = new SimulatorState(() => Date.now());
+    await until(
+      'the upload in the state file',
+      async () => loadState(saved, stateFile) && saved.env.cert.uploads.has(up.trackId!),
+      5_000,
+    );
+    expect(
+      saved.env.cert.uploads.get(up.trackId!)!.documents[0],
+      'one record, in its upload and by folio',
+    ).to.equal(saved.env.cert.documents.get(`${COMPANY}|33|1`));
     await first.close();
-    expect(JSON.parse(readFileSync(stateFile, 'utf8'))).to.have.property('format', 1);
 
     const second = await start();
     // enrolled still: the signer logs in (not -07)
@@ -117,6 +144,23 @@ describe('sii-simulator: state kept across restarts in SII_SIMULATOR_STATE_FILE'
     >;
     expect(kept).to.include({ numero: 2, montoBruto: 200000, estado: 'VIGENTE' });
     await second.close();
+  });
+
+  it('reads a state file of the first format (JSON) that an earlier simulator wrote, and goes on from it', async () => {
+    const binary = readFileSync(stateFile);
+    const state = new SimulatorState(() => Date.now());
+    expect(loadState(state, stateFile)).to.equal(true);
+    writeFileSync(stateFile, firstFormat(state));
+    const w = await start();
+    await w.login('cert');
+    const next = await w.grantCaf('cert', 33, 2);
+    expect([next.desde, next.hasta], 'the folios granted before go on').to.deep.equal([9, 10]);
+    expect((await admin(w.sim.url, 'GET', '/admin/cert/uploads')).json).to.have.length(2);
+    await w.close();
+    expect(
+      readFileSync(stateFile).subarray(0, 8).equals(binary.subarray(0, 8)),
+      'written back in the current format',
+    ).to.equal(true);
   });
 
   it('forgets only on POST /admin/reset, and stays empty after the next restart', async () => {
