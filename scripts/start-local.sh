@@ -133,6 +133,14 @@ ensure_node_modules() {
   say "node dependencies installed"
 }
 
+# The CPU priority of each process: the api answers the clients first; the pipeline's workers
+# (and the local SII) have a queue, so they take what the api leaves, not a share of its time.
+# PIPELINE_NICE (10 unless set; 0 gives every process the same priority) is their nice value on
+# this machine; in Kubernetes each service is its own pod and its CPU request does the same.
+niceness() {
+  if [ "$1" = api ]; then echo 0; else echo "${PIPELINE_NICE:-10}"; fi
+}
+
 # start_one NAME WORKSPACE: npm start of the workspace in a session of its own, logged and recorded.
 start_one() {
   local name="$1" ws="$2" pid port log="$LOG_DIR/$1.log"
@@ -146,10 +154,10 @@ start_one() {
     return 1
   fi
   : >"$log"
-  (cd "$ROOT" && exec setsid npm start --silent -w "$ws") </dev/null >>"$log" 2>&1 &
+  (cd "$ROOT" && exec setsid nice -n "$(niceness "$name")" npm start --silent -w "$ws") </dev/null >>"$log" 2>&1 &
   pid=$!
   echo "$pid" >"$(pid_file "svc-$name")"
-  say "$name: starting (pid $pid, log $log)"
+  say "$name: starting (pid $pid, nice $(niceness "$name"), log $log)"
 }
 
 wait_one() {

@@ -19,12 +19,19 @@ import {
   type SyncDb,
   type SyncResult,
 } from '@dte/reception';
-import { PIPELINE_TOPICS, type AvroConsumer, type Messaging } from '@dte/messaging';
+import {
+  PIPELINE_COMMIT_INTERVAL_MS,
+  PIPELINE_TOPICS,
+  type AvroConsumer,
+  type Messaging,
+} from '@dte/messaging';
 import type { Logger } from '@dte/service-runtime';
 import type { SyncSettings } from './config';
 
 export const COMMAND_GROUP = 'rcv-sync.commands';
 export const STATUS_GROUP = 'rcv-sync.status';
+/** a status fetch answers at this many bytes (~1 000 records) or after its second */
+const STATUS_FETCH_MIN_BYTES = 256 * 1024;
 
 interface RcvSyncCommand {
   event_id: string;
@@ -69,6 +76,13 @@ export class RcvSyncService {
       topics: [PIPELINE_TOPICS.status],
       fromBeginning: true,
       partitionsConsumedConcurrently: 3,
+      // the register's own statuses are not waited for by anybody: under load a fetch gathers up
+      // to a second of them (each a statement and a commit, whose WAL flush every POST's commit
+      // queues behind), and the offsets are committed once a second (the statement is idempotent)
+      minBytes: STATUS_FETCH_MIN_BYTES,
+      maxWaitTimeInMs: 1000,
+      maxBatchSize: 5000,
+      commitIntervalMs: PIPELINE_COMMIT_INTERVAL_MS,
     });
     // one statement per fetched batch, each document's latest status only (applyOwnStatuses)
     await status.runBatch<DteStatusRecord>(async (msgs) => {
