@@ -158,6 +158,52 @@ describe('outbox relay and projector on the real broker', function () {
     }
   });
 
+  it('is woken by the writers only while it sleeps: an idle relay with a 60 s poll publishes a new row at once', async () => {
+    await relay.stop();
+    const notifications = async (write: () => Promise<unknown>): Promise<number> => {
+      const runner = db.dataSource.createQueryRunner();
+      const client = (await runner.connect()) as { on(e: 'notification', f: () => void): void };
+      let heard = 0;
+      client.on('notification', () => (heard += 1));
+      try {
+        await runner.query('LISTEN outbox');
+        await write();
+        await new Promise((r) => setTimeout(r, 300));
+        return heard;
+      } finally {
+        await runner.query('UNLISTEN outbox').catch(() => undefined);
+        await runner.release();
+      }
+    };
+    // no relay sleeping: a write notifies nobody (its commit does not take the notify lock)
+    expect(await db.dataSource.query('SELECT * FROM outbox_relay_sleeping')).to.deep.equal([]);
+    const unheard = await issue();
+    expect(await notifications(() => issue())).to.equal(0);
+    const idle = await startOutboxRelay({
+      dataSource: db.dataSource,
+      messaging: tm.messaging,
+      logger,
+      pollMs: 60_000,
+      lockRetryMs: 300,
+    });
+    try {
+      await published(unheard.queuedEventId);
+      await until(
+        'the relay sleeps',
+        async () =>
+          ((await db.dataSource.query('SELECT relay FROM outbox_relay_sleeping')) as unknown[]).length > 0,
+      );
+      const started = Date.now();
+      let doc: Awaited<ReturnType<typeof issue>> | undefined;
+      expect(await notifications(async () => (doc = await issue()))).to.equal(1);
+      await published(doc!.queuedEventId);
+      expect(Date.now() - started, 'woken by the notification, not its 60 s poll').to.be.below(10_000);
+    } finally {
+      await idle.stop();
+      relay = await startRelay();
+    }
+  });
+
   it("purges the consumers' claims past their retention, a chunk at a time, and keeps every recent claim", async () => {
     const q = db.dataSource;
     // the projector claims a record of a worker (not the api's own queued record, which it skips)

@@ -3,6 +3,12 @@ import { PREFER_WAIT_FALLBACK_MS } from '../src/dtes/prefer-wait';
 import { body, emit, orgWithCafs } from './dtes-fixtures';
 import { startTestApi, type TestApi } from './support/test-api';
 
+interface ListenClient {
+  query(sql: string): Promise<unknown>;
+  on(event: 'notification', fn: (n: { payload?: string }) => void): unknown;
+  release(): void;
+}
+
 /**
  * Prefer: wait (issue 18): a waiting request is woken by PostgreSQL's NOTIFY on its document's
  * change, not by re-reading the row on a timer. The test counts the api's reads of the row while
@@ -50,5 +56,42 @@ describe('Prefer: wait is woken by a notification (LISTEN/NOTIFY), not by pollin
     const fallbacks = Math.floor(elapsed / PREFER_WAIT_FALLBACK_MS);
     expect(readsWhileWaiting, 'reads before the change').to.be.at.most(1 + fallbacks);
     expect(reads - readsWhileWaiting, 'reads after the notification').to.be.within(1, 1 + fallbacks);
+  });
+
+  it('notifies nothing for a document nobody waits for: its changes commit without the notify lock', async () => {
+    const o = await orgWithCafs(t, { hasta: 10 });
+    const res = await emit(t, o, body(33, o.rut, 1002));
+    expect(res.status, res.text).to.equal(202);
+    const id = (res.body as { id: string }).id;
+    const pool = (t.db.dataSource.driver as unknown as { master: { connect(): Promise<ListenClient> } })
+      .master;
+    const c = await pool.connect();
+    const heard: string[] = [];
+    c.on('notification', (n) => heard.push(n.payload ?? ''));
+    try {
+      await c.query('LISTEN dte_status');
+      await t.db.dataSource.query(`update dtes set track_id = '8800124' where id = $1`, [id]);
+      await new Promise((r) => setTimeout(r, 500));
+      expect(heard, 'nobody waits for it').to.deep.equal([]);
+      const waits: unknown[] = await t.db.dataSource.query(
+        `select 1 from dte_status_waits where dte_id = $1`,
+        [id],
+      );
+      expect(waits).to.have.length(0);
+      // a waiter's row makes its changes heard (what the first test's request writes before LISTEN)
+      await t.db.dataSource.query(`insert into dte_status_waits (dte_id, waiter) values ($1, 'test')`, [id]);
+      await t.db.dataSource.query(`update dtes set track_id = '8800125' where id = $1`, [id]);
+      await new Promise((r) => setTimeout(r, 500));
+      expect(heard).to.deep.equal([id]);
+      await t.db.dataSource.query(`delete from dte_status_waits where dte_id = $1`, [id]);
+    } finally {
+      await c.query('UNLISTEN dte_status').catch(() => undefined);
+      c.release();
+    }
+  });
+
+  it('leaves no row in dte_status_waits once the wait ended', async () => {
+    const rows: unknown[] = await t.db.dataSource.query(`select * from dte_status_waits`);
+    expect(rows).to.deep.equal([]);
   });
 });

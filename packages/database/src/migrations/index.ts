@@ -35,6 +35,7 @@ import { UserTokens1796200000000 } from './1796200000000-user-tokens';
 import { ExchangeReplies1796300000000 } from './1796300000000-exchange-replies';
 import { RcvRegisterFields1796300100000 } from './1796300100000-rcv-register-fields';
 import { SiiPollsPace1796700000000 } from './1796700000000-sii-polls-pace';
+import { NotifyOnlyListeners1796800000000 } from './1796800000000-notify-only-listeners';
 
 export const migrations: (new () => MigrationInterface)[] = [
   ProcessedEvents1763780000000,
@@ -71,4 +72,5 @@ export const migrations: (new () => MigrationInterface)[] = [
   ExchangeReplies1796300000000,
   RcvRegisterFields1796300100000,
   SiiPollsPace1796700000000,
+  NotifyOnlyListeners1796800000000,
 ];

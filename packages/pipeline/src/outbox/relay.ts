@@ -13,7 +13,10 @@
  *   consumers dedupe on the payload's event_id.
  * - LISTEN outbox (a trigger NOTIFYs on insert) only wakes the loop (after `lingerMs`, so rows
  *   committed together share a round); it polls every `pollMs` anyway, so a lost notification
- *   only delays.
+ *   only delays. The trigger notifies only while the relay sleeps (its row in
+ *   `outbox_relay_sleeping`, written before its last look at the outbox, deleted when it wakes):
+ *   a NOTIFYing commit holds PostgreSQL's notify lock through its WAL flush, so every writer's
+ *   commit used to wait for the others' (migration NotifyOnlyListeners1796800000000).
  * - A row whose payload its Avro schema refuses can never be sent: it is set aside (failed_at,
  *   last_error, an error log) so it does not block the rows behind it.
  * - A failed send leaves the rows unpublished (attempts + 1), drops the producer (a new one is
@@ -73,6 +76,9 @@ export interface OutboxRelay {
   published(): number;
   stop(): Promise<void>;
 }
+
+/** the active relay's row in outbox_relay_sleeping (one active relay per schema: the advisory lock) */
+const RELAY_NAME = 'active';
 
 export async function startOutboxRelay(opts: RelayOptions): Promise<OutboxRelay> {
   const pollMs = opts.pollMs ?? 1000;
@@ -237,6 +243,24 @@ export async function startOutboxRelay(opts: RelayOptions): Promise<OutboxRelay>
     return found;
   };
 
+  /**
+   * Sleeps until a NOTIFY or `pollMs`: the writers notify only while the relay's row is in
+   * outbox_relay_sleeping, so it is written first, then the outbox is looked at once more (a row
+   * that committed before its writer could see the flag is read now, one that commits after
+   * notifies), and it is deleted on waking. Both statements touch an UNLOGGED table: no WAL flush.
+   */
+  const sleepUntilRows = async () => {
+    await runner!.query(
+      `INSERT INTO outbox_relay_sleeping (relay) VALUES ($1) ON CONFLICT (relay) DO NOTHING`,
+      [RELAY_NAME],
+    );
+    const [{ waiting }]: { waiting: boolean }[] = await runner!.query(
+      `SELECT EXISTS (SELECT 1 FROM outbox WHERE published_at IS NULL AND failed_at IS NULL) AS waiting`,
+    );
+    if (!waiting) await sleep(pollMs);
+    await runner!.query(`DELETE FROM outbox_relay_sleeping`);
+  };
+
   const loop = async () => {
     let backoff = pollMs;
     while (!stopped) {
@@ -264,7 +288,7 @@ export async function startOutboxRelay(opts: RelayOptions): Promise<OutboxRelay>
           }
         }
         if (n < batchSize) {
-          await sleep(pollMs);
+          await sleepUntilRows();
           if (lingerMs > 0 && !stopped) await new Promise((r) => setTimeout(r, lingerMs));
         }
       } catch (err) {

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 
 /** The parts of node-postgres's pool and client this module uses (typeorm's driver holds them). */
@@ -20,31 +21,57 @@ export const DTE_STATUS_CHANNEL = 'dte_status';
  * PostgreSQL's LISTEN/NOTIFY. One connection of the process's pool listens while at least one
  * request waits (the number of waiters is bounded by WaitSlots) and is given back when the last
  * one leaves, so an idle process holds nothing.
+ *
+ * The trigger notifies only documents listed in `dte_status_waits` (migration
+ * NotifyOnlyListeners1796800000000: a NOTIFY serializes its transaction's commit with every other
+ * NOTIFYing one), so a document's row is written there, under this process's name, before LISTEN
+ * and deleted when its last waiter leaves.
  */
 export class StatusWakeups {
   private readonly waiters = new Map<string, Set<() => void>>();
   private client: Promise<PoolClient> | null = null;
+  /** this process's name in dte_status_waits */
+  private readonly waiter = randomUUID();
+  /** each waited document's row in dte_status_waits, written or being written */
+  private readonly rows = new Map<string, Promise<unknown>>();
   /** notifications received (for tests and figures) */
   notifications = 0;
 
   constructor(private readonly ds: DataSource) {}
 
   /**
-   * Registers a wake-up for document `id` and resolves once LISTEN is in place, so a change that
-   * commits after this resolved is never missed. Returns the function that unregisters it.
+   * Registers a wake-up for document `id` and resolves once its row in dte_status_waits is
+   * written and LISTEN is in place, so a change that commits after this resolved is never
+   * missed. Returns the function that unregisters it.
    */
   async subscribe(id: string, wake: () => void): Promise<() => void> {
     let set = this.waiters.get(id);
+    const first = !set;
     if (!set) this.waiters.set(id, (set = new Set()));
     set.add(wake);
     const off = () => {
       const s = this.waiters.get(id);
-      if (!s) return;
-      s.delete(wake);
-      if (s.size === 0) this.waiters.delete(id);
+      if (!s || !s.delete(wake)) return;
+      if (s.size === 0) {
+        this.waiters.delete(id);
+        this.rows.delete(id);
+        void this.ds
+          .query(`DELETE FROM dte_status_waits WHERE dte_id = $1 AND waiter = $2`, [id, this.waiter])
+          .catch(() => undefined);
+      }
       if (this.waiters.size === 0) this.stopListening();
     };
     try {
+      if (first)
+        this.rows.set(
+          id,
+          this.ds.query(
+            `INSERT INTO dte_status_waits (dte_id, waiter) VALUES ($1, $2)
+             ON CONFLICT (dte_id, waiter) DO UPDATE SET since = now()`,
+            [id, this.waiter],
+          ),
+        );
+      await this.rows.get(id);
       await this.listen();
     } catch (err) {
       off();
@@ -89,6 +116,10 @@ export class StatusWakeups {
     const p = this.client;
     if (!p) return;
     this.client = null;
+    // rows an api killed while it waited left behind (the trigger ignores them after 15 minutes)
+    void this.ds
+      .query(`DELETE FROM dte_status_waits WHERE since < now() - interval '15 minutes'`)
+      .catch(() => undefined);
     void p
       .then(async (c) => {
         try {
