@@ -224,7 +224,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       emissionBacklogMax: { env: 'EMISSION_BACKLOG_MAX', default: 10000, parse: parse.int },
       emissionBacklogRetryAfterSec: { env: 'EMISSION_BACKLOG_RETRY_AFTER_SEC', default: 30, parse: positive },
       emissionBacklogCacheMs: { env: 'EMISSION_BACKLOG_CACHE_MS', default: 1000, parse: parse.int },
-      apiMaxInflight: { env: 'API_MAX_INFLIGHT', default: 64, parse: parse.int },
+      apiMaxInflight: { env: 'API_MAX_INFLIGHT', default: 128, parse: parse.int },
       apiInflightRetryAfterSec: { env: 'API_INFLIGHT_RETRY_AFTER_SEC', default: 1, parse: positive },
       apiMaxInflightPerOrg: { env: 'API_MAX_INFLIGHT_PER_ORG', required: false, parse: parse.int },
       apiHeadersTimeoutMs: { env: 'API_HEADERS_TIMEOUT_MS', default: 10_000, parse: positive },
