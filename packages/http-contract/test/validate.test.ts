@@ -5,7 +5,14 @@
  */
 import { expect } from 'chai';
 import { ApiError, httpStatusOf } from '@dte/error-catalog';
-import { BASE_PATH, listHttpSchemas, loadHttpSchema, SCHEMA_ID_BASE, validateBody } from '../src';
+import {
+  BASE_PATH,
+  compileHttpSchemas,
+  listHttpSchemas,
+  loadHttpSchema,
+  SCHEMA_ID_BASE,
+  validateBody,
+} from '../src';
 
 function refusal(f: () => unknown): ApiError {
   try {
@@ -25,6 +32,10 @@ const bhe = {
 };
 
 describe('http-contract: validateBody over schemas/http', () => {
+  it('compiles every schema of schemas/http up front (what the api does before it listens)', () => {
+    expect(compileHttpSchemas()).to.equal(listHttpSchemas().length);
+  });
+
   it('returns a body that matches its schema unchanged', () => {
     const body = { ...bhe, retencion_por: 'receptor' };
     expect(validateBody('bhe-emission.schema.json', body)).to.equal(body);

@@ -4,6 +4,7 @@ import { isProduction, loadConfig, riskyDefaults } from './config';
 import { openApiDatabase, warmApiPool } from './db/data-source';
 import { productionDeps } from './deps';
 import { startApi } from './app';
+import { compileHttpSchemas } from '@dte/http-contract';
 import { startAutoStamping } from '@dte/folios';
 import { startApiPipeline } from '@dte/pipeline';
 import { startReceptorDelivery } from '@dte/emission';
@@ -23,6 +24,10 @@ async function main(): Promise<void> {
   const dataSource = await openApiDatabase({ url: config.databaseUrl, schema: config.databaseSchema });
   // every pooled connection open and its catalog caches loaded before the api listens (issue 27)
   await warmApiPool(dataSource);
+  // every body schema compiled before the api listens: the first POST of each kind does not pay it
+  const compiling = performance.now();
+  const schemas = compileHttpSchemas();
+  logger.info({ schemas, ms: Math.round(performance.now() - compiling) }, 'request schemas compiled');
   const deps = productionDeps(config, dataSource, logger);
   const api = await startApi(deps, { port: config.port, host: config.host });
   const sweep = startAutoStamping(deps);
