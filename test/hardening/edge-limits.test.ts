@@ -170,10 +170,11 @@ describe('edge hardening: account bursts, hash bound, fair write cap, limits and
       const config = loadConfig({ MASTER_KEY: randomBytes(32).toString('base64') });
       expect(config.rateLimitMax).to.equal(20_000);
       expect(config.rateLimitWindowSec).to.equal(60);
-      // and one organization's share of the write cap leaves a quarter to the others
-      expect(config.apiMaxInflight).to.equal(64);
+      // and one organization's share of the write cap (300 writes a second at up to 320 ms) leaves
+      // a quarter to the others
+      expect(config.apiMaxInflight).to.equal(128);
       expect(config.apiMaxInflightPerOrg).to.equal(undefined);
-      expect(defaultTenantShare(config.apiMaxInflight)).to.equal(48);
+      expect(defaultTenantShare(config.apiMaxInflight)).to.equal(96);
     });
 
     it("an organization's own limit applies to its keys only, shown in RateLimit-* headers, and answers 429 with Retry-After beyond it", async () => {

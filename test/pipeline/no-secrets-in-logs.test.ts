@@ -11,6 +11,7 @@ import { expect } from 'chai';
 import { createTestP12 } from '@dte/engine';
 
 import { emissionBody, startPipelineProcesses, type RunningPipeline } from '../support/pipeline-harness';
+import { until } from '../support/until';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -229,7 +230,16 @@ describe('logs: a full pipeline run never logs the .p12 password, keys or webhoo
     );
   });
 
-  it('webhooks and rcv-sync log each dte-status they consume with the request id, and webhooks names the delivery it created', () => {
+  it('webhooks and rcv-sync log each dte-status they consume with the request id, and webhooks names the delivery it created', async () => {
+    // rcv-sync gathers up to a second of statuses per fetch and statement: its verdict lines come last
+    await until('rcv-sync to log the verdict of every document', async () => {
+      const lines = jsonLines(p.logDir, 'rcv-sync.log');
+      return [...requestIds.keys()].every((id) =>
+        lines.some(
+          (l) => l.msg === 'rcv-sync: dte-status consumed' && l.dteId === id && l.siiStatus === 'EPR',
+        ),
+      );
+    });
     const webhooks = jsonLines(p.logDir, 'webhooks.log').filter(
       (l) => l.msg === 'webhooks: dte-status consumed',
     );
