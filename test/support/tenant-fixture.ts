@@ -11,11 +11,13 @@
  *                                   and the signer choice, not for signing)
  *   insertQueuedDocument(db, t, o)  a document as the emission writes it: the dtes row in `queued`,
  *                                   its feed row and its outbox record (same event id)
+ *   apiKeyPrincipal(t, scopes)      what authenticating an API key of the tenant's company gives
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import { statusChangeEntry, writeOutbox } from '@dte/database';
 import { rutCheckDigit } from '@dte/engine';
+import type { Principal, Scope } from '@dte/tenancy';
 
 let rutCounter = 0;
 /** A fresh valid RUT (random body, correct check digit). */
@@ -69,6 +71,19 @@ export async function insertTenant(
     rut,
     environment: opts.environment ?? 'cert',
     branchIds,
+  };
+}
+
+/** The Principal an API key of the tenant's company, in its environment, with these scopes gives. */
+export function apiKeyPrincipal(t: Tenant, scopes: Scope[]): Principal {
+  return {
+    kind: 'api_key',
+    organizationId: t.organizationId,
+    companyId: t.companyId,
+    environment: t.environment,
+    scopes: new Set(scopes),
+    role: null,
+    actorId: randomUUID(),
   };
 }
 

@@ -14,7 +14,7 @@ import { SiiClient, simulatorEndpoints } from '@dte/sii-client';
 import { startSiiSimulator, type RunningSimulator } from '@dte/sii-simulator';
 import type { Principal } from '@dte/tenancy';
 import { migratedDatabase, type MigratedDatabase } from '../../../test/support/env';
-import { insertTenant, type Tenant } from '../../../test/support/tenant-fixture';
+import { apiKeyPrincipal, insertTenant, type Tenant } from '../../../test/support/tenant-fixture';
 import { annulBhe, issueBhe, type BheBody, type BheDeps } from '../src';
 import { refusal } from '../../../test/support/refusal';
 
@@ -45,15 +45,7 @@ describe('bhe: issue and annul at the SII', function () {
       { p12: createTestP12({ rut: t.rut, password: 'clave' }), password: 'clave', label: 'honorarios' },
       new Date(),
     );
-    principal = {
-      kind: 'api_key',
-      organizationId: t.organizationId,
-      companyId: t.companyId,
-      environment: 'cert',
-      scopes: new Set(['dte:write']),
-      role: null,
-      actorId: randomUUID(),
-    };
+    principal = apiKeyPrincipal(t, ['dte:write']);
   });
   after(async () => {
     await sim?.close();

@@ -5,11 +5,11 @@
  * folios not enough for all, refuses the whole batch before any folio is used.
  */
 import { expect } from 'chai';
-import { randomUUID } from 'node:crypto';
 import { santiagoDate } from '@dte/engine';
 import type { Principal } from '@dte/tenancy';
 import { migratedDatabase, type MigratedDatabase } from '../../../test/support/env';
 import {
+  apiKeyPrincipal,
   insertCafRow,
   insertCertificateRow,
   insertTenant,
@@ -39,16 +39,7 @@ describe('boletas: a batch in one transaction', function () {
     const t = await insertTenant(db.dataSource);
     await insertCertificateRow(db.dataSource, t);
     const cafId = await insertCafRow(db.dataSource, t, 39, 1, hasta);
-    const principal: Principal = {
-      kind: 'api_key',
-      organizationId: t.organizationId,
-      companyId: t.companyId,
-      environment: 'cert',
-      scopes: new Set(['dte:write']),
-      role: null,
-      actorId: randomUUID(),
-    };
-    return { t, principal, cafId };
+    return { t, principal: apiKeyPrincipal(t, ['dte:write']), cafId };
   }
 
   const state = async (t: Tenant) => {

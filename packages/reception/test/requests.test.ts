@@ -5,10 +5,9 @@
  * transaction as its period row (a failed period re-armed), against a migrated schema.
  */
 import { expect } from 'chai';
-import { randomUUID } from 'node:crypto';
 import type { Principal } from '@dte/tenancy';
 import { migratedDatabase, type MigratedDatabase } from '../../../test/support/env';
-import { insertTenant } from '../../../test/support/tenant-fixture';
+import { apiKeyPrincipal, insertTenant } from '../../../test/support/tenant-fixture';
 import {
   checkEventoBody,
   companyIdOf,
@@ -82,15 +81,7 @@ describe('reception: inbox query, register events, RCV requests', function () {
 
   it('asks an RCV sync through the outbox with its period row, re-arming a failed period, for one company only', async () => {
     const t = await insertTenant(db.dataSource);
-    const p: Principal = {
-      kind: 'api_key',
-      organizationId: t.organizationId,
-      companyId: t.companyId,
-      environment: 'cert',
-      scopes: new Set(['rcv:read']),
-      role: null,
-      actorId: randomUUID(),
-    };
+    const p = apiKeyPrincipal(t, ['rcv:read']);
     const at = new Date('2026-11-20T12:00:00Z');
     const answer = await requestRcvSync(deps, p, '2026-10', at);
     expect(answer).to.include({ periodo: '2026-10', estado: 'queued' });

@@ -4,7 +4,7 @@
  * and the SII keys that sign its CAFs, read as SII_CAF_KEYS_FILE is), and a tenant whose company
  * holds a real signing certificate. No HTTP api.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -16,7 +16,7 @@ import { LocalKeyWrapper } from '@dte/secrets';
 import { startSiiSimulator, type RunningSimulator } from '@dte/sii-simulator';
 import type { Principal } from '@dte/tenancy';
 import { migratedDatabase, testStack, type MigratedDatabase } from '../../../../test/support/env';
-import { insertTenant, type Tenant } from '../../../../test/support/tenant-fixture';
+import { apiKeyPrincipal, insertTenant, type Tenant } from '../../../../test/support/tenant-fixture';
 import { loadSiiCafKeys, SiiFolioGrantClient, SqlCafDocumentsProbe, type FoliosDeps } from '../../src';
 
 export interface FoliosHarness {
@@ -76,14 +76,5 @@ export async function companyWithCertificate(
     { p12: createTestP12({ rut: tenant.rut, password: 'clave' }), password: 'clave', label: 'firma' },
     new Date(),
   );
-  const principal: Principal = {
-    kind: 'api_key',
-    organizationId: tenant.organizationId,
-    companyId: tenant.companyId,
-    environment: tenant.environment,
-    scopes: new Set(['caf:write', 'dte:write']),
-    role: null,
-    actorId: randomUUID(),
-  };
-  return { tenant, principal };
+  return { tenant, principal: apiKeyPrincipal(tenant, ['caf:write', 'dte:write']) };
 }
