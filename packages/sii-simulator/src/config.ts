@@ -15,7 +15,7 @@
  *   SII_SIMULATOR_EXCHANGE_RATES_FILE         JSON { rates: [{ moneda, fecha, valor }] } set at start
  *                                             (npm start uses seed/exchange-rates.json)
  *   SII_SIMULATOR_STATE_FILE                  keeps the state (enrolments, folios, uploads ...) in this
- *                                             JSON file across restarts; POST /admin/reset forgets it
+ *                                             file across restarts; POST /admin/reset forgets it
  *                                             (npm start: .stack/data/sii-simulator/state.snapshot)
  */
 import { existsSync, readFileSync } from 'node:fs';

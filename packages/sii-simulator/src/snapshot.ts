@@ -155,7 +155,8 @@ export function keepStateIn(state: SimulatorState, file: string, intervalMs = 50
     writeFileSync(tmp, bytes, { mode: 0o600 });
     renameSync(tmp, file);
     last = bytes;
-    notBefore = performance.now() + 19 * (performance.now() - started);
+    const now = performance.now();
+    notBefore = now + 19 * (now - started);
   };
   write();
   const timer = setInterval(() => {

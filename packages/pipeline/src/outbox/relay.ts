@@ -246,8 +246,10 @@ export async function startOutboxRelay(opts: RelayOptions): Promise<OutboxRelay>
   /**
    * Sleeps until a NOTIFY or `pollMs`: the writers notify only while the relay's row is in
    * outbox_relay_sleeping, so it is written first, then the outbox is looked at once more (a row
-   * that committed before its writer could see the flag is read now, one that commits after
-   * notifies), and it is deleted on waking. Both statements touch an UNLOGGED table: no WAL flush.
+   * committed by then is read now; a writer that saw the row notifies), and it is deleted on
+   * waking. A writer whose trigger ran before the row was there and that commits after that look
+   * is neither read nor heard: its row waits for the poll, as a lost notification always did. The
+   * row's statements touch an UNLOGGED table: no WAL flush.
    */
   const sleepUntilRows = async () => {
     await runner!.query(

@@ -46,7 +46,6 @@ export class StatusWakeups {
    */
   async subscribe(id: string, wake: () => void): Promise<() => void> {
     let set = this.waiters.get(id);
-    const first = !set;
     if (!set) this.waiters.set(id, (set = new Set()));
     set.add(wake);
     const off = () => {
@@ -62,7 +61,7 @@ export class StatusWakeups {
       if (this.waiters.size === 0) this.stopListening();
     };
     try {
-      if (first)
+      if (!this.rows.has(id))
         this.rows.set(
           id,
           this.ds.query(
