@@ -3,7 +3,8 @@
  * registry, over a migrated schema whose documents the database fixture writes as the emission
  * does (dtes row, queued feed row, queued record in the outbox): a row committed after a later one
  * was published still goes out; a row its schema refuses is set aside without blocking the rows
- * behind it; one relay is active at a time; the consumers' claims are purged past their retention.
+ * behind it; one relay is active at a time; the consumers' claims and the published rows are purged
+ * past their retention, the outbox's oldest ids first without reading the whole table.
  * The api's side (POST /dtes, refresh-status, Prefer: wait): services/api/test/pipeline-projector.test.ts.
  */
 import { expect } from 'chai';
@@ -25,6 +26,8 @@ import {
 } from '../../../test/support/tenant-fixture';
 import {
   enqueueOutbox,
+  PURGE_PUBLISHED_SQL,
+  purgePublishedOutbox,
   startOutboxRelay,
   startProjector,
   statusOutboxEntry,
@@ -202,6 +205,71 @@ describe('outbox relay and projector on the real broker', function () {
       await idle.stop();
       relay = await startRelay();
     }
+  });
+
+  it('purges published rows past their retention oldest id first, reading the head of the outbox and not the table', async () => {
+    const q = db.dataSource;
+    // rows in id order: 12 published two days ago, one set aside (never published), 3 published
+    // a minute ago, then 2 more published two days ago (late ids: behind the recent ones)
+    const tag = `purge-${randomUUID()}`;
+    // no relay meanwhile (it would mark rows published ahead of these); the rows the tests above
+    // published would be the head: gone first
+    await relay.stop();
+    await q.query('DELETE FROM outbox WHERE published_at IS NOT NULL');
+    const rows: [string, string | null, string | null][] = [
+      ...Array.from({ length: 12 }, (): [string, string | null, string | null] => ['2 days', '2 days', null]),
+      ['set aside', null, '2 days'],
+      ...Array.from({ length: 3 }, (): [string, string | null, string | null] => [
+        'recent',
+        '1 minute',
+        null,
+      ]),
+      ...Array.from({ length: 2 }, (): [string, string | null, string | null] => ['late id', '2 days', null]),
+    ];
+    // one statement: its ids follow the rows' order (each connection of the pool caches its own
+    // range of the id sequence)
+    await q.query(
+      `INSERT INTO outbox (topic, schema, message_key, payload, event_id, published_at, failed_at)
+       SELECT 'purge.test', 'none', label, '{}'::jsonb, $1 || n, now() - published::interval, now() - failed::interval
+         FROM unnest($2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS r(label, published, failed, n)
+        ORDER BY n`,
+      [tag, rows.map((r) => r[0]), rows.map((r) => r[1]), rows.map((r) => r[2])],
+    );
+    // chunks of 5: 5 + 5 old, then 2 old and 3 recent (a chunk not all old ends the round)
+    await purgePublishedOutbox(q, 24 * 3600 * 1000, 10, 5);
+    const left: { message_key: string; n: number }[] = await q.query(
+      `SELECT message_key, count(*)::int AS n FROM outbox WHERE topic = 'purge.test'
+        GROUP BY message_key ORDER BY message_key`,
+    );
+    expect(left).to.deep.equal([
+      { message_key: 'late id', n: 2 },
+      { message_key: 'recent', n: 3 },
+      { message_key: 'set aside', n: 1 },
+    ]);
+    // once the recent rows are past the retention too, the late ids behind them go with them
+    await q.query(`UPDATE outbox SET published_at = now() - interval '2 days' WHERE message_key = 'recent'`);
+    await purgePublishedOutbox(q, 24 * 3600 * 1000, 10, 5);
+    const after: { message_key: string }[] = await q.query(
+      `SELECT message_key FROM outbox WHERE topic = 'purge.test'`,
+    );
+    expect(after.map((r) => r.message_key)).to.deep.equal(['set aside']);
+
+    // 20 000 rows published a minute ago: the statement reads the primary key's head, not the table
+    await q.query(
+      `INSERT INTO outbox (topic, schema, message_key, payload, event_id, published_at)
+       SELECT 'purge.test', 'none', 'bulk', '{"filler": "${'x'.repeat(200)}"}'::jsonb, $1 || g, now() - interval '1 minute'
+         FROM generate_series(1, 20000) g`,
+      [`${tag}-bulk-`],
+    );
+    await q.query('ANALYZE outbox');
+    const plan: { 'QUERY PLAN': string }[] = await q.query(
+      `EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) ${PURGE_PUBLISHED_SQL.replace('$1', "'86400000'").replace('$2', '5000')}`,
+    );
+    const text = plan.map((r) => r['QUERY PLAN']).join('\n');
+    expect(text, text).to.match(/Index Scan using outbox_pkey/);
+    expect(text, text).not.to.match(/Seq Scan on outbox/);
+    await q.query(`DELETE FROM outbox WHERE topic = 'purge.test'`);
+    relay = await startRelay();
   });
 
   it("purges the consumers' claims past their retention, a chunk at a time, and keeps every recent claim", async () => {

@@ -26,6 +26,7 @@ import type { Logger } from '@dte/service-runtime';
 import { PROCESSED_EVENTS_RETAIN_DAYS_DEFAULT, purgeProcessedEvents } from '@dte/database';
 import type { AvroProducer, Messaging } from '@dte/messaging';
 import type { DataSource, QueryRunner } from 'typeorm';
+import { purgePublishedOutbox } from './purge';
 
 export interface RelayOptions {
   dataSource: DataSource;
@@ -44,7 +45,7 @@ export interface RelayOptions {
   batchSize?: number;
   lockRetryMs?: number;
   maxBackoffMs?: number;
-  /** purge rows published longer ago than this (ms); 0 keeps them */
+  /** purge rows published longer ago than this (ms; a day by default; 0 keeps them): see ./purge */
   retainPublishedMs?: number;
   /**
    * purge the consumers' claims (processed_events) older than this (ms; 30 days by default; 0
@@ -279,11 +280,10 @@ export async function startOutboxRelay(opts: RelayOptions): Promise<OutboxRelay>
         backoff = pollMs;
         if ((retainMs > 0 || retainClaimsMs > 0) && Date.now() - lastPurge > 60_000) {
           lastPurge = Date.now();
-          if (retainMs > 0)
-            await runner!.query(
-              `DELETE FROM outbox WHERE published_at IS NOT NULL AND published_at < now() - ($1 || ' milliseconds')::interval`,
-              [String(retainMs)],
-            );
+          if (retainMs > 0) {
+            const purged = await purgePublishedOutbox(runner!, retainMs);
+            if (purged > 0) log.info({ purged }, 'outbox: rows published past their retention purged');
+          }
           if (retainClaimsMs > 0) {
             const purged = await purgeProcessedEvents(runner!, retainClaimsMs);
             if (purged > 0) log.info({ purged }, 'processed_events: claims past their retention purged');
