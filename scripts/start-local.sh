@@ -137,6 +137,8 @@ ensure_node_modules() {
 # (and the local SII) have a queue, so they take what the api leaves, not a share of its time.
 # PIPELINE_NICE (10 unless set; 0 gives every process the same priority) is their nice value on
 # this machine; in Kubernetes each service is its own pod and its CPU request does the same.
+# Each service runs in a session of its own at that nice, the session's too (exec_in_session of
+# stack/lib.sh: Linux's autogroups would otherwise give each worker as much CPU as the api).
 niceness() {
   if [ "$1" = api ]; then echo 0; else echo "${PIPELINE_NICE:-10}"; fi
 }
@@ -154,7 +156,7 @@ start_one() {
     return 1
   fi
   : >"$log"
-  (cd "$ROOT" && exec setsid nice -n "$(niceness "$name")" npm start --silent -w "$ws") </dev/null >>"$log" 2>&1 &
+  (cd "$ROOT" && exec_in_session "$(niceness "$name")" npm start --silent -w "$ws") </dev/null >>"$log" 2>&1 &
   pid=$!
   echo "$pid" >"$(pid_file "svc-$name")"
   say "$name: starting (pid $pid, nice $(niceness "$name"), log $log)"

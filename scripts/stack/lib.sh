@@ -116,6 +116,24 @@ wait_ready() {
 }
 
 # stop_pid NAME [SECONDS]: TERM the recorded process, wait for it, KILL it if it lingers.
+# exec_in_session NICE CMD...: replaces the calling (sub)shell with CMD in a session of its own
+# (setsid) at nice NICE, the session's autogroup at NICE too. Linux's autogroup scheduling (on by
+# default, kernel.sched_autogroup_enabled) shares the CPU between sessions first and applies a
+# process's nice only against the processes of its own session: without the session's nice
+# (/proc/<pid>/autogroup), a worker at nice 10 in its own session gets as much CPU as the api
+# under load, and so do PostgreSQL's backends together (they share the postmaster's session). A
+# kernel without autogroups has no such file: the process's nice does the work alone.
+exec_in_session() {
+  local n="$1"
+  shift
+  exec setsid nice -n "$n" bash -c '
+    if [ -e /proc/self/autogroup ] && ! echo "$1" 2>/dev/null >/proc/self/autogroup; then
+      echo "[stack] could not set this session'"'"'s CPU share to nice $1 ($(cat /proc/self/autogroup)): it takes as much CPU as the api under load" >&2
+    fi
+    shift
+    exec "$@"' exec-in-session "$n" "$@"
+}
+
 stop_pid() {
   local name="$1" grace="${2:-20}" pid
   pid="$(running_pid "$name")" || return 0
