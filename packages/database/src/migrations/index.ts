@@ -36,6 +36,7 @@ import { ExchangeReplies1796300000000 } from './1796300000000-exchange-replies';
 import { RcvRegisterFields1796300100000 } from './1796300100000-rcv-register-fields';
 import { SiiPollsPace1796700000000 } from './1796700000000-sii-polls-pace';
 import { NotifyOnlyListeners1796800000000 } from './1796800000000-notify-only-listeners';
+import { ReferencesIndexPartial1796900000000 } from './1796900000000-references-index-partial';
 
 export const migrations: (new () => MigrationInterface)[] = [
   ProcessedEvents1763780000000,
@@ -73,4 +74,5 @@ export const migrations: (new () => MigrationInterface)[] = [
   RcvRegisterFields1796300100000,
   SiiPollsPace1796700000000,
   NotifyOnlyListeners1796800000000,
+  ReferencesIndexPartial1796900000000,
 ];
