@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { PREFER_WAIT_FALLBACK_MS } from '../src/dtes/prefer-wait';
+import { StatusWakeups } from '../src/dtes/status-wakeups';
 import { body, emit, orgWithCafs } from './dtes-fixtures';
 import { startTestApi, type TestApi } from './support/test-api';
 
@@ -87,6 +88,37 @@ describe('Prefer: wait is woken by a notification (LISTEN/NOTIFY), not by pollin
     } finally {
       await c.query('UNLISTEN dte_status').catch(() => undefined);
       c.release();
+    }
+  });
+
+  it("keeps the row of a wait that begins as the document's previous wait ends, and wakes it", async () => {
+    const o = await orgWithCafs(t, { hasta: 10 });
+    const res = await emit(t, o, body(33, o.rut, 1003));
+    expect(res.status, res.text).to.equal(202);
+    const id = (res.body as { id: string }).id;
+    const ds = t.db.dataSource;
+    // the ending wait's DELETE takes its time on its connection (a busy database)
+    const slow = Object.create(ds) as typeof ds;
+    slow.query = ((sql: string, params?: unknown[]) =>
+      /DELETE FROM dte_status_waits WHERE dte_id/.test(sql)
+        ? new Promise((r) => setTimeout(r, 300)).then(() => ds.query(sql, params))
+        : ds.query(sql, params)) as typeof ds.query;
+    const wakeups = new StatusWakeups(slow);
+    const first = await wakeups.subscribe(id, () => undefined);
+    first();
+    let woken = 0;
+    const second = await wakeups.subscribe(id, () => (woken += 1));
+    try {
+      await new Promise((r) => setTimeout(r, 600)); // the first wait's DELETE is done
+      const rows: unknown[] = await ds.query(`select 1 from dte_status_waits where dte_id = $1`, [id]);
+      expect(rows, "the second wait's row").to.have.length(1);
+      await ds.query(`update dtes set track_id = '8800126' where id = $1`, [id]);
+      const deadline = Date.now() + 3000;
+      while (woken === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      expect(woken, 'woken by the notification').to.be.above(0);
+    } finally {
+      second();
+      await new Promise((r) => setTimeout(r, 600));
     }
   });
 

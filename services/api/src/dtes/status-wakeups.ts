@@ -34,6 +34,11 @@ export class StatusWakeups {
   private readonly waiter = randomUUID();
   /** each waited document's row in dte_status_waits, written or being written */
   private readonly rows = new Map<string, Promise<unknown>>();
+  /**
+   * the rows being deleted (their last waiter left): a new wait for the document writes its row
+   * after that DELETE, or the DELETE, on another connection, could remove the new row
+   */
+  private readonly deleting = new Map<string, Promise<unknown>>();
   /** notifications received (for tests and figures) */
   notifications = 0;
 
@@ -54,9 +59,13 @@ export class StatusWakeups {
       if (s.size === 0) {
         this.waiters.delete(id);
         this.rows.delete(id);
-        void this.ds
+        const gone = this.ds
           .query(`DELETE FROM dte_status_waits WHERE dte_id = $1 AND waiter = $2`, [id, this.waiter])
-          .catch(() => undefined);
+          .catch(() => undefined)
+          .then(() => {
+            if (this.deleting.get(id) === gone) this.deleting.delete(id);
+          });
+        this.deleting.set(id, gone);
       }
       if (this.waiters.size === 0) this.stopListening();
     };
@@ -64,10 +73,12 @@ export class StatusWakeups {
       if (!this.rows.has(id))
         this.rows.set(
           id,
-          this.ds.query(
-            `INSERT INTO dte_status_waits (dte_id, waiter) VALUES ($1, $2)
-             ON CONFLICT (dte_id, waiter) DO UPDATE SET since = now()`,
-            [id, this.waiter],
+          (this.deleting.get(id) ?? Promise.resolve()).then(() =>
+            this.ds.query(
+              `INSERT INTO dte_status_waits (dte_id, waiter) VALUES ($1, $2)
+               ON CONFLICT (dte_id, waiter) DO UPDATE SET since = now()`,
+              [id, this.waiter],
+            ),
           ),
         );
       await this.rows.get(id);
