@@ -4,6 +4,7 @@
  * returns false and the consumer skips the work. A claim that is rolled back never happened.
  */
 import type { EntityManager } from 'typeorm';
+import { deleteInChunks } from './chunked-delete';
 
 export async function claimEvent(
   manager: EntityManager,
@@ -38,21 +39,17 @@ export async function purgeProcessedEvents(
   retainMs: number,
   maxChunks = 20,
 ): Promise<number> {
-  let deleted = 0;
-  for (let i = 0; i < maxChunks; i++) {
-    const rows = (await db.query(
-      `WITH gone AS (
-         DELETE FROM processed_events WHERE ctid = ANY(ARRAY(
-           SELECT ctid FROM processed_events
-            WHERE processed_at < now() - ($1 || ' milliseconds')::interval
-            LIMIT $2))
-         RETURNING 1)
-       SELECT count(*)::int AS n FROM gone`,
-      [String(retainMs), PROCESSED_EVENTS_PURGE_CHUNK],
-    )) as { n: number }[];
-    const n = rows[0]?.n ?? 0;
-    deleted += n;
-    if (n < PROCESSED_EVENTS_PURGE_CHUNK) break;
-  }
-  return deleted;
+  return deleteInChunks(
+    db,
+    `WITH gone AS (
+       DELETE FROM processed_events WHERE ctid = ANY(ARRAY(
+         SELECT ctid FROM processed_events
+          WHERE processed_at < now() - ($1 || ' milliseconds')::interval
+          LIMIT $2))
+       RETURNING 1)
+     SELECT count(*)::int AS n FROM gone`,
+    [String(retainMs), PROCESSED_EVENTS_PURGE_CHUNK],
+    PROCESSED_EVENTS_PURGE_CHUNK,
+    maxChunks,
+  );
 }

@@ -4,6 +4,7 @@ import 'reflect-metadata';
 export * from './data-source';
 export * from './migrate';
 export * from './idempotency';
+export * from './chunked-delete';
 export * from './entities';
 export { migrations } from './migrations';
 export * from './pipeline-outbox';

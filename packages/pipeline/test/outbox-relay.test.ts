@@ -216,15 +216,14 @@ describe('outbox relay and projector on the real broker', function () {
     // published would be the head: gone first
     await relay.stop();
     await q.query('DELETE FROM outbox WHERE published_at IS NOT NULL');
-    const rows: [string, string | null, string | null][] = [
-      ...Array.from({ length: 12 }, (): [string, string | null, string | null] => ['2 days', '2 days', null]),
+    // [label, published how long ago, set aside how long ago]
+    type Row = [string, string | null, string | null];
+    const times = (n: number, row: Row): Row[] => Array.from({ length: n }, () => row);
+    const rows: Row[] = [
+      ...times(12, ['2 days', '2 days', null]),
       ['set aside', null, '2 days'],
-      ...Array.from({ length: 3 }, (): [string, string | null, string | null] => [
-        'recent',
-        '1 minute',
-        null,
-      ]),
-      ...Array.from({ length: 2 }, (): [string, string | null, string | null] => ['late id', '2 days', null]),
+      ...times(3, ['recent', '1 minute', null]),
+      ...times(2, ['late id', '2 days', null]),
     ];
     // one statement: its ids follow the rows' order (each connection of the pool caches its own
     // range of the id sequence)

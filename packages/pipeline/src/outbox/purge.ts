@@ -15,6 +15,8 @@
  * relay's backlog, the ones set aside with `failed_at`) are skipped, never deleted.
  */
 
+import { deleteInChunks } from '@dte/database';
+
 /** Rows one purge statement reads at the head of the outbox (and deletes at most). */
 export const OUTBOX_PURGE_CHUNK = 5_000;
 
@@ -37,12 +39,5 @@ export async function purgePublishedOutbox(
   maxChunks = 20,
   chunk = OUTBOX_PURGE_CHUNK,
 ): Promise<number> {
-  let deleted = 0;
-  for (let i = 0; i < maxChunks; i++) {
-    const rows = (await db.query(PURGE_PUBLISHED_SQL, [String(retainMs), chunk])) as { n: number }[];
-    const n = rows[0]?.n ?? 0;
-    deleted += n;
-    if (n < chunk) break;
-  }
-  return deleted;
+  return deleteInChunks(db, PURGE_PUBLISHED_SQL, [String(retainMs), chunk], chunk, maxChunks);
 }
